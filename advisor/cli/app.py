@@ -1,0 +1,24 @@
+"""`advisor`: the typer application. Command modules register themselves on `app`."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="advisor",
+    help="Measure torch.compile configurations of a workload, keep the results, recommend one.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    # Imported here, not at module level in each other, so the order is explicit; none of these
+    # modules imports torch at import time (`advisor --help` must stay fast).
+    from advisor.cli import trial  # noqa: F401
+
+
+def main() -> None:
+    _register()
+    app()

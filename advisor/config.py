@@ -1,0 +1,177 @@
+"""Compile configurations: one point of the search space, frozen and validated.
+
+A `CompileConfig` says how a component is run: the `torch.compile` mode (or ``eager`` for no
+compilation), the dtype, `fullgraph`, the `dynamic` setting and extra Inductor options. It has a
+stable `key` (the same config always gives the same key) and converts to and from plain dicts,
+which is what crosses process boundaries and lands in the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.errors import ConfigError
+
+MODES: tuple[str, ...] = (
+    "eager",
+    "default",
+    "reduce-overhead",
+    "max-autotune-no-cudagraphs",
+    "max-autotune",
+)
+DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16")
+DYNAMIC: tuple[str, ...] = ("auto", "true", "false")
+
+# Simplest and cheapest first: used to break ties between configs that measure the same.
+MODE_COST_ORDER: dict[str, int] = {m: i for i, m in enumerate(MODES)}
+
+# What each mode means as Inductor options (torch._inductor.list_mode_options()); torch.compile
+# refuses `mode` and `options` together, so a config with options expands its mode into them.
+MODE_OPTIONS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "reduce-overhead": {"triton.cudagraphs": True},
+    "max-autotune-no-cudagraphs": {"max_autotune": True, "coordinate_descent_tuning": True},
+    "max-autotune": {
+        "max_autotune": True,
+        "coordinate_descent_tuning": True,
+        "triton.cudagraphs": True,
+    },
+}
+CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, str))
+
+
+@dataclass(frozen=True)
+class CompileConfig:
+    """One compile configuration.
+
+    mode: one of `MODES`; ``eager`` runs the component uncompiled.
+    dtype: ``fp32``, ``tf32`` (fp32 with TF32 matmuls), ``bf16`` or ``fp16``.
+    fullgraph: a graph break is an error instead of a split graph.
+    dynamic: ``auto`` (torch's default, automatic dynamic), ``true`` or ``false``.
+    options: extra Inductor options (`torch._inductor.list_options()`), scalar values only.
+    """
+
+    mode: str = "default"
+    dtype: str = "fp32"
+    fullgraph: bool = False
+    dynamic: str = "auto"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"unknown dtype {self.dtype!r}: choose one of {', '.join(DTYPES)}")
+        if not isinstance(self.fullgraph, bool):
+            raise ConfigError(f"fullgraph must be true or false, not {self.fullgraph!r}")
+        if self.dynamic not in DYNAMIC:
+            raise ConfigError(
+                f"unknown dynamic setting {self.dynamic!r}: choose one of {', '.join(DYNAMIC)}"
+            )
+        if not isinstance(self.options, dict):
+            raise ConfigError("Inductor options must be a mapping of option name to value")
+        for name, value in self.options.items():
+            if not isinstance(name, str) or not _scalar(value):
+                raise ConfigError(
+                    f"Inductor option {name!r}={value!r} is not a name with a scalar value"
+                )
+        if self.mode == "eager" and (self.options or self.fullgraph or self.dynamic != "auto"):
+            raise ConfigError("eager mode takes no fullgraph, dynamic or Inductor options")
+        # A frozen dataclass holding a dict: keep our own sorted copy so nobody mutates it.
+        object.__setattr__(self, "options", dict(sorted(self.options.items())))
+
+    @property
+    def compiled(self) -> bool:
+        return self.mode != "eager"
+
+    @property
+    def uses_cudagraphs(self) -> bool:
+        if self.options:
+            return bool(self.compile_kwargs().get("options", {}).get("triton.cudagraphs"))
+        return self.mode in CUDAGRAPH_MODES
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "dtype": self.dtype,
+            "fullgraph": self.fullgraph,
+            "dynamic": self.dynamic,
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompileConfig:
+        unknown = set(data) - {"mode", "dtype", "fullgraph", "dynamic", "options"}
+        if unknown:
+            raise ConfigError(f"unknown config fields: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    @property
+    def key(self) -> str:
+        """A stable, human-readable key: the same config always gives the same key."""
+        parts = [self.mode, self.dtype]
+        if self.compiled:
+            parts.append("fullgraph" if self.fullgraph else "graphbreaks-ok")
+            parts.append(f"dynamic-{self.dynamic}")
+        if self.options:
+            blob = json.dumps(self.options, sort_keys=True)
+            parts.append("opts-" + hashlib.sha256(blob.encode()).hexdigest()[:10])
+        return "/".join(parts)
+
+    @property
+    def label(self) -> str:
+        """A short label for tables: ``bf16 + reduce-overhead``."""
+        text = f"{self.dtype} + {self.mode}"
+        if self.fullgraph:
+            text += " + fullgraph"
+        if self.dynamic != "auto":
+            text += f" + dynamic={self.dynamic}"
+        if self.options:
+            text += " + " + ",".join(f"{k}={v}" for k, v in self.options.items())
+        return text
+
+    def compile_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for `torch.compile` (only meaningful when `compiled`)."""
+        kwargs: dict[str, Any] = {"fullgraph": self.fullgraph}
+        if self.dynamic != "auto":
+            kwargs["dynamic"] = self.dynamic == "true"
+        if self.options:
+            kwargs["options"] = {**MODE_OPTIONS[self.mode], **self.options}
+        elif self.mode != "default":
+            kwargs["mode"] = self.mode
+        return kwargs
+
+
+EAGER_FP32 = CompileConfig(mode="eager", dtype="fp32")
+
+
+def parse_shape(text: str) -> dict[str, int]:
+    """Parse ``batch=50,seq=128`` into ``{"batch": 50, "seq": 128}``."""
+    dims: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, value = part.strip().partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ConfigError(f"bad shape {text!r}: write it as name=int pairs, e.g. batch=50,seq=128")
+        try:
+            size = int(value)
+        except ValueError:
+            raise ConfigError(f"bad shape {text!r}: {name} must be a whole number") from None
+        if size <= 0:
+            raise ConfigError(f"bad shape {text!r}: {name} must be positive")
+        if name in dims:
+            raise ConfigError(f"bad shape {text!r}: {name} is given twice")
+        dims[name] = size
+    return dims
+
+
+def shape_name(dims: dict[str, int]) -> str:
+    """The canonical text of a shape: ``batch=50,seq=128``."""
+    return ",".join(f"{k}={v}" for k, v in dims.items())

@@ -1,0 +1,117 @@
+"""Samples in milliseconds -> summary statistics. Pure: no torch, no I/O.
+
+Percentiles use linear interpolation between closest ranks (numpy's default "linear" method),
+so they can be checked by hand: for n sorted samples, percentile p sits at rank (n - 1) * p / 100.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+NOISE_IQR_RATIO = 0.10  # IQR / median above this flags a noisy measurement
+
+
+def percentile(sorted_samples: Sequence[float], p: float) -> float:
+    """The p-th percentile (0..100) of already sorted samples, linearly interpolated."""
+    if not sorted_samples:
+        raise ValueError("percentile of no samples")
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile {p} is outside 0..100")
+    rank = (len(sorted_samples) - 1) * p / 100
+    low = math.floor(rank)
+    high = math.ceil(rank)
+    frac = rank - low
+    return sorted_samples[low] + (sorted_samples[high] - sorted_samples[low]) * frac
+
+
+class Stats:
+    """Summary of latency samples in milliseconds; each figure computed once, on first use."""
+
+    def __init__(self, samples_ms: Sequence[float]) -> None:
+        if not samples_ms:
+            raise ValueError("Stats needs at least one sample")
+        self.samples_ms = list(samples_ms)
+        self.sorted_ms = sorted(self.samples_ms)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples_ms)
+
+    @cached_property
+    def median_ms(self) -> float:
+        return percentile(self.sorted_ms, 50)
+
+    @cached_property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.samples_ms)
+
+    @cached_property
+    def min_ms(self) -> float:
+        return self.sorted_ms[0]
+
+    @cached_property
+    def max_ms(self) -> float:
+        return self.sorted_ms[-1]
+
+    @cached_property
+    def p90_ms(self) -> float:
+        return percentile(self.sorted_ms, 90)
+
+    @cached_property
+    def p99_ms(self) -> float:
+        return percentile(self.sorted_ms, 99)
+
+    @cached_property
+    def stdev_ms(self) -> float:
+        return statistics.stdev(self.samples_ms) if self.n_samples > 1 else 0.0
+
+    @cached_property
+    def iqr_ms(self) -> float:
+        return percentile(self.sorted_ms, 75) - percentile(self.sorted_ms, 25)
+
+    @cached_property
+    def noisy(self) -> bool:
+        return self.median_ms > 0 and self.iqr_ms / self.median_ms > NOISE_IQR_RATIO
+
+    def median_ci_ms(
+        self, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
+    ) -> tuple[float, float]:
+        """Bootstrap confidence interval of the median (percentile method, seeded)."""
+        rng = random.Random(seed)
+        n = self.n_samples
+        medians = sorted(
+            statistics.median(rng.choices(self.samples_ms, k=n)) for _ in range(resamples)
+        )
+        tail = (1 - confidence) / 2 * 100
+        return percentile(medians, tail), percentile(medians, 100 - tail)
+
+    def to_dict(self) -> dict[str, float | int | bool]:
+        return {
+            "median_ms": self.median_ms,
+            "mean_ms": self.mean_ms,
+            "min_ms": self.min_ms,
+            "max_ms": self.max_ms,
+            "p90_ms": self.p90_ms,
+            "p99_ms": self.p99_ms,
+            "stdev_ms": self.stdev_ms,
+            "iqr_ms": self.iqr_ms,
+            "n_samples": self.n_samples,
+            "noisy": self.noisy,
+        }
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Back-to-back throughput: `calls` calls issued without a sync between them took `total_ms`."""
+
+    calls: int
+    total_ms: float
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / (self.total_ms / 1000) if self.total_ms > 0 else math.inf

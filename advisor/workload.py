@@ -1,0 +1,220 @@
+"""Workloads: the contract between a user's model and the advisor.
+
+A workload is a plain Python file that defines a module-level ``workload``, an instance of
+`Workload`. Wrapping a Hugging Face model takes a dozen lines::
+
+    # workloads/my_reranker.py
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    from advisor import Quality, Workload
+
+    def build(device: str, dtype: torch.dtype) -> torch.nn.Module:
+        model = AutoModelForSequenceClassification.from_pretrained("my/cross-encoder")
+        return model.to(device=device, dtype=dtype).eval()
+
+    def inputs(shape: dict[str, int], device: str) -> dict[str, torch.Tensor]:
+        ids = torch.randint(1000, 2000, (shape["batch"], shape["seq"]), device=device)
+        return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+    workload = Workload(
+        name="my-reranker",
+        build=build,
+        inputs=inputs,
+        traffic=[({"batch": 50, "seq": 128}, 0.7), ({"batch": 100, "seq": 256}, 0.3)],
+        dtypes=("fp32", "bf16"),
+        quality=Quality("top10_overlap", my_top10_overlap, threshold=0.9),
+    )
+
+The parts, and what the advisor does with them:
+
+- ``name``: how results are filed and looked up (``advisor recommend my-reranker``).
+- ``build(device, dtype)``: returns the component, ready to call, on ``device`` in ``dtype``
+  (a ``torch.dtype``; tf32 configs receive ``torch.float32``). An ``nn.Module`` or any callable.
+  The advisor seeds torch's RNG (``torch.manual_seed(0)``) before each call, so seeded random
+  weights are the same in every build.
+- ``inputs(shape, device)``: the call's arguments for one shape (a dict of named dims such as
+  ``{"batch": 50, "seq": 128}``): a tuple of positional arguments or a dict of keyword arguments.
+  Return fp32 for floating-point tensors; the advisor casts them to the config's dtype, so every
+  dtype sees the same values. Also seeded before each call.
+- ``traffic``: representative shapes with weights (relative frequencies; normalised here).
+- ``default_shape``: the shape a single trial measures when none is given (default: the
+  heaviest traffic shape).
+- ``dtypes``: the dtypes this component may run in (subset of fp32, tf32, bf16, fp16).
+- ``tolerances``: per dtype, ``(atol, rtol)`` for the element-wise check of every output tensor
+  against the fp32 eager reference; missing dtypes take `DEFAULT_TOLERANCES`.
+- ``quality``: optional task-level check, a `Quality`: ``fn(reference, candidate) -> float``
+  receives the fp32 eager outputs and the candidate's outputs (both as returned by the component,
+  moved to the CPU and cast to fp32) and must return a number; it passes when the number is
+  ``>= threshold`` (or ``<=`` when ``higher_is_better`` is False).
+- ``inference``: True (default) runs every call under ``torch.inference_mode()``; set False for
+  training steps that need autograd.
+- ``info()``: optional; returns a dict of facts stored with every result (e.g. which weights).
+
+`load_workload(path)` imports the file and checks the contract; every violation is a
+`WorkloadError` whose message names the file and the problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.config import DTYPES, shape_name
+from advisor.errors import WorkloadError
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "fp32": (1e-4, 1e-4),
+    "tf32": (1e-2, 1e-2),
+    "bf16": (5e-2, 5e-2),
+    "fp16": (1e-2, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class Quality:
+    """A task-level quality check: ``fn(reference, candidate) -> float`` against a threshold."""
+
+    name: str
+    fn: Callable[[Any, Any], float]
+    threshold: float
+    higher_is_better: bool = True
+
+    def passes(self, value: float) -> bool:
+        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A component to tune; see the module docstring for the contract."""
+
+    name: str
+    build: Callable[[str, Any], Any]
+    inputs: Callable[[dict[str, int], str], Any]
+    traffic: Sequence[tuple[dict[str, int], float]]
+    dtypes: Sequence[str] = ("fp32", "tf32", "bf16", "fp16")
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
+    quality: Quality | None = None
+    default_shape: dict[str, int] | None = None
+    inference: bool = True
+    info: Callable[[], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise WorkloadError(problems[0])
+        total = sum(weight for _, weight in self.traffic)
+        object.__setattr__(
+            self, "traffic", tuple((dict(s), w / total) for s, w in self.traffic)
+        )
+        object.__setattr__(self, "dtypes", tuple(self.dtypes))
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """The shape a single trial measures by default."""
+        if self.default_shape is not None:
+            return dict(self.default_shape)
+        return dict(max(self.traffic, key=lambda item: item[1])[0])
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        return self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype])
+
+    def traffic_table(self) -> list[dict[str, Any]]:
+        return [{"shape": shape_name(s), "dims": s, "weight": w} for s, w in self.traffic]
+
+
+def _is_shape(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in value.items())
+    )
+
+
+def _problems(w: Workload) -> list[str]:
+    problems: list[str] = []
+    if not isinstance(w.name, str) or not w.name.strip():
+        problems.append("name must be a non-empty string")
+    for part in ("build", "inputs"):
+        if not callable(getattr(w, part)):
+            problems.append(f"{part} must be a function")
+    if not isinstance(w.traffic, (list, tuple)) or not w.traffic:
+        problems.append("traffic must be a non-empty list of (shape dict, weight) pairs")
+    else:
+        for item in w.traffic:
+            ok = isinstance(item, (list, tuple)) and len(item) == 2 and _is_shape(item[0])
+            if not ok or not isinstance(item[1], (int, float)) or item[1] <= 0:
+                problems.append(
+                    f"traffic entry {item!r} is not a (shape dict of positive ints, weight > 0) pair"
+                )
+                break
+    bad = [d for d in w.dtypes if d not in DTYPES] if isinstance(w.dtypes, (list, tuple)) else [1]
+    if bad or not w.dtypes:
+        problems.append(f"dtypes must be a non-empty list drawn from {', '.join(DTYPES)}")
+    for dtype, tol in dict(w.tolerances).items():
+        if dtype not in DTYPES or not (
+            isinstance(tol, (list, tuple)) and len(tol) == 2 and all(t >= 0 for t in tol)
+        ):
+            problems.append(f"tolerances[{dtype!r}] must be (atol, rtol) for a known dtype")
+    if w.quality is not None and not (
+        isinstance(w.quality, Quality) and callable(w.quality.fn)
+    ):
+        problems.append("quality must be an advisor.Quality(name, fn, threshold)")
+    if w.default_shape is not None and not _is_shape(w.default_shape):
+        problems.append("default_shape must be a dict of dim name -> positive int")
+    if w.info is not None and not callable(w.info):
+        problems.append("info must be a function returning a dict")
+    return problems
+
+
+@dataclass(frozen=True)
+class LoadedWorkload:
+    """A workload together with where it came from."""
+
+    workload: Workload
+    path: Path
+    source_sha256: str
+
+
+def load_workload(path: str | Path) -> LoadedWorkload:
+    """Import a workload file and check it honours the contract."""
+    file = Path(path)
+    if not file.is_file():
+        raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
+    if file.suffix != ".py":
+        raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
+    source = file.read_bytes()
+    module_name = f"advisor_workload_{hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise WorkloadError(f"{file}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except WorkloadError as e:
+        sys.modules.pop(module_name, None)
+        raise WorkloadError(f"{file}: {e}") from e
+    except BaseException as e:  # noqa: BLE001 - any failure of user code is a workload error
+        sys.modules.pop(module_name, None)
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        raise WorkloadError(
+            f"{file}: import failed: {type(e).__name__}: {e} (line {where.lineno})"
+        ) from e
+    obj = getattr(module, "workload", None)
+    if obj is None:
+        raise WorkloadError(
+            f"{file}: defines no `workload`; add `workload = advisor.Workload(...)` (see advisor.workload)"
+        )
+    if not isinstance(obj, Workload):
+        raise WorkloadError(
+            f"{file}: `workload` is a {type(obj).__name__}, not an advisor.Workload"
+        )
+    return LoadedWorkload(obj, file.resolve(), hashlib.sha256(source).hexdigest())
