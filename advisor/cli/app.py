@@ -13,6 +13,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Measure torch.compile configurations of a workload, keep the results, recommend one."""
+
+
 def _register() -> None:
     # Imported here, not at module level in each other, so the order is explicit; none of these
     # modules imports torch at import time (`advisor --help` must stay fast).

@@ -1,0 +1,33 @@
+"""advisor: measure torch.compile configurations, keep the results, recommend one.
+
+Public API (importing this package never imports torch)::
+
+    from advisor import Workload, Quality, CompileConfig
+"""
+
+from advisor.config import CompileConfig
+from advisor.errors import (
+    AdvisorError,
+    ConfigError,
+    SchemaOutdated,
+    StoreError,
+    TrialFailed,
+    WorkloadError,
+)
+from advisor.workload import Quality, Workload, load_workload
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdvisorError",
+    "CompileConfig",
+    "ConfigError",
+    "Quality",
+    "SchemaOutdated",
+    "StoreError",
+    "TrialFailed",
+    "Workload",
+    "WorkloadError",
+    "__version__",
+    "load_workload",
+]

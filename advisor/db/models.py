@@ -1,0 +1,243 @@
+"""The results database schema: SQLAlchemy 2 typed ORM models.
+
+Every table is prefixed ``advisor_`` because Optuna's RDB storage lives in the same database
+(its tables are ``studies``, ``trials``, ``alembic_version``, ...). Changing anything here needs
+an Alembic revision in ``migrations/versions`` (``tests/db`` checks that the migrated schema and
+these models agree).
+
+    advisor_devices        one row per device identity (fingerprint ``device_hash``)
+    advisor_environments   one row per software stack (fingerprint ``env_hash``)
+    advisor_workloads      one row per (workload name, source sha256)
+    advisor_sweeps         one search over configs of a workload on a device: an Optuna study
+    advisor_trials         one measured (or failed) config: the trial record, flattened
+    advisor_shape_measurements   the per-shape figures of a trial, in traffic order
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+SWEEP_STATUSES = ("running", "finished", "interrupted", "failed")
+TRIAL_STATUSES = ("ok", "failed")
+
+Hash = String(64)
+Timestamp = DateTime(timezone=True)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: Timestamp}
+
+
+class Device(Base):
+    __tablename__ = "advisor_devices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    device_hash: Mapped[str] = mapped_column(Hash, unique=True)
+    device_kind: Mapped[str | None] = mapped_column(String(16))
+    device_name: Mapped[str | None] = mapped_column(String(256))
+    compute_capability: Mapped[str | None] = mapped_column(String(16))
+    device_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    sm_count: Mapped[int | None] = mapped_column(Integer)
+    cpu_model: Mapped[str | None] = mapped_column(String(256))
+    cpu_cores: Mapped[int | None] = mapped_column(Integer)
+    host_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class Environment(Base):
+    __tablename__ = "advisor_environments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    env_hash: Mapped[str] = mapped_column(Hash, unique=True)
+    driver_version: Mapped[str | None] = mapped_column(String(64))
+    cuda_driver_version: Mapped[str | None] = mapped_column(String(64))
+    torch_version: Mapped[str | None] = mapped_column(String(64))
+    triton_version: Mapped[str | None] = mapped_column(String(64))
+    cuda_runtime_version: Mapped[str | None] = mapped_column(String(64))
+    cudnn_version: Mapped[str | None] = mapped_column(String(64))
+    python_version: Mapped[str | None] = mapped_column(String(64))
+
+
+class Workload(Base):
+    """A workload file's identity; ``source_sha256`` is '' when the record had none."""
+
+    __tablename__ = "advisor_workloads"
+    __table_args__ = (UniqueConstraint("name", "source_sha256"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(256))
+    source_sha256: Mapped[str] = mapped_column(Hash)
+    path: Mapped[str | None] = mapped_column(Text)
+    info: Mapped[dict[str, Any] | None]
+
+
+class Sweep(Base):
+    __tablename__ = "advisor_sweeps"
+    __table_args__ = (
+        Index("ix_advisor_sweeps_workload", "workload_id", "started_at"),
+        Index("ix_advisor_sweeps_device", "device_id", "started_at"),
+        Index("ix_advisor_sweeps_status", "status", "started_at"),
+        Index("ix_advisor_sweeps_started_at", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("advisor_workloads.id"))
+    device_id: Mapped[int] = mapped_column(ForeignKey("advisor_devices.id"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("advisor_environments.id"))
+    fingerprint_hash: Mapped[str | None] = mapped_column(Hash)
+    host: Mapped[str | None] = mapped_column(String(256))
+    workload_path: Mapped[str | None] = mapped_column(Text)
+    fingerprint: Mapped[dict[str, Any] | None]
+    settings: Mapped[dict[str, Any] | None]
+    status: Mapped[str] = mapped_column(String(16))
+    study_name: Mapped[str | None] = mapped_column(String(512))
+    planned_trials: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+    workload: Mapped[Workload] = relationship()
+    device: Mapped[Device] = relationship()
+    environment: Mapped[Environment] = relationship()
+
+
+class Trial(Base):
+    """One trial record (`advisor.record`), its scalar figures as columns, lists as JSON."""
+
+    __tablename__ = "advisor_trials"
+    __table_args__ = (
+        Index("ix_advisor_trials_workload", "workload_id", "device_id", "environment_id", "median_ms"),
+        Index("ix_advisor_trials_device", "device_id", "started_at"),
+        Index("ix_advisor_trials_sweep", "sweep_id", "config_key"),
+        Index("ix_advisor_trials_status", "status", "started_at"),
+        Index("ix_advisor_trials_started_at", "started_at"),
+        Index("ix_advisor_trials_fingerprint", "fingerprint_hash"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    sweep_id: Mapped[int | None] = mapped_column(ForeignKey("advisor_sweeps.id"))
+    workload_id: Mapped[int] = mapped_column(ForeignKey("advisor_workloads.id"))
+    device_id: Mapped[int] = mapped_column(ForeignKey("advisor_devices.id"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("advisor_environments.id"))
+    fingerprint_hash: Mapped[str | None] = mapped_column(Hash)
+    host: Mapped[str | None] = mapped_column(String(256))
+    record_version: Mapped[int] = mapped_column(Integer)
+    workload_path: Mapped[str | None] = mapped_column(Text)
+    requested_device: Mapped[str | None] = mapped_column(String(32))
+
+    # the compile config, as columns to filter on and as the exact dict
+    mode: Mapped[str | None] = mapped_column(String(32))
+    dtype: Mapped[str | None] = mapped_column(String(8))
+    fullgraph: Mapped[bool | None] = mapped_column(Boolean)
+    dynamic: Mapped[str | None] = mapped_column(String(8))
+    config: Mapped[dict[str, Any] | None]
+    config_key: Mapped[str | None] = mapped_column(String(256))
+
+    status: Mapped[str] = mapped_column(String(16))
+    failure_reason: Mapped[str | None] = mapped_column(String(32))
+    error_tail: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+    # measurement (record.METRIC_KEYS, same names)
+    method: Mapped[str | None] = mapped_column(String(32))
+    warmup_iters: Mapped[int | None] = mapped_column(Integer)
+    median_ms: Mapped[float | None] = mapped_column(Double)
+    p90_ms: Mapped[float | None] = mapped_column(Double)
+    p99_ms: Mapped[float | None] = mapped_column(Double)
+    mean_ms: Mapped[float | None] = mapped_column(Double)
+    noisy: Mapped[bool | None] = mapped_column(Boolean)
+    cold_compile_s: Mapped[float | None] = mapped_column(Double)
+    warm_compile_s: Mapped[float | None] = mapped_column(Double)
+    eager_first_call_s: Mapped[float | None] = mapped_column(Double)
+    peak_mem_bytes: Mapped[int | None] = mapped_column(BigInteger)
+
+    # compiler facts
+    graph_count: Mapped[int | None] = mapped_column(Integer)
+    graph_break_count: Mapped[int | None] = mapped_column(Integer)
+    recompiles: Mapped[int | None] = mapped_column(Integer)
+    generated_kernel_count: Mapped[int | None] = mapped_column(Integer)
+    kernels_per_call: Mapped[int | None] = mapped_column(Integer)
+    launches_per_call: Mapped[int | None] = mapped_column(Integer)
+    eager_kernels_per_call: Mapped[int | None] = mapped_column(Integer)
+    eager_launches_per_call: Mapped[int | None] = mapped_column(Integer)
+
+    # accuracy
+    max_abs_err: Mapped[float | None] = mapped_column(Double)
+    max_rel_err: Mapped[float | None] = mapped_column(Double)
+    atol: Mapped[float | None] = mapped_column(Double)
+    rtol: Mapped[float | None] = mapped_column(Double)
+    correct: Mapped[bool | None] = mapped_column(Boolean)
+    quality_name: Mapped[str | None] = mapped_column(String(128))
+    quality_value: Mapped[float | None] = mapped_column(Double)
+    quality_threshold: Mapped[float | None] = mapped_column(Double)
+    quality_passed: Mapped[bool | None] = mapped_column(Boolean)
+    passed: Mapped[bool | None] = mapped_column(Boolean)
+
+    # lists and dicts of the record, kept whole
+    graph_breaks: Mapped[list[Any] | None]
+    kernel_names: Mapped[list[Any] | None]
+    eager_kernel_names: Mapped[list[Any] | None]
+    telemetry: Mapped[dict[str, Any] | None]
+    fingerprint: Mapped[dict[str, Any] | None]
+    extra: Mapped[dict[str, Any] | None]
+
+    sweep: Mapped[Sweep | None] = relationship()
+    workload: Mapped[Workload] = relationship()
+    device: Mapped[Device] = relationship()
+    environment: Mapped[Environment] = relationship()
+    shapes: Mapped[list[ShapeMeasurement]] = relationship(
+        order_by="ShapeMeasurement.position", cascade="all, delete-orphan"
+    )
+
+
+class ShapeMeasurement(Base):
+    """The figures of one traffic shape of a trial (record.SHAPE_KEYS, same names)."""
+
+    __tablename__ = "advisor_shape_measurements"
+    __table_args__ = (UniqueConstraint("trial_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("advisor_trials.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    shape: Mapped[str | None] = mapped_column(String(512))
+    dims: Mapped[dict[str, Any] | None]
+    weight: Mapped[float | None] = mapped_column(Double)
+    median_ms: Mapped[float | None] = mapped_column(Double)
+    mean_ms: Mapped[float | None] = mapped_column(Double)
+    min_ms: Mapped[float | None] = mapped_column(Double)
+    max_ms: Mapped[float | None] = mapped_column(Double)
+    p90_ms: Mapped[float | None] = mapped_column(Double)
+    p99_ms: Mapped[float | None] = mapped_column(Double)
+    stdev_ms: Mapped[float | None] = mapped_column(Double)
+    iqr_ms: Mapped[float | None] = mapped_column(Double)
+    n_samples: Mapped[int | None] = mapped_column(Integer)
+    noisy: Mapped[bool | None] = mapped_column(Boolean)
+    throughput_per_s: Mapped[float | None] = mapped_column(Double)
+    warmup_iters: Mapped[int | None] = mapped_column(Integer)

@@ -1,0 +1,166 @@
+"""Schema revisions through Alembic: find the shipped migrations, check, create, upgrade.
+
+The migrations are the top-level ``migrations`` package (``env.py`` + ``versions/``), found by
+import so they work from an installed wheel as well as from a checkout. Alembic is configured
+in code; its version table is ``advisor_alembic_version`` (Optuna keeps its own
+``alembic_version`` in the same database). Creating or upgrading the schema holds a database
+lock (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL), so processes that open a
+new database at the same time do not race.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, inspect, text
+
+from advisor.db.engine import WRITE_OPTION, masked_url
+from advisor.errors import SchemaOutdated, StoreError
+
+VERSION_TABLE = "advisor_alembic_version"
+TABLE_PREFIX = "advisor_"
+_PG_LOCK_KEY = 0x616476697372  # "advisr": one lock id for every advisor schema change
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Where a database stands: its revision (None: no advisor schema) and this advisor's head."""
+
+    current: str | None
+    head: str
+
+    @property
+    def at_head(self) -> bool:
+        return self.current == self.head
+
+
+def migrations_dir() -> Path:
+    """The directory of the shipped Alembic migrations (the ``migrations`` package)."""
+    try:
+        package = importlib.import_module("migrations")
+    except ImportError as e:
+        raise StoreError("advisor's migrations package is missing: reinstall advisor") from e
+    if not getattr(package, "ADVISOR_MIGRATIONS", False) or not package.__file__:
+        raise StoreError(
+            f"the 'migrations' package at {package.__file__} is not advisor's: "
+            "another package of that name shadows it"
+        )
+    return Path(package.__file__).parent
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic Config for the shipped migrations, bound to ``connection`` when given."""
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.set_main_option("version_table", VERSION_TABLE)
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+@cache
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations package has no revisions"
+    return head
+
+
+def revision_of(connection: Connection) -> Revision:
+    """The advisor schema revision of the database behind ``connection``."""
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    return Revision(context.get_current_revision(), head_revision())
+
+
+def check(engine: Engine, *, create: bool = True) -> Revision:
+    """Make sure the database is at head: create a new one, refuse an outdated one."""
+    with engine.connect() as connection:
+        revision = revision_of(connection)
+    if revision.at_head:
+        return revision
+    if revision.current is None and create:
+        return upgrade(engine, only_if_new=True)
+    raise _not_at_head(engine, revision)
+
+
+def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
+    """Upgrade the database to head under a lock; returns the revision it was at before."""
+    with _locked(engine) as connection:
+        before = revision_of(connection)
+        if before.at_head:
+            return before
+        if before.current is None:
+            _refuse_unversioned(connection, engine)
+        elif only_if_new:
+            raise _not_at_head(engine, before)
+        _known_revision(before, engine)
+        command.upgrade(alembic_config(connection), "head")
+        connection.commit()
+    return before
+
+
+def _locked(engine: Engine):  # type: ignore[no-untyped-def]
+    """A connection in a transaction that holds the schema lock."""
+    return _SchemaLock(engine)
+
+
+class _SchemaLock:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.connection: Connection | None = None
+
+    def __enter__(self) -> Connection:
+        connection = self.engine.connect().execution_options(**{WRITE_OPTION: True})
+        self.connection = connection
+        if connection.dialect.name == "sqlite":
+            # Batch migrations copy tables; foreign keys would cascade. Only settable outside
+            # a transaction, hence on the driver connection before the first statement.
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+        connection.begin()
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        return connection
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.connection is not None
+        if self.connection.in_transaction():
+            self.connection.rollback()
+        if self.connection.dialect.name == "sqlite":
+            self.connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+        self.connection.close()
+
+
+def _refuse_unversioned(connection: Connection, engine: Engine) -> None:
+    tables = [t for t in inspect(connection).get_table_names() if t.startswith(TABLE_PREFIX)]
+    if tables and tables != [VERSION_TABLE]:
+        raise StoreError(
+            f"{masked_url(engine.url)} has advisor tables but no {VERSION_TABLE}: it was not "
+            "created by advisor's migrations; use another database"
+        )
+
+
+def _known_revision(revision: Revision, engine: Engine) -> None:
+    if revision.current is None:
+        return
+    script = ScriptDirectory.from_config(alembic_config())
+    known = {r.revision for r in script.walk_revisions()}
+    if revision.current not in known:
+        raise StoreError(
+            f"{masked_url(engine.url)} is at schema revision {revision.current}, which this "
+            f"advisor does not know (its newest is {revision.head}): upgrade advisor"
+        )
+
+
+def _not_at_head(engine: Engine, revision: Revision) -> StoreError:
+    _known_revision(revision, engine)
+    where = masked_url(engine.url)
+    return SchemaOutdated(
+        f"the results database {where} is at schema revision {revision.current}, this advisor "
+        f"needs {revision.head}: run `advisor db upgrade --db {where}`"
+    )

@@ -1,0 +1,204 @@
+"""Run a trial in a fresh process: spawn, watch, time out, kill, classify.
+
+Each trial runs as ``python -m advisor.trial`` in a new session (its own process group, so a
+timeout or an interrupt kills Inductor's compile workers too), with its own empty
+``TORCHINDUCTOR_CACHE_DIR`` (Triton's cache beneath it) so the cold start is honest. A second,
+short process on the same cache dir measures the warm start. Only JSON crosses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from advisor.config import CompileConfig
+from advisor.errors import TrialFailed
+from advisor.record import empty_record
+
+PHASE_PREFIX = "ADVISOR_PHASE "
+STDERR_TAIL_CHARS = 4000
+DEFAULT_TIMEOUT_S = 900.0
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Child:
+    """One child process running `python -m advisor.trial SPEC RESULT`."""
+
+    def __init__(self, spec: dict[str, Any], workdir: Path, env: dict[str, str],
+                 on_phase: Callable[[str], None] | None) -> None:
+        self.spec_path = workdir / f"spec-{uuid.uuid4().hex[:8]}.json"
+        self.result_path = workdir / f"result-{uuid.uuid4().hex[:8]}.json"
+        self.stderr_path = workdir / f"stderr-{uuid.uuid4().hex[:8]}.txt"
+        self.spec_path.write_text(json.dumps(spec))
+        self.timed_out = False
+        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in wait()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "advisor.trial", str(self.spec_path), str(self.result_path)],
+            stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._read, args=(on_phase,), daemon=True)
+        self._reader.start()
+
+    def _read(self, on_phase: Callable[[str], None] | None) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            if line.startswith(PHASE_PREFIX) and on_phase is not None:
+                on_phase(line[len(PHASE_PREFIX):])
+
+    def kill(self) -> None:
+        """Kill the child's whole process group (compile workers included)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait(self, timeout_s: float) -> int:
+        try:
+            code = self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.timed_out = True
+            self.kill()
+            code = self.proc.wait()
+        self.kill()  # stragglers of the group (compile workers) die with the trial
+        self._reader.join(timeout=5)
+        self._stderr.close()
+        return code
+
+    def result(self) -> dict[str, Any] | None:
+        if not self.result_path.exists():
+            return None
+        return json.loads(self.result_path.read_text())
+
+    def stderr_tail(self) -> str:
+        text = self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
+        return text[-STDERR_TAIL_CHARS:]
+
+
+def _child_env(cache_dir: Path, device: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
+    env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
+    if device.startswith("cuda"):
+        env.setdefault("CUDA_MODULE_LOADING", "LAZY")
+    return env
+
+
+def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, str]:
+    if interrupted:
+        return "interrupted", "the trial was stopped because the sweep was interrupted"
+    if timed_out:
+        return "timeout", "the trial ran past its time limit and its process group was killed"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else code
+        if -code == signal.SIGKILL:
+            return "crash", f"the child was killed by {name} (often the kernel's out-of-memory killer)"
+        return "crash", f"the child died of signal {name}"
+    return "crash", f"the child exited with code {code} without writing a result"
+
+
+class Launcher:
+    """Runs trials one at a time; `kill()` (from a signal handler) stops the running one."""
+
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, keep_cache: bool = False) -> None:
+        self.timeout_s = timeout_s
+        self.keep_cache = keep_cache
+        self._child: Child | None = None
+        self._interrupted = False
+
+    def kill(self) -> None:
+        self._interrupted = True
+        if self._child is not None:
+            self._child.kill()
+
+    def run(self, workload_path: str | Path, config: CompileConfig, device: str,
+            shapes: list[dict[str, Any]] | None = None, *, measure_warm: bool = True,
+            policy: dict[str, Any] | None = None,
+            on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Run one trial and return its record (see advisor.record); never raises for the trial."""
+        spec = {
+            "workload_path": str(Path(workload_path).resolve()),
+            "config": config.to_dict(),
+            "device": device,
+            "shapes": shapes,
+            "policy": policy,
+            "trial_uuid": str(uuid.uuid4()),
+            "started_at": now_iso(),
+        }
+        workdir = Path(tempfile.mkdtemp(prefix="advisor-trial-"))
+        try:
+            record = self._run_child(spec, workdir, on_phase)
+            if (record["status"] == "ok" and measure_warm and config.compiled
+                    and not self._interrupted):
+                record["warm_compile_s"] = self._warm(spec, workdir, on_phase)
+        finally:
+            self._child = None
+            if not self.keep_cache:
+                shutil.rmtree(workdir, ignore_errors=True)
+        record["finished_at"] = now_iso()
+        return record
+
+    def probe(self, device: str) -> dict[str, Any]:
+        """The fingerprint of `device`, collected in a child (the parent never touches a GPU)."""
+        workdir = Path(tempfile.mkdtemp(prefix="advisor-probe-"))
+        try:
+            child = self._start({"probe": True, "device": device}, workdir, None)
+            code = child.wait(min(self.timeout_s, 300))
+            result = child.result()
+            if result is None:
+                raise TrialFailed(
+                    "crash", f"probing {device} failed (exit code {code})", child.stderr_tail()
+                )
+            return result
+        finally:
+            self._child = None
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _start(self, spec: dict[str, Any], workdir: Path,
+               on_phase: Callable[[str], None] | None) -> Child:
+        env = _child_env(workdir / "inductor-cache", spec["device"])
+        self._child = Child(spec, workdir, env, on_phase)
+        if self._interrupted:
+            self._child.kill()
+        return self._child
+
+    def _run_child(self, spec: dict[str, Any], workdir: Path,
+                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+        child = self._start(spec, workdir, on_phase)
+        code = child.wait(self.timeout_s)
+        record = child.result()
+        if record is not None and not self._interrupted:
+            return record
+        fallback = empty_record()
+        reason, message = _crash_reason(code, child.timed_out, self._interrupted)
+        fallback.update(
+            trial_uuid=spec["trial_uuid"], config=spec["config"],
+            config_key=CompileConfig.from_dict(spec["config"]).key, device=spec["device"],
+            started_at=spec["started_at"], status="failed", failure_reason=reason,
+            error_tail=(message + "\n" + child.stderr_tail()).strip(),
+        )
+        return fallback
+
+    def _warm(self, spec: dict[str, Any], workdir: Path,
+              on_phase: Callable[[str], None] | None) -> float | None:
+        child = self._start({**spec, "warm_only": True}, workdir, on_phase)
+        child.wait(self.timeout_s)
+        result = child.result() or {}
+        value = result.get("warm_compile_s")
+        return float(value) if value is not None else None

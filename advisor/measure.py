@@ -1,0 +1,188 @@
+"""Timing and compiler facts. Imports torch lazily; runs inside the trial child.
+
+Timing follows the article's rules: synchronize, warm up, CUDA events around every call on a
+GPU (`time.perf_counter` on CPU, where calls are synchronous), many samples, medians and tails.
+In CUDA-graph modes `torch.compiler.cudagraph_mark_step_begin()` precedes every call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+LAUNCH_NAMES = frozenset(
+    {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
+     "cudaGraphLaunch", "cuGraphLaunch"}
+)
+
+
+@dataclass(frozen=True)
+class SamplingPolicy:
+    """How long to warm up and how many samples to take.
+
+    Warm-up: `warmup_iters` calls, cut short after `warmup_max_s`. Sampling: until both
+    `min_samples` and `min_time_s` are reached, but never past `max_time_s` (with at least
+    `floor_samples`) or `max_samples`.
+    """
+
+    warmup_iters: int = 25
+    warmup_max_s: float = 10.0
+    min_samples: int = 100
+    min_time_s: float = 1.0
+    max_time_s: float = 30.0
+    floor_samples: int = 10
+    max_samples: int = 100_000
+    throughput_calls: int = 20
+
+    @classmethod
+    def for_device(cls, device: str) -> SamplingPolicy:
+        if device.startswith("cuda"):
+            return cls()
+        # CPU calls of real models take tens to hundreds of ms: fewer, longer samples.
+        return cls(warmup_iters=5, warmup_max_s=5.0, min_samples=30, max_time_s=10.0,
+                   throughput_calls=5)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Timer:
+    """Times one call: CUDA events on a GPU, perf_counter on CPU."""
+
+    def __init__(self, device: str, cudagraphs: bool) -> None:
+        import torch
+
+        self.torch = torch
+        self.cuda = device.startswith("cuda")
+        self.mark_step = torch.compiler.cudagraph_mark_step_begin if cudagraphs else None
+        self.method = "cuda_events" if self.cuda else "perf_counter"
+        if self.cuda:
+            self.start = torch.cuda.Event(enable_timing=True)
+            self.end = torch.cuda.Event(enable_timing=True)
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        if self.mark_step is not None:
+            self.mark_step()
+        return fn()
+
+    def sync(self) -> None:
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def time_ms(self, fn: Callable[[], Any]) -> float:
+        if self.mark_step is not None:
+            self.mark_step()
+        if self.cuda:
+            self.start.record()
+            fn()
+            self.end.record()
+            self.end.synchronize()
+            return float(self.start.elapsed_time(self.end))
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1000
+
+
+def warm_up(timer: Timer, fn: Callable[[], Any], policy: SamplingPolicy) -> int:
+    """Call `fn` up to `warmup_iters` times or until `warmup_max_s`; returns calls made."""
+    deadline = time.perf_counter() + policy.warmup_max_s
+    done = 0
+    while done < policy.warmup_iters and (done == 0 or time.perf_counter() < deadline):
+        timer.call(fn)
+        done += 1
+    timer.sync()
+    return done
+
+
+def sample(timer: Timer, fn: Callable[[], Any], policy: SamplingPolicy) -> list[float]:
+    """Timed samples until both the minimum count and the minimum time are reached."""
+    samples: list[float] = []
+    started = time.perf_counter()
+    while len(samples) < policy.max_samples:
+        samples.append(timer.time_ms(fn))
+        elapsed = time.perf_counter() - started
+        if len(samples) >= policy.min_samples and elapsed >= policy.min_time_s:
+            break
+        if elapsed >= policy.max_time_s and len(samples) >= policy.floor_samples:
+            break
+    return samples
+
+
+def throughput_per_s(timer: Timer, fn: Callable[[], Any], calls: int) -> float:
+    """Back-to-back calls with one synchronisation at the end: calls per second."""
+    timer.sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        timer.call(fn)
+    timer.sync()
+    return calls / (time.perf_counter() - t0)
+
+
+def profile_call(timer: Timer, fn: Callable[[], Any]) -> dict[str, Any]:
+    """Kernels executed and launch calls made by one call, with the kernels' names.
+
+    GPU: device-side events are kernels (and copies); launches are the CPU-side launch API calls
+    (`cudaGraphLaunch` under CUDA graphs). CPU: kernels are the top-level ATen ops and Inductor's
+    generated C++ kernels (visible through `cpp.enable_kernel_profile`); there are no launches.
+    """
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if timer.cuda:
+        activities.append(ProfilerActivity.CUDA)
+    timer.sync()
+    with profile(activities=activities) as prof:
+        timer.call(fn)
+        timer.sync()
+    events = list(prof.events())
+    if timer.cuda:
+        kernels = [e.name for e in events if e.device_type == DeviceType.CUDA]
+        launches: int | None = sum(1 for e in events if e.name in LAUNCH_NAMES)
+    else:
+        kernels = [e.name for e in events if _is_cpu_kernel(e)]
+        launches = None
+    del torch
+    return {
+        "kernels_per_call": len(kernels),
+        "launches_per_call": launches,
+        "kernel_names": list(dict.fromkeys(kernels)),
+    }
+
+
+def _is_cpu_kernel(event: Any) -> bool:
+    name = event.name
+    if "cpp_fused" in name:
+        return True
+    parent = event.cpu_parent
+    return name.startswith("aten::") and (parent is None or not parent.name.startswith("aten::"))
+
+
+def compiler_counters_reset() -> None:
+    import torch._dynamo.utils
+    import torch._inductor.metrics
+
+    torch._dynamo.utils.counters.clear()
+    torch._inductor.metrics.reset()
+
+
+def compiler_facts() -> dict[str, Any]:
+    """Graphs, graph breaks (with reasons), frames compiled and kernels generated so far."""
+    import torch._dynamo.utils
+    import torch._inductor.metrics
+
+    counters = torch._dynamo.utils.counters
+    breaks = [
+        {"reason": str(reason), "count": int(count)}
+        for reason, count in counters["graph_break"].items()
+    ]
+    return {
+        "graph_count": int(counters["stats"]["unique_graphs"]),
+        "graph_break_count": sum(b["count"] for b in breaks),
+        "graph_breaks": breaks,
+        "frames_compiled": int(counters["frames"]["total"]),
+        "generated_kernel_count": int(torch._inductor.metrics.generated_kernel_count),
+    }

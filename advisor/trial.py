@@ -1,0 +1,432 @@
+"""The trial child: run one config of one workload and write one record (see advisor.record).
+
+Started by `advisor.launcher` as ``python -m advisor.trial SPEC.json RESULT.json`` in a fresh
+process with its own empty Inductor cache dir. It reports phases on stdout as lines
+``ADVISOR_PHASE <phase>`` and always writes a record, failed or not, unless the process dies.
+
+Steps: load workload -> fp32 eager reference (outputs kept on the CPU) -> build in the config's
+dtype -> torch.compile -> first call (cold start) -> accuracy and quality against the reference
+-> per shape: warm-up, timed samples, throughput -> one profiled call -> compiler facts.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from advisor import fingerprint
+from advisor.config import CompileConfig, shape_name
+from advisor.errors import TrialFailed, WorkloadError
+from advisor.measure import (
+    SamplingPolicy,
+    Timer,
+    compiler_counters_reset,
+    compiler_facts,
+    profile_call,
+    sample,
+    throughput_per_s,
+    warm_up,
+)
+from advisor.record import empty_record, weighted_headline
+from advisor.stats import Stats
+from advisor.workload import Workload, load_workload
+
+PHASE_PREFIX = "ADVISOR_PHASE "
+TORCH_DTYPES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+ERROR_TAIL_CHARS = 4000
+
+
+def phase(name: str) -> None:
+    print(PHASE_PREFIX + name, flush=True)
+
+
+def _tail(text: str) -> str:
+    return text[-ERROR_TAIL_CHARS:]
+
+
+def classify(exc: BaseException, stage: str) -> str:
+    """The failure reason of an exception raised during `stage` (a key of FAILURE_REASONS)."""
+    import torch
+
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, TrialFailed):
+        return exc.reason
+    if isinstance(exc, WorkloadError):
+        return "workload_error"
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in text.lower():
+        return "oom"
+    if "CUDA error" in text or "AcceleratorError" in text or "cudaError" in text:
+        return "cuda_error"
+    if stage == "build":
+        return "build_error"
+    if stage == "compile":
+        if _is_graph_break(exc):
+            return "graph_break"
+        return "compile_error"
+    return "runtime_error"
+
+
+def _is_graph_break(exc: BaseException) -> bool:
+    import torch._dynamo.exc as dexc
+
+    return isinstance(exc, (dexc.Unsupported, dexc.UserError)) and not isinstance(
+        exc, dexc.BackendCompilerFailed
+    )
+
+
+def _flatten(out: Any) -> list[Any]:
+    """Every tensor in a (nested) output, in a stable order."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        return [t for key in out for t in _flatten(out[key])]
+    if isinstance(out, (list, tuple)):
+        return [t for item in out for t in _flatten(item)]
+    return []
+
+
+def _to_cpu_fp32(out: Any) -> Any:
+    """A detached CPU copy with floating tensors in fp32 (safe from CUDA-graph overwrites)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        t = out.detach().to("cpu", copy=True)
+        return t.float() if t.is_floating_point() else t
+    if isinstance(out, dict):
+        return {key: _to_cpu_fp32(value) for key, value in out.items()}
+    if isinstance(out, (list, tuple)):
+        return type(out)(_to_cpu_fp32(v) for v in out) if not hasattr(out, "_fields") else out
+    return out
+
+
+def _cast_inputs(args: Any, dtype: Any) -> Any:
+    import torch
+
+    if isinstance(args, torch.Tensor):
+        return args.to(dtype) if args.is_floating_point() else args
+    if isinstance(args, dict):
+        return {k: _cast_inputs(v, dtype) for k, v in args.items()}
+    if isinstance(args, (list, tuple)):
+        return type(args)(_cast_inputs(v, dtype) for v in args)
+    return args
+
+
+def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[str, Any]:
+    """Element-wise check of every output tensor against the fp32 eager reference."""
+    import torch
+
+    refs, cands = _flatten(reference), _flatten(candidate)
+    if not refs or len(refs) != len(cands):
+        raise WorkloadError(
+            f"the component returned {len(cands)} tensors where the reference had {len(refs)}"
+        )
+    max_abs = max_rel = 0.0
+    correct = True
+    for ref, cand in zip(refs, cands, strict=True):
+        if ref.shape != cand.shape:
+            raise WorkloadError(f"output shape {tuple(cand.shape)} != {tuple(ref.shape)}")
+        ref64, cand64 = ref.double(), cand.double()
+        diff = (cand64 - ref64).abs()
+        if diff.numel() == 0:
+            continue
+        if not torch.isfinite(cand64).all() and not torch.equal(
+            torch.isfinite(cand64), torch.isfinite(ref64)
+        ):
+            correct = False
+        diff = torch.nan_to_num(diff, nan=float("inf"))
+        max_abs = max(max_abs, float(diff.max()))
+        denom = ref64.abs().clamp_min(1e-12)
+        max_rel = max(max_rel, float((diff / denom).max()))
+        correct = correct and bool((diff <= atol + rtol * ref64.abs()).all())
+    return {"max_abs_err": max_abs, "max_rel_err": max_rel, "correct": correct}
+
+
+class TrialRun:
+    """One trial inside the child; `run()` returns the record."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.config = CompileConfig.from_dict(spec["config"])
+        self.device: str = spec["device"]
+        self.policy = SamplingPolicy(**spec.get("policy", {})) if spec.get("policy") else (
+            SamplingPolicy.for_device(self.device)
+        )
+        self.record = empty_record()
+        self.stage = "load"
+
+    def run(self) -> dict[str, Any]:
+        rec = self.record
+        rec.update(
+            trial_uuid=self.spec["trial_uuid"], config=self.config.to_dict(),
+            config_key=self.config.key, device=self.device,
+            started_at=self.spec.get("started_at"),
+        )
+        try:
+            self._run()
+            rec["status"] = "ok"
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes a classified record
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            rec["status"] = "failed"
+            rec["failure_reason"] = classify(exc, self.stage)
+            rec["error_tail"] = _tail(
+                f"[{self.stage}] " + "".join(traceback.format_exception(exc))
+            )
+        return rec
+
+    def _run(self) -> None:
+        import torch
+
+        rec = self.record
+        phase("loading")
+        loaded = load_workload(self.spec["workload_path"])
+        wl = loaded.workload
+        rec["workload"] = {
+            "name": wl.name, "path": str(loaded.path), "source_sha256": loaded.source_sha256,
+            "info": {},
+        }
+        rec["fingerprint"] = fingerprint.collect(self.device)
+        if self.config.dtype not in wl.dtypes:
+            raise WorkloadError(
+                f"dtype {self.config.dtype} is not allowed by workload {wl.name} "
+                f"(allowed: {', '.join(wl.dtypes)})"
+            )
+        shapes = self.spec.get("shapes") or [{"dims": wl.shape, "weight": 1.0}]
+        if self.device.startswith("cuda"):
+            torch.cuda.set_device(torch.device(self.device))
+        elif self.config.compiled:
+            import torch._inductor.config as inductor_config
+
+            inductor_config.cpp.enable_kernel_profile = True  # names of generated C++ kernels
+        torch.set_float32_matmul_precision("highest")
+        refs, eager_profile = self._reference(wl, shapes)
+        rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
+        rec.update(eager_profile)
+        self._candidate(wl, shapes, refs)
+
+    def _inputs(self, wl: Workload, dims: dict[str, int]) -> Any:
+        import torch
+
+        torch.manual_seed(0)
+        args = wl.inputs(dict(dims), self.device)
+        if not isinstance(args, (tuple, dict)):
+            raise WorkloadError(
+                f"inputs() returned {type(args).__name__}; return a tuple or a dict"
+            )
+        return args
+
+    def _build(self, wl: Workload, dtype_name: str) -> Any:
+        import torch
+
+        self.stage = "build"
+        torch.manual_seed(0)
+        model = wl.build(self.device, getattr(torch, TORCH_DTYPES[dtype_name]))
+        if not callable(model):
+            raise WorkloadError(f"build() returned {type(model).__name__}, which is not callable")
+        return model
+
+    def _reference(self, wl: Workload, shapes: list[dict[str, Any]]) -> tuple[list[Any], dict]:
+        """fp32 eager outputs for every shape (on the CPU), and the eager kernel profile."""
+        import torch
+
+        phase("reference")
+        model = self._build(wl, "fp32")
+        self.stage = "reference"
+        timer = Timer(self.device, cudagraphs=False)
+        refs = []
+        with self._grad_mode(wl):
+            for i, shape in enumerate(shapes):
+                call = _Call(model, self._inputs(wl, shape["dims"]))
+                t0 = time.perf_counter()
+                out = call()
+                timer.sync()
+                if i == 0:
+                    self.record["eager_first_call_s"] = time.perf_counter() - t0
+                refs.append(_to_cpu_fp32(out))
+            prof = profile_call(timer, _Call(model, self._inputs(wl, shapes[0]["dims"])))
+        del model
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        return refs, {
+            "eager_kernels_per_call": prof["kernels_per_call"],
+            "eager_launches_per_call": prof["launches_per_call"],
+            "eager_kernel_names": prof["kernel_names"],
+        }
+
+    def _grad_mode(self, wl: Workload) -> Any:
+        import contextlib
+
+        import torch
+
+        return torch.inference_mode() if wl.inference else contextlib.nullcontext()
+
+    def _candidate(self, wl: Workload, shapes: list[dict[str, Any]], refs: list[Any]) -> None:
+        import torch
+
+        rec, cfg = self.record, self.config
+        if cfg.dtype == "tf32":
+            torch.set_float32_matmul_precision("high")
+            torch.backends.cudnn.allow_tf32 = True
+        model = self._build(wl, cfg.dtype)
+        dtype = getattr(torch, TORCH_DTYPES[cfg.dtype])
+        calls = [
+            _Call(model, _cast_inputs(self._inputs(wl, s["dims"]), dtype)) for s in shapes
+        ]
+        timer = Timer(self.device, cudagraphs=cfg.uses_cudagraphs)
+        with self._grad_mode(wl):
+            self.stage = "compile"
+            phase("compiling")
+            compiler_counters_reset()
+            t0 = time.perf_counter()
+            fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
+            outs = [_to_cpu_fp32(timer.call(_rebind(calls[0], fn)))]
+            timer.sync()
+            rec["cold_compile_s"] = time.perf_counter() - t0
+            outs += [_to_cpu_fp32(timer.call(_rebind(call, fn))) for call in calls[1:]]
+            self.stage = "accuracy"
+            self._accuracy(wl, refs, outs)
+            self.stage = "measure"
+            phase("measuring")
+            frames_before = compiler_facts()["frames_compiled"]
+            with fingerprint.Telemetry(self.device) as telemetry:
+                rec["shapes"] = [
+                    self._measure(shape, _rebind(call, fn), timer)
+                    for shape, call in zip(shapes, calls, strict=True)
+                ]
+            facts = compiler_facts()
+            rec["recompiles"] = facts.pop("frames_compiled") - frames_before
+            if cfg.compiled:
+                rec.update(facts)
+            else:
+                rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
+            rec["telemetry"] = telemetry.summary()
+            phase("profiling")
+            rec.update(profile_call(timer, _rebind(calls[0], fn)))
+        rec.update(weighted_headline(rec["shapes"]))
+        rec["method"] = timer.method
+        rec["warmup_iters"] = rec["shapes"][0]["warmup_iters"]
+        rec["peak_mem_bytes"] = _peak_mem(self.device)
+
+    def _accuracy(self, wl: Workload, refs: list[Any], outs: list[Any]) -> None:
+        atol, rtol = wl.tolerance(self.config.dtype)
+        checks = [compare(ref, out, atol, rtol) for ref, out in zip(refs, outs, strict=True)]
+        rec = self.record
+        rec.update(
+            atol=atol, rtol=rtol,
+            max_abs_err=max(c["max_abs_err"] for c in checks),
+            max_rel_err=max(c["max_rel_err"] for c in checks),
+            correct=all(c["correct"] for c in checks),
+        )
+        quality_passed = None
+        if wl.quality is not None:
+            values = [float(wl.quality.fn(r, o)) for r, o in zip(refs, outs, strict=True)]
+            value = min(values) if wl.quality.higher_is_better else max(values)
+            quality_passed = wl.quality.passes(value)
+            rec.update(
+                quality_name=wl.quality.name, quality_value=value,
+                quality_threshold=wl.quality.threshold, quality_passed=quality_passed,
+            )
+        rec["passed"] = rec["correct"] and quality_passed is not False
+
+    def _measure(self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer) -> dict:
+        warmups = warm_up(timer, call, self.policy)
+        stats = Stats(sample(timer, call, self.policy))
+        result = {"shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
+                  "weight": float(shape["weight"])}
+        result.update(stats.to_dict())
+        result["throughput_per_s"] = throughput_per_s(timer, call, self.policy.throughput_calls)
+        result["warmup_iters"] = warmups
+        return result
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return getattr(torch, TORCH_DTYPES[name])
+
+
+class _Call:
+    """A call of some callable on fixed arguments; `_rebind` swaps the callable."""
+
+    def __init__(self, fn: Any, args: Any) -> None:
+        if not isinstance(args, (tuple, dict)):
+            raise WorkloadError(
+                f"inputs() returned {type(args).__name__}; return a tuple or a dict"
+            )
+        self.fn, self.args = fn, args
+
+    def __call__(self) -> Any:
+        if isinstance(self.args, dict):
+            return self.fn(**self.args)
+        return self.fn(*self.args)
+
+
+def _rebind(call: _Call, fn: Any) -> _Call:
+    return _Call(fn, call.args)
+
+
+def _peak_mem(device: str) -> int:
+    if device.startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.max_memory_allocated())
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+
+def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
+    """Second process on the same cache dir: time from torch.compile to the first result."""
+    import torch
+
+    config = CompileConfig.from_dict(spec["config"])
+    device = spec["device"]
+    wl = load_workload(spec["workload_path"]).workload
+    if config.dtype == "tf32":
+        torch.set_float32_matmul_precision("high")
+    torch.manual_seed(0)
+    model = wl.build(device, _torch_dtype(config.dtype))
+    torch.manual_seed(0)
+    dims = (spec.get("shapes") or [{"dims": wl.shape}])[0]["dims"]
+    args = _cast_inputs(wl.inputs(dict(dims), device), _torch_dtype(config.dtype))
+    timer = Timer(device, cudagraphs=config.uses_cudagraphs)
+    ctx = torch.inference_mode() if wl.inference else torch.enable_grad()
+    with ctx:
+        phase("warm-start")
+        t0 = time.perf_counter()
+        fn = torch.compile(model, **config.compile_kwargs())
+        timer.call(_Call(fn, args))
+        timer.sync()
+        return {"warm_compile_s": time.perf_counter() - t0}
+
+
+def main(argv: list[str]) -> int:
+    spec_path, result_path = argv[1], argv[2]
+    with open(spec_path) as f:
+        spec = json.load(f)
+    if spec.get("probe"):
+        result = fingerprint.collect(spec["device"])
+    elif spec.get("warm_only"):
+        try:
+            result: dict[str, Any] = warm_start(spec)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+            result = {"warm_compile_s": None, "error": _tail(traceback.format_exc()),
+                      "error_type": type(exc).__name__}
+    else:
+        result = TrialRun(spec).run()
+    with open(result_path + ".tmp", "w") as f:
+        json.dump(result, f, default=str)
+    import os
+
+    os.replace(result_path + ".tmp", result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
