@@ -64,3 +64,27 @@ def trial_record(record: dict[str, Any]) -> None:
     for name, value in rows:
         table.add_row(name, str(value))
     console.print(table)
+
+
+def recommendation(rec: Any, top: int = 8) -> None:
+    """The table of the best configs and the recommendation sentence."""
+    table = Table(title=f"{rec.workload}: best configs ({rec.n_trials} trials, "
+                        f"{rec.n_failed} failed, {rec.n_rejected} rejected)")
+    for column in ("config", "speedup", "median", "p90", "cold compile", "warm compile",
+                   "kernels/call", "launches/call", "max abs err", "quality"):
+        table.add_column(column, justify="left" if column == "config" else "right")
+    rows = list(rec.ranked[:top])
+    if rec.baseline is not None and rec.baseline not in rows:
+        rows.append(rec.baseline)
+    for r in rows:
+        quality = f"{r.quality_value:.3f}" if r.quality_value is not None else "-"
+        table.add_row(
+            r.label, fmt(r.speedup, "x", 2), fmt(r.median_ms, " ms"), fmt(r.p90_ms, " ms"),
+            fmt(r.cold_compile_s, " s", 1), fmt(r.warm_compile_s, " s", 1),
+            fmt(r.kernels_per_call), fmt(r.launches_per_call),
+            f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-", quality,
+        )
+    console.print(table)
+    console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
+    if rec.note:
+        console.print(f"note: {rec.note}")

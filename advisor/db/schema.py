@@ -11,6 +11,8 @@ new database at the same time do not race.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -26,7 +28,7 @@ from advisor.errors import SchemaOutdated, StoreError
 
 VERSION_TABLE = "advisor_alembic_version"
 TABLE_PREFIX = "advisor_"
-_PG_LOCK_KEY = 0x616476697372  # "advisr": one lock id for every advisor schema change
+_LOCK_KEY = 0x616476697372  # "advisr": one lock id for every advisor schema change
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,14 @@ def check(engine: Engine, *, create: bool = True) -> Revision:
     if revision.at_head:
         return revision
     if revision.current is None and create:
-        return upgrade(engine, only_if_new=True)
+        upgrade(engine, only_if_new=True)
+        return Revision(revision.head, revision.head)
     raise _not_at_head(engine, revision)
 
 
 def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
     """Upgrade the database to head under a lock; returns the revision it was at before."""
-    with _locked(engine) as connection:
+    with _schema_lock(engine) as connection:
         before = revision_of(connection)
         if before.at_head:
             return before
@@ -101,39 +104,27 @@ def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
             raise _not_at_head(engine, before)
         _known_revision(before, engine)
         command.upgrade(alembic_config(connection), "head")
-        connection.commit()
     return before
 
 
-def _locked(engine: Engine):  # type: ignore[no-untyped-def]
-    """A connection in a transaction that holds the schema lock."""
-    return _SchemaLock(engine)
-
-
-class _SchemaLock:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.connection: Connection | None = None
-
-    def __enter__(self) -> Connection:
-        connection = self.engine.connect().execution_options(**{WRITE_OPTION: True})
-        self.connection = connection
-        if connection.dialect.name == "sqlite":
-            # Batch migrations copy tables; foreign keys would cascade. Only settable outside
-            # a transaction, hence on the driver connection before the first statement.
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that holds the schema lock; commits on success."""
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        connection.execution_options(**{WRITE_OPTION: True})
+        if sqlite:
+            # Batch migrations copy tables and foreign keys would cascade; the pragma only
+            # works outside a transaction, hence on the driver connection before BEGIN.
             connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
-        connection.begin()
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-        return connection
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.connection is not None
-        if self.connection.in_transaction():
-            self.connection.rollback()
-        if self.connection.dialect.name == "sqlite":
-            self.connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
-        self.connection.close()
+        try:
+            with connection.begin():
+                if not sqlite:
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+                yield connection
+        finally:
+            if sqlite:
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
 
 
 def _refuse_unversioned(connection: Connection, engine: Engine) -> None:

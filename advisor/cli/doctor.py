@@ -1,0 +1,49 @@
+"""`advisor doctor`: check torch, the GPU, NVML and the database; print the fingerprint."""
+
+from __future__ import annotations
+
+import typer
+
+from advisor.cli import render
+from advisor.cli.app import app
+from advisor.cli.common import DbOption, print_json
+
+
+@app.command()
+def doctor(
+    db: str | None = DbOption,
+    device: str | None = typer.Option(None, "--device", help="Device to check."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Check that torch, the GPU, NVML and the database work; print this machine's fingerprint."""
+    from advisor.devices import cuda_device_count, resolve_device
+    from advisor.errors import AdvisorError
+    from advisor.launcher import Launcher
+
+    checks: list[tuple[str, bool, str]] = []
+    gpus = cuda_device_count()
+    checks.append(("NVML", gpus > 0, f"{gpus} GPU(s) visible" if gpus else "no GPU (CPU only)"))
+    fp: dict = {}
+    try:
+        fp = Launcher(timeout_s=300).probe(resolve_device(device))
+        checks.append(("torch", True, f"{fp['torch_version']} on {fp['device_name']}"))
+    except AdvisorError as e:
+        checks.append(("torch", False, str(e).splitlines()[0]))
+    try:
+        from advisor.db.store import ResultStore
+
+        store = ResultStore.from_url(db)
+        checks.append(("database", True, f"{store.masked_url} at {store.revision()}"))
+    except AdvisorError as e:
+        checks.append(("database", False, str(e).splitlines()[0]))
+    if as_json:
+        print_json({"checks": [{"name": n, "ok": ok, "detail": d} for n, ok, d in checks],
+                    "fingerprint": fp})
+    else:
+        for name, ok, detail in checks:
+            mark = "[green]ok[/green]" if ok or name == "NVML" else "[red]FAIL[/red]"
+            render.console.print(f"{mark:>16} {name}: {detail}")
+        for key, value in fp.items():
+            render.console.print(f"  {key}: {value}")
+    if not all(ok for name, ok, _ in checks if name != "NVML"):
+        raise typer.Exit(1)

@@ -1,0 +1,77 @@
+"""The sweep's progress bar: trials done of planned, current config and phase, best, time left."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from advisor.config import CompileConfig
+
+
+class ProgressObserver:
+    """A `advisor.sweep.Observer` drawing on stderr (stdout stays clean for --json)."""
+
+    def __init__(self) -> None:
+        self.console = Console(stderr=True, highlight=False)
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[config]}[/bold] {task.fields[phase]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("best {task.fields[best]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[left]}"),
+            console=self.console,
+            transient=False,
+        )
+        self.task: Any = None
+        self.started_at = time.monotonic()
+        self.budget_s: float | None = None
+        self.durations: list[float] = []
+        self.trial_started_at = 0.0
+        self.planned = 0
+
+    def __enter__(self) -> ProgressObserver:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None:
+        self.budget_s, self.planned = budget_s, planned
+        self.console.print(f"sweep {sweep_id}: {planned} trials planned, {done} already done")
+        self.task = self.progress.add_task(
+            "sweep", total=planned, completed=done, config="", phase="", best="-", left=""
+        )
+
+    def _left(self) -> str:
+        elapsed = time.monotonic() - self.started_at
+        if self.budget_s is not None:
+            return f"{max(self.budget_s - elapsed, 0) / 60:.1f} min of budget left"
+        task = self.progress.tasks[0]
+        remaining = (task.total or 0) - task.completed
+        if self.durations and remaining > 0:
+            per = sum(self.durations) / len(self.durations)
+            return f"~{remaining * per / 60:.1f} min left"
+        return ""
+
+    def trial_started(self, config: CompileConfig) -> None:
+        self.trial_started_at = time.monotonic()
+        self.progress.update(self.task, config=config.label, phase="starting", left=self._left())
+
+    def phase(self, name: str) -> None:
+        self.progress.update(self.task, phase=name)
+
+    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
+        self.durations.append(time.monotonic() - self.trial_started_at)
+        if record["status"] == "ok":
+            outcome = f"{record['median_ms']:.3f} ms" + ("" if record["passed"] else " (rejected)")
+        else:
+            outcome = f"[red]failed: {record['failure_reason']}[/red]"
+        self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")
+        self.progress.update(
+            self.task, advance=1, best=f"{best_ms:.3f} ms" if best_ms else "-", left=self._left()
+        )

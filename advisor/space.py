@@ -1,0 +1,113 @@
+"""The search space of a sweep: which configs to try. Pure: no torch, no Optuna.
+
+The space is the workload's allowed dtypes x modes x fullgraph x dynamic, narrowed by flags.
+On a CPU, CUDA-graph modes are the same as their graph-less twins and TF32 is plain fp32, so the
+default CPU space leaves them out (asking for them explicitly still measures them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from advisor.config import DTYPES, EAGER_FP32, MODE_COST_ORDER, MODES, CompileConfig
+from advisor.errors import ConfigError
+
+FULLGRAPH_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
+CPU_DEFAULT_MODES = ("eager", "default", "max-autotune-no-cudagraphs")
+
+
+@dataclass(frozen=True)
+class Space:
+    """An ordered, duplicate-free list of configs; the eager fp32 baseline always first."""
+
+    configs: tuple[CompileConfig, ...]
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def keys(self) -> list[str]:
+        return [c.key for c in self.configs]
+
+    @property
+    def modes(self) -> list[str]:
+        return sorted({c.mode for c in self.configs}, key=MODE_COST_ORDER.__getitem__)
+
+    @property
+    def dtypes(self) -> list[str]:
+        return sorted({c.dtype for c in self.configs}, key=DTYPES.index)
+
+    def by_key(self, key: str) -> CompileConfig:
+        for config in self.configs:
+            if config.key == key:
+                return config
+        raise KeyError(key)
+
+
+def _check(values: Sequence[str], allowed: Sequence[str], what: str) -> None:
+    for value in values:
+        if value not in allowed:
+            raise ConfigError(f"unknown {what} {value!r}: choose from {', '.join(allowed)}")
+
+
+def build_space(
+    allowed_dtypes: Sequence[str],
+    device: str,
+    modes: Sequence[str] | None = None,
+    dtypes: Sequence[str] | None = None,
+    fullgraph: str = "off",
+    dynamic: Sequence[str] = ("auto",),
+) -> Space:
+    """Every config to try, cheapest first, the eager fp32 baseline at the front."""
+    cpu = not device.startswith("cuda")
+    if modes is None:
+        modes = CPU_DEFAULT_MODES if cpu else MODES
+    _check(modes, MODES, "mode")
+    if dtypes is None:
+        dtypes = [d for d in allowed_dtypes if not (cpu and d == "tf32")]
+    _check(dtypes, DTYPES, "dtype")
+    not_allowed = [d for d in dtypes if d not in allowed_dtypes]
+    if not_allowed:
+        raise ConfigError(
+            f"dtype {not_allowed[0]} is not allowed by this workload "
+            f"(allowed: {', '.join(allowed_dtypes)})"
+        )
+    if fullgraph not in FULLGRAPH_CHOICES:
+        raise ConfigError(f"bad --fullgraph {fullgraph!r}: choose both, on or off")
+    _check(dynamic, ("auto", "true", "false"), "dynamic setting")
+    configs: list[CompileConfig] = [EAGER_FP32]
+    for mode in sorted(modes, key=MODE_COST_ORDER.__getitem__):
+        for dtype in sorted(dtypes, key=DTYPES.index):
+            if mode == "eager":
+                configs.append(CompileConfig(mode="eager", dtype=dtype))
+                continue
+            for fg in FULLGRAPH_CHOICES[fullgraph]:
+                for dyn in dynamic:
+                    configs.append(CompileConfig(mode=mode, dtype=dtype, fullgraph=fg, dynamic=dyn))
+    unique = list(dict.fromkeys(configs))
+    return Space(tuple(unique))
+
+
+def parse_list(text: str | None) -> list[str] | None:
+    """``"default,reduce-overhead"`` -> list; None stays None."""
+    if text is None:
+        return None
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    if not items:
+        raise ConfigError("an empty list was given; name at least one value")
+    return items
+
+
+def parse_budget(text: str) -> float:
+    """``20m`` / ``90s`` / ``1.5h`` -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    value, unit = text[:-1], text[-1:]
+    if unit not in units:
+        value, unit = text, "s"
+    try:
+        seconds = float(value) * units[unit]
+    except ValueError:
+        raise ConfigError(f"bad budget {text!r}: write e.g. 20m, 90s or 1.5h") from None
+    if seconds <= 0:
+        raise ConfigError(f"bad budget {text!r}: it must be positive")
+    return seconds

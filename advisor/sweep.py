@@ -1,0 +1,270 @@
+"""A sweep: search the configs of one workload on one device, with Optuna, one child per trial.
+
+The Optuna study lives in the results database (Optuna's RDB storage on the same URL), so a sweep
+can be resumed and `optuna-dashboard <url>` can open it. The eager fp32 baseline runs first.
+When the space fits the trial budget every config is measured (in order, cheapest first);
+otherwise Optuna's TPE picks the next config. Objective: steady-state median latency; a trial
+that fails correctness or quality is infeasible (an Optuna constraint); a failed trial is stored
+with its reason and the sweep goes on. SIGINT/SIGTERM kill the running trial, keep every finished
+one and mark the sweep interrupted; `resume=True` continues it without re-running a config.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.errors import ConfigError
+from advisor.launcher import Launcher
+from advisor.recommend import Recommendation, recommend
+from advisor.space import Space
+from advisor.workload import LoadedWorkload
+
+MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What a sweep was asked to do (stored with the sweep)."""
+
+    device: str
+    n_trials: int | None = None
+    budget_s: float | None = None
+    timeout_s: float = 900.0
+    measure_warm: bool = True
+    seed: int = 0
+    shape: dict[str, int] | None = None
+    policy: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Observer(Protocol):
+    """What a sweep reports as it goes (the CLI draws a progress bar from it)."""
+
+    def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None: ...
+    def trial_started(self, config: CompileConfig) -> None: ...
+    def phase(self, name: str) -> None: ...
+    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None: ...
+
+
+class QuietObserver:
+    def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None:
+        pass
+
+    def trial_started(self, config: CompileConfig) -> None:
+        pass
+
+    def phase(self, name: str) -> None:
+        pass
+
+    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
+        pass
+
+
+@dataclass
+class SweepOutcome:
+    sweep_id: int
+    status: str  # finished | interrupted
+    records: list[dict[str, Any]]
+    recommendation: Recommendation
+    fingerprint: dict[str, Any]
+    study_name: str
+
+
+def _params(config: CompileConfig, space: Space) -> dict[str, Any]:
+    params: dict[str, Any] = {"mode": config.mode, "dtype": config.dtype}
+    if config.compiled and len({c.fullgraph for c in space.configs if c.compiled}) > 1:
+        params["fullgraph"] = config.fullgraph
+    if config.compiled and len({c.dynamic for c in space.configs if c.compiled}) > 1:
+        params["dynamic"] = config.dynamic
+    return params
+
+
+def _suggest(trial: Any, space: Space) -> CompileConfig:
+    """Define-by-run: the config an Optuna trial proposes (or was enqueued with)."""
+    mode = trial.suggest_categorical("mode", space.modes)
+    dtype = trial.suggest_categorical("dtype", space.dtypes)
+    if mode == "eager":
+        return CompileConfig(mode="eager", dtype=dtype)
+    fullgraphs = sorted({c.fullgraph for c in space.configs if c.compiled})
+    dynamics = sorted({c.dynamic for c in space.configs if c.compiled})
+    fullgraph = trial.suggest_categorical("fullgraph", fullgraphs) if len(fullgraphs) > 1 else (
+        fullgraphs[0])
+    dynamic = trial.suggest_categorical("dynamic", dynamics) if len(dynamics) > 1 else dynamics[0]
+    return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
+
+
+def _feasibility(trial: Any) -> list[float]:
+    return [float(trial.user_attrs.get("infeasible", 0.0))]
+
+
+class Sweeper:
+    """Runs one sweep; see the module docstring."""
+
+    def __init__(self, store: Any, loaded: LoadedWorkload, space: Space,
+                 settings: SweepSettings, launcher: Launcher | None = None,
+                 observer: Observer | None = None) -> None:
+        self.store = store
+        self.loaded = loaded
+        self.space = space
+        self.settings = settings
+        self.launcher = launcher or Launcher(timeout_s=settings.timeout_s)
+        self.observer = observer or QuietObserver()
+        self.interrupted = False
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _workload_dict(self) -> dict[str, Any]:
+        wl = self.loaded.workload
+        return {"name": wl.name, "path": str(self.loaded.path),
+                "source_sha256": self.loaded.source_sha256, "info": {}}
+
+    def _open(self, fingerprint: dict[str, Any], resume: bool) -> tuple[int, str]:
+        name = self.loaded.workload.name
+        if resume:
+            candidates = [
+                s for s in self.store.sweeps(workload=name)
+                if s["status"] in ("interrupted", "running")
+                and s.get("fingerprint_hash") == fingerprint["fingerprint_hash"]
+            ]
+            if not candidates:
+                raise ConfigError(
+                    f"no interrupted sweep of {name} on this device to resume; "
+                    "run it without --resume"
+                )
+            sweep = max(candidates, key=lambda s: s["id"])
+            self.store.set_sweep_status(sweep["id"], "running")
+            return sweep["id"], sweep["study_name"]
+        study_name = f"advisor-{name}-{fingerprint['fingerprint_hash']}-{uuid.uuid4().hex[:8]}"
+        planned = self._planned()
+        sweep_id = self.store.create_sweep(
+            self._workload_dict(), fingerprint, self.settings.to_dict(), study_name, planned
+        )
+        return sweep_id, study_name
+
+    def _planned(self) -> int:
+        n = self.settings.n_trials
+        return len(self.space) if n is None else min(n, len(self.space))
+
+    def _study(self, study_name: str) -> Any:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        sampler = optuna.samplers.TPESampler(
+            seed=self.settings.seed, constraints_func=_feasibility, n_startup_trials=5
+        )
+        storage = optuna.storages.RDBStorage(self.store.url)
+        return optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
+                                   direction="minimize", load_if_exists=True)
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self, resume: bool = False) -> SweepOutcome:
+        fingerprint = self.launcher.probe(self.settings.device)
+        sweep_id, study_name = self._open(fingerprint, resume)
+        study = self._study(study_name)
+        done = set(self.store.config_keys_done(sweep_id))
+        planned = self._planned()
+        self.observer.started(sweep_id, planned, len(done & set(self.space.keys())),
+                              self.settings.budget_s)
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        started = time.monotonic()
+        try:
+            for config, trial in self._next_configs(study, done, planned):
+                if self._over_budget(started):
+                    study.tell(trial, state=_state("FAIL"))
+                    break
+                record = self._run_one(config, fingerprint, sweep_id, trial, study)
+                if record is None:
+                    break
+                done.add(config.key)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        status = "interrupted" if self.interrupted else "finished"
+        self.store.finish_sweep(sweep_id, status)
+        records = self.store.trials(sweep_id=sweep_id)
+        rec = recommend(self.loaded.workload.name, records, fingerprint["fingerprint_hash"])
+        return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+        self.launcher.kill()
+
+    def _over_budget(self, started: float) -> bool:
+        budget = self.settings.budget_s
+        return budget is not None and time.monotonic() - started >= budget
+
+    def _next_configs(self, study: Any, done: set[str], planned: int
+                      ) -> Iterator[tuple[CompileConfig, Any]]:
+        """Configs to measure, each with its Optuna trial: baseline, then exhaustive or TPE."""
+        exhaustive = planned >= len(self.space)
+        while not self.interrupted and len(done & set(self.space.keys())) < planned:
+            todo = [c for c in self.space.configs if c.key not in done]
+            if not todo:
+                return
+            if exhaustive or EAGER_FP32.key not in done:
+                config = todo[0]
+                study.enqueue_trial(_params(config, self.space))
+                trial = study.ask()
+                yield _suggest(trial, self.space), trial
+            else:
+                yield self._ask_tpe(study, done, todo)
+
+    def _ask_tpe(self, study: Any, done: set[str], todo: list[CompileConfig]
+                 ) -> tuple[CompileConfig, Any]:
+        keys = set(self.space.keys())
+        for _ in range(MAX_ASKS_PER_TRIAL):
+            trial = study.ask()
+            config = _suggest(trial, self.space)
+            if config.key in keys and config.key not in done:
+                return config, trial
+            # Already measured (or not in the space): tell Optuna so TPE moves on; nothing re-runs.
+            trial.set_user_attr("skipped", "already measured" if config.key in keys else
+                                "outside the space")
+            study.tell(trial, state=_state("PRUNED"))
+        study.enqueue_trial(_params(todo[0], self.space))
+        trial = study.ask()
+        return _suggest(trial, self.space), trial
+
+    def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
+                 trial: Any, study: Any) -> dict[str, Any] | None:
+        self.observer.trial_started(config)
+        shapes = None
+        if self.settings.shape:
+            shapes = [{"dims": self.settings.shape, "weight": 1.0}]
+        record = self.launcher.run(
+            self.loaded.path, config, self.settings.device, shapes,
+            measure_warm=self.settings.measure_warm, policy=self.settings.policy,
+            on_phase=self.observer.phase,
+        )
+        if self.interrupted:
+            trial.set_user_attr("interrupted", True)
+            study.tell(trial, state=_state("FAIL"))
+            return None
+        record["workload"] = record.get("workload") or self._workload_dict()
+        record["fingerprint"] = record.get("fingerprint") or fingerprint
+        self.store.add_trial(record, sweep_id=sweep_id)
+        trial.set_user_attr("trial_uuid", record["trial_uuid"])
+        trial.set_user_attr("config_key", config.key)
+        if record["status"] == "ok":
+            trial.set_user_attr("infeasible", 0.0 if record["passed"] else 1.0)
+            study.tell(trial, record["median_ms"])
+        else:
+            trial.set_user_attr("failure_reason", record["failure_reason"])
+            study.tell(trial, state=_state("FAIL"))
+        best = [r["median_ms"] for r in self.store.trials(sweep_id=sweep_id)
+                if r["status"] == "ok" and r.get("passed")]
+        self.observer.trial_finished(record, min(best) if best else None)
+        return record
+
+
+def _state(name: str) -> Any:
+    import optuna
+
+    return getattr(optuna.trial.TrialState, name)
