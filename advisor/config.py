@@ -87,6 +87,10 @@ class CompileConfig:
         # A frozen dataclass holding a dict: keep our own sorted copy so nobody mutates it.
         object.__setattr__(self, "options", dict(sorted(self.options.items())))
 
+    def __hash__(self) -> int:
+        # The generated hash would hash the options dict and raise; equal configs share a key.
+        return hash(self.key)
+
     @property
     def compiled(self) -> bool:
         return self.mode != "eager"

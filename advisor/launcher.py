@@ -116,9 +116,11 @@ def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, s
 class Launcher:
     """Runs trials one at a time; `kill()` (from a signal handler) stops the running one."""
 
-    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, keep_cache: bool = False) -> None:
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 cache_root: str | Path | None = None) -> None:
+        """`cache_root`: keep each trial's Inductor cache under cache_root/<trial uuid>."""
         self.timeout_s = timeout_s
-        self.keep_cache = keep_cache
+        self.cache_root = Path(cache_root) if cache_root is not None else None
         self._child: Child | None = None
         self._interrupted = False
 
@@ -141,7 +143,11 @@ class Launcher:
             "trial_uuid": str(uuid.uuid4()),
             "started_at": now_iso(),
         }
-        workdir = Path(tempfile.mkdtemp(prefix="advisor-trial-"))
+        if self.cache_root is not None:
+            workdir = self.cache_root / spec["trial_uuid"]
+            workdir.mkdir(parents=True)
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix="advisor-trial-"))
         try:
             record = self._run_child(spec, workdir, on_phase)
             if (record["status"] == "ok" and measure_warm and config.compiled
@@ -149,7 +155,7 @@ class Launcher:
                 record["warm_compile_s"] = self._warm(spec, workdir, on_phase)
         finally:
             self._child = None
-            if not self.keep_cache:
+            if self.cache_root is None:
                 shutil.rmtree(workdir, ignore_errors=True)
         record["finished_at"] = now_iso()
         return record

@@ -56,6 +56,14 @@ class Recommendation:
         if self.best is None:
             return f"no config of {self.workload} ran and passed; nothing to recommend"
         b, base = self.best, self.baseline
+        if b.config["mode"] == "eager" and base is not None:
+            compiled = [r for r in self.ranked if r.config["mode"] != "eager"]
+            text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
+            if compiled:
+                c = compiled[0]
+                text += f" (fastest compiled: {c.label}, {c.median_ms:.3g} ms"
+                text += f", {c.speedup:.2f}x)" if c.speedup else ")"
+            return text
         text = f"{b.label}: {b.median_ms:.3g} ms"
         if base is not None and b.speedup is not None:
             text += f" vs {base.median_ms:.3g} ms eager fp32 ({b.speedup:.2f}x)"

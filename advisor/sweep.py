@@ -139,7 +139,7 @@ class Sweeper:
                     "run it without --resume"
                 )
             sweep = max(candidates, key=lambda s: s["id"])
-            self.store.set_sweep_status(sweep["id"], "running")
+            self.store.finish_sweep(sweep["id"], "running")
             return sweep["id"], sweep["study_name"]
         study_name = f"advisor-{name}-{fingerprint['fingerprint_hash']}-{uuid.uuid4().hex[:8]}"
         planned = self._planned()

@@ -156,9 +156,12 @@ def _problems(w: Workload) -> list[str]:
     bad = [d for d in w.dtypes if d not in DTYPES] if isinstance(w.dtypes, (list, tuple)) else [1]
     if bad or not w.dtypes:
         problems.append(f"dtypes must be a non-empty list drawn from {', '.join(DTYPES)}")
-    for dtype, tol in dict(w.tolerances).items():
+    if not isinstance(w.tolerances, dict):
+        problems.append("tolerances must be a dict of dtype -> (atol, rtol)")
+    for dtype, tol in dict(w.tolerances if isinstance(w.tolerances, dict) else {}).items():
         if dtype not in DTYPES or not (
-            isinstance(tol, (list, tuple)) and len(tol) == 2 and all(t >= 0 for t in tol)
+            isinstance(tol, (list, tuple)) and len(tol) == 2
+            and all(isinstance(t, (int, float)) and t >= 0 for t in tol)
         ):
             problems.append(f"tolerances[{dtype!r}] must be (atol, rtol) for a known dtype")
     if w.quality is not None and not (
@@ -170,6 +173,18 @@ def _problems(w: Workload) -> list[str]:
     if w.info is not None and not callable(w.info):
         problems.append("info must be a function returning a dict")
     return problems
+
+
+def _where(exc: BaseException, file: Path) -> str:
+    """`` (line N)``: the workload file's own line that raised (a SyntaxError names its own)."""
+    if isinstance(exc, SyntaxError):
+        return ""
+    target = file.resolve()
+    lines = [
+        frame.lineno for frame in traceback.extract_tb(exc.__traceback__)
+        if Path(frame.filename).resolve() == target
+    ]
+    return f" (line {lines[-1]})" if lines else ""
 
 
 @dataclass(frozen=True)
@@ -204,9 +219,8 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         sys.modules.pop(module_name, None)
         if isinstance(e, KeyboardInterrupt):
             raise
-        where = traceback.extract_tb(e.__traceback__)[-1]
         raise WorkloadError(
-            f"{file}: import failed: {type(e).__name__}: {e} (line {where.lineno})"
+            f"{file}: import failed: {type(e).__name__}: {e}{_where(e, file)}"
         ) from e
     obj = getattr(module, "workload", None)
     if obj is None:

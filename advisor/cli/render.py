@@ -7,7 +7,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console(stderr=False, highlight=False)
+console = Console(highlight=False)
+if not console.is_terminal:
+    console = Console(highlight=False, width=160)  # piped output: don't wrap tables at 80
 
 
 def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
@@ -70,8 +72,8 @@ def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence."""
     table = Table(title=f"{rec.workload}: best configs ({rec.n_trials} trials, "
                         f"{rec.n_failed} failed, {rec.n_rejected} rejected)")
-    for column in ("config", "speedup", "median", "p90", "cold compile", "warm compile",
-                   "kernels/call", "launches/call", "max abs err", "quality"):
+    for column in ("config", "speedup", "median", "p90", "cold", "warm", "kernels",
+                   "launches", "max err", "quality"):
         table.add_column(column, justify="left" if column == "config" else "right")
     rows = list(rec.ranked[:top])
     if rec.baseline is not None and rec.baseline not in rows:

@@ -41,7 +41,7 @@ def list_sweeps(
         table.add_column(column)
     for s in sweeps:
         table.add_row(
-            str(s["id"]), s["workload"], str(s.get("device_name") or "-"), s["status"],
+            str(s["id"]), s["workload"]["name"], str(s.get("device_name") or "-"), s["status"],
             f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
             render.fmt(s.get("best_median_ms"), " ms"), str(s.get("started_at") or "-")[:19],
         )
@@ -60,16 +60,15 @@ def show(
     try:
         store = _store(db)
         sweep = store.get_sweep(sweep_id)  # type: ignore[attr-defined]
-        if sweep is None:
-            fail(f"no sweep {sweep_id} in {store.masked_url}; see `advisor list`")  # type: ignore[attr-defined]
         records = store.trials(sweep_id=sweep_id)  # type: ignore[attr-defined]
     except AdvisorError as e:
         fail_on(e)
-    rec = recommend(sweep["workload"], records, sweep.get("fingerprint_hash"))
+    rec = recommend(sweep["workload"]["name"], records, sweep.get("fingerprint_hash"))
     if as_json:
         print_json({"sweep": sweep, "trials": records, "recommendation": rec.to_dict()})
         return
-    table = Table(title=f"sweep {sweep_id}: {sweep['workload']} ({sweep['status']})")
+    title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"
+    table = Table(title=f"{title} ({sweep['status']})")
     for column in ("config", "status", "median", "p99", "cold compile", "passed", "reason"):
         table.add_column(column)
     for r in records:

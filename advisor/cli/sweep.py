@@ -34,12 +34,16 @@ def sweep(
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Measure each config's warm start."),
+    keep_caches: Path | None = typer.Option(
+        None, "--keep-caches", help="Keep each trial's Inductor cache under DIR/<trial uuid>."
+    ),
 ) -> None:
     """Measure compile configs of a workload (one process per trial) and recommend the best."""
     from advisor.cli.progress import ProgressObserver
     from advisor.cli.trial import check_shape
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
+    from advisor.launcher import Launcher
     from advisor.space import build_space, parse_budget, parse_list
     from advisor.sweep import Sweeper, SweepSettings
     from advisor.workload import load_workload
@@ -59,7 +63,8 @@ def sweep(
         settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                  timeout_s=timeout_s, measure_warm=warm, shape=dims)
         with ProgressObserver() as observer:
-            outcome = Sweeper(store, loaded, space, settings, observer=observer).run(resume)
+            launcher = Launcher(timeout_s=timeout_s, cache_root=keep_caches)
+            outcome = Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
     except AdvisorError as e:
         fail_on(e)
     if as_json:

@@ -60,7 +60,8 @@ def trial(
     )
     if record["failure_reason"] == "workload_error":
         tail = (record.get("error_tail") or "").strip().splitlines()
-        fail(f"{file}: {tail[-1] if tail else 'broke the workload contract'}")
+        last = tail[-1] if tail else "broke the workload contract"
+        fail(f"{file}: {last.removeprefix('advisor.errors.WorkloadError: ')}")
     if as_json:
         print_json(record)
     else:

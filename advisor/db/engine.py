@@ -49,6 +49,15 @@ def masked_url(url: str | URL) -> str:
         return _PASSWORD_IN_URL.sub(r"\1***@", url)
 
 
+def display_url(url: str | None = None) -> str:
+    """The URL that ``url`` resolves to (see `resolve_url`), normalised and masked."""
+    resolved = resolve_url(url)
+    try:
+        return masked_url(parse_url(resolved))
+    except StoreError:
+        return masked_url(resolved)
+
+
 def parse_url(url: str) -> URL:
     """Parse and normalise a database URL, or raise StoreError naming what is wrong."""
     try:
@@ -103,7 +112,7 @@ def describe(error: BaseException, url: URL) -> str:
     """The first meaningful line of a driver error, with the URL's password masked."""
     original = error.orig if isinstance(error, DBAPIError) and error.orig else error
     text = " ".join(str(original).split()) or type(original).__name__
-    text = text.removeprefix("connection failed: ")
+    text = text.removeprefix("connection failed: ").replace("FATAL: ", "")
     if url.password:
         text = text.replace(str(url.password), "***")
     return text
@@ -118,10 +127,7 @@ def connect_error(error: BaseException, url: URL) -> StoreError:
         if url.database and not Path(url.database).parent.resolve().is_dir():
             hint = " (its directory does not exist)"
         return StoreError(f"cannot open SQLite database {where}{hint}: {reason}")
-    return StoreError(
-        f"cannot connect to {where}: {reason} (check the server, user, password and database "
-        "name, or pass another --db / ADVISOR_DB_URL)"
-    )
+    return StoreError(f"cannot connect to {where}: {reason} (check the URL: --db or {ENV_VAR})")
 
 
 @contextmanager

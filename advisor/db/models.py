@@ -131,7 +131,9 @@ class Trial(Base):
 
     __tablename__ = "advisor_trials"
     __table_args__ = (
-        Index("ix_advisor_trials_workload", "workload_id", "device_id", "environment_id", "median_ms"),
+        Index(
+            "ix_advisor_trials_workload", "workload_id", "device_id", "environment_id", "median_ms"
+        ),
         Index("ix_advisor_trials_device", "device_id", "started_at"),
         Index("ix_advisor_trials_sweep", "sweep_id", "config_key"),
         Index("ix_advisor_trials_status", "status", "started_at"),

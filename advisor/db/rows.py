@@ -100,7 +100,9 @@ def to_iso(value: datetime | None) -> str | None:
     """A stored timestamp back as ISO 8601 UTC text (SQLite returns naive UTC datetimes)."""
     if value is None:
         return None
-    return (value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)).isoformat()
+    return (
+        value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    ).isoformat()
 
 
 def device_row(fingerprint: Mapping[str, Any]) -> dict[str, Any]:

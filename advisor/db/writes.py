@@ -105,7 +105,9 @@ def ensure_dimensions(
     devices = {(d["device_hash"],): d for i in items if (d := i.device)}
     envs = {(e["env_hash"],): e for i in items if (e := i.environment)}
     return (
-        _ensure(session, cache, "workload", Workload.__table__, ("name", "source_sha256"), workloads),
+        _ensure(
+            session, cache, "workload", Workload.__table__, ("name", "source_sha256"), workloads
+        ),
         _ensure(session, cache, "device", Device.__table__, ("device_hash",), devices),
         _ensure(session, cache, "env", Environment.__table__, ("env_hash",), envs),
     )
@@ -116,7 +118,9 @@ def _sweep_dimensions(session: Session, sweep_ids: set[int]) -> dict[int, tuple[
         return {}
     sweeps = Sweep.__table__
     query = select(sweeps.c.id, sweeps.c.workload_id, sweeps.c.device_id, sweeps.c.environment_id)
-    found = {row[0]: tuple(row[1:]) for row in session.execute(query.where(sweeps.c.id.in_(sweep_ids)))}
+    found = {
+        row[0]: tuple(row[1:]) for row in session.execute(query.where(sweeps.c.id.in_(sweep_ids)))
+    }
     missing = sweep_ids - set(found)
     if missing:
         raise StoreError(f"no sweep with id {min(missing)} in this database")
@@ -130,10 +134,14 @@ def insert_trials(session: Session, cache: IdCache, items: list[PreparedTrial]) 
     trial_rows: dict[str, dict[str, Any]] = {}
     for item in items:
         from_sweep = sweeps.get(item.sweep_id) if item.sweep_id is not None else None
-        trial_rows.setdefault(item.row["uuid"], _with_keys(item, from_sweep, workload_ids, device_ids, env_ids))
+        trial_rows.setdefault(
+            item.row["uuid"], _with_keys(item, from_sweep, workload_ids, device_ids, env_ids)
+        )
     table = Trial.__table__
     stmt = _insert(session, table).on_conflict_do_nothing(index_elements=["uuid"])
-    added = dict(session.execute(stmt.returning(table.c.uuid, table.c.id), list(trial_rows.values())).all())
+    added = dict(
+        session.execute(stmt.returning(table.c.uuid, table.c.id), list(trial_rows.values())).all()
+    )
     shapes = [
         {**shape, "trial_id": added[item.row["uuid"]]}
         for item in items

@@ -1,0 +1,54 @@
+"""`advisor db upgrade` and `advisor db current`: the results database's schema revision."""
+
+from __future__ import annotations
+
+import typer
+
+from advisor.cli.app import app
+from advisor.cli.common import DbOption, fail_on
+from advisor.db import Revision, database_revision, display_url, upgrade_database
+from advisor.errors import AdvisorError
+
+db_app = typer.Typer(
+    name="db",
+    help="The results database: its schema revision, and upgrades.",
+    no_args_is_help=True,
+)
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def upgrade(db: str | None = DbOption) -> None:
+    """Create advisor's tables, or upgrade them to this advisor's schema revision."""
+    try:
+        before = upgrade_database(db)
+    except AdvisorError as e:
+        fail_on(e)
+    where = display_url(db)
+    if before.at_head:
+        typer.echo(f"{where}: already at schema revision {before.head} (head)")
+    elif before.current is None:
+        typer.echo(f"{where}: created advisor's tables at schema revision {before.head} (head)")
+    else:
+        typer.echo(f"{where}: upgraded from schema revision {before.current} to {before.head}")
+
+
+@db_app.command("current")
+def current(db: str | None = DbOption) -> None:
+    """Show the database's schema revision and whether it needs `advisor db upgrade`."""
+    try:
+        revision = database_revision(db)
+    except AdvisorError as e:
+        fail_on(e)
+    typer.echo(f"{display_url(db)}: {_describe(revision, display_url(db))}")
+
+
+def _describe(revision: Revision, where: str) -> str:
+    if revision.current is None:
+        return f"no advisor tables yet (created at revision {revision.head} on first use)"
+    if revision.at_head:
+        return f"schema revision {revision.current} (head)"
+    return (
+        f"schema revision {revision.current}, head is {revision.head}: "
+        f"run `advisor db upgrade --db {where}`"
+    )

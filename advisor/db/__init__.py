@@ -1,0 +1,22 @@
+"""advisor's results database: one store API over SQLite or PostgreSQL, schema by Alembic.
+
+    from advisor.db import ResultStore
+    store = ResultStore.from_url("postgresql+psycopg://user@host/db")
+
+Nothing outside this package writes SQL; everything goes through `ResultStore`.
+"""
+
+from advisor.db.engine import display_url, masked_url, resolve_url
+from advisor.db.schema import Revision, head_revision
+from advisor.db.store import ResultStore, database_revision, upgrade_database
+
+__all__ = [
+    "ResultStore",
+    "Revision",
+    "database_revision",
+    "display_url",
+    "head_revision",
+    "masked_url",
+    "resolve_url",
+    "upgrade_database",
+]

@@ -1,0 +1,250 @@
+"""The store's reads: trial records, sweeps with their counts, the dashboard's summaries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, func, select
+from sqlalchemy.orm import Session
+
+from advisor.config import EAGER_FP32
+from advisor.db import rows
+from advisor.db.models import Device, Environment, ShapeMeasurement, Sweep, Trial, Workload
+
+T = Trial.__table__
+S = Sweep.__table__
+W = Workload.__table__
+D = Device.__table__
+E = Environment.__table__
+SH = ShapeMeasurement.__table__
+
+PASSED = and_(T.c.status == "ok", T.c.passed.is_(True), T.c.median_ms.is_not(None))
+DEVICE_COLUMNS = (D.c.device_hash, *(D.c[name] for name in rows.DEVICE_FIELDS))
+ENV_COLUMNS = (E.c.env_hash, *(E.c[name] for name in rows.ENV_FIELDS))
+
+
+def trial_filters(
+    sweep_id: int | None = None,
+    workload: str | None = None,
+    device_hash: str | None = None,
+    status: str | None = None,
+    fingerprint_hash: str | None = None,
+) -> list[ColumnElement[bool]]:
+    """WHERE clauses on trials (joined with workloads and devices) for the given filters."""
+    where: list[ColumnElement[bool]] = []
+    if sweep_id is not None:
+        where.append(T.c.sweep_id == sweep_id)
+    if workload is not None:
+        where.append(W.c.name == workload)
+    if device_hash is not None:
+        where.append(D.c.device_hash == device_hash)
+    if status is not None:
+        where.append(T.c.status == status)
+    if fingerprint_hash is not None:
+        where.append(T.c.fingerprint_hash == fingerprint_hash)
+    return where
+
+
+def _trials_select(*columns: Any) -> Select[Any]:
+    return (
+        select(*columns)
+        .select_from(T)
+        .join(W, W.c.id == T.c.workload_id)
+        .join(D, D.c.id == T.c.device_id)
+    )
+
+
+def trial_records(
+    session: Session, where: list[ColumnElement[bool]], limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Full trial records (record.py shape + sweep_id/sweep_uuid), oldest first."""
+    query = (
+        _trials_select(T, W.c.name, W.c.source_sha256, W.c.info, S.c.uuid.label("sweep_uuid"))
+        .outerjoin(S, S.c.id == T.c.sweep_id)
+        .where(*where)
+    )
+    if limit is not None:
+        query = query.order_by(T.c.started_at.desc(), T.c.id.desc()).limit(limit)
+        found = list(reversed(session.execute(query).mappings().all()))
+    else:
+        found = session.execute(query.order_by(T.c.started_at, T.c.id)).mappings().all()
+    shapes = _shapes(session, [row["id"] for row in found])
+    return [
+        rows.record_from_row(row, row, shapes.get(row["id"], []), row["sweep_uuid"])
+        for row in found
+    ]
+
+
+def _shapes(session: Session, trial_ids: list[int]) -> dict[int, list[Any]]:
+    by_trial: dict[int, list[Any]] = defaultdict(list)
+    for start in range(0, len(trial_ids), 5000):
+        chunk = trial_ids[start : start + 5000]
+        query = select(SH).where(SH.c.trial_id.in_(chunk)).order_by(SH.c.trial_id, SH.c.position)
+        for shape in session.execute(query).mappings():
+            by_trial[shape["trial_id"]].append(shape)
+    return by_trial
+
+
+def _sweep_counts(session: Session, sweep_ids: list[int]) -> dict[int, dict[str, Any]]:
+    query = (
+        select(
+            T.c.sweep_id,
+            func.count().label("n_trials"),
+            func.count().filter(T.c.status == "ok").label("n_ok"),
+            func.count().filter(T.c.status == "failed").label("n_failed"),
+            func.min(T.c.median_ms).filter(PASSED).label("best_median_ms"),
+        )
+        .where(T.c.sweep_id.in_(sweep_ids))
+        .group_by(T.c.sweep_id)
+    )
+    return {row["sweep_id"]: dict(row) for row in session.execute(query).mappings()}
+
+
+def sweep_dicts(
+    session: Session, where: list[ColumnElement[bool]], limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Sweeps, newest first, with their workload, fingerprint and trial counts."""
+    query = (
+        select(S, W.c.name, W.c.source_sha256, W.c.info, D.c.device_hash, D.c.device_name,
+               E.c.env_hash)
+        .join(W, W.c.id == S.c.workload_id)
+        .join(D, D.c.id == S.c.device_id)
+        .join(E, E.c.id == S.c.environment_id)
+        .where(*where)
+        .order_by(S.c.started_at.desc(), S.c.id.desc())
+        .limit(limit)
+    )  # fmt: skip
+    found = session.execute(query).mappings().all()
+    counts = _sweep_counts(session, [row["id"] for row in found]) if found else {}
+    return [_sweep_dict(row, counts.get(row["id"])) for row in found]
+
+
+def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
+    counts = counts or {}
+    return {
+        "id": row["id"],
+        "uuid": row["uuid"],
+        "workload": rows.workload_dict(row, row["workload_path"]),
+        "fingerprint": row["fingerprint"],
+        "device_hash": row["device_hash"],
+        "device_name": row["device_name"],
+        "env_hash": row["env_hash"],
+        "fingerprint_hash": row["fingerprint_hash"],
+        "host": row["host"],
+        "settings": row["settings"],
+        "status": row["status"],
+        "study_name": row["study_name"],
+        "planned_trials": row["planned_trials"],
+        "started_at": rows.to_iso(row["started_at"]),
+        "finished_at": rows.to_iso(row["finished_at"]),
+        "n_trials": counts.get("n_trials", 0),
+        "n_ok": counts.get("n_ok", 0),
+        "n_failed": counts.get("n_failed", 0),
+        "best_median_ms": counts.get("best_median_ms"),
+    }
+
+
+def config_keys_done(session: Session, sweep_id: int) -> set[str]:
+    query = (
+        select(T.c.config_key)
+        .distinct()
+        .where(
+            T.c.sweep_id == sweep_id,
+            T.c.config_key.is_not(None),
+            T.c.failure_reason.is_(None) | (T.c.failure_reason != "interrupted"),
+        )
+    )
+    return set(session.scalars(query))
+
+
+def workload_names(session: Session) -> list[str]:
+    return list(session.scalars(select(W.c.name).distinct().order_by(W.c.name)))
+
+
+def device_dicts(session: Session) -> list[dict[str, Any]]:
+    counts = select(T.c.device_id, func.count().label("n_trials")).group_by(T.c.device_id)
+    counts_sq = counts.subquery()
+    query = (
+        select(*DEVICE_COLUMNS, func.coalesce(counts_sq.c.n_trials, 0).label("n_trials"))
+        .outerjoin(counts_sq, counts_sq.c.device_id == D.c.id)
+        .order_by(D.c.device_name, D.c.device_hash)
+    )
+    return [dict(row) for row in session.execute(query).mappings()]
+
+
+_GROUP = (T.c.workload_id, T.c.device_id, T.c.environment_id)
+
+
+def best_per_workload_device(session: Session, workload: str | None) -> list[dict[str, Any]]:
+    """Per workload x device x environment: the passed trial with the lowest median."""
+    where = [PASSED] if workload is None else [PASSED, W.c.name == workload]
+    ranked = (
+        _trials_select(
+            T.c.id,
+            func.row_number()
+            .over(partition_by=_GROUP, order_by=(T.c.median_ms, T.c.id))
+            .label("rank"),
+            func.count().over(partition_by=_GROUP).label("n_passed"),
+        )
+        .where(*where)
+        .subquery()
+    )
+    eager = (
+        select(*_GROUP, func.min(T.c.median_ms).label("eager_median_ms"))
+        .where(PASSED, T.c.config_key == EAGER_FP32.key)
+        .group_by(*_GROUP)
+        .subquery()
+    )
+    query = (
+        select(
+            W.c.name.label("workload"), W.c.source_sha256, *DEVICE_COLUMNS, *ENV_COLUMNS,
+            T.c.uuid.label("trial_uuid"), T.c.sweep_id, T.c.config_key, T.c.config, T.c.mode,
+            T.c.dtype, T.c.median_ms, T.c.p90_ms, T.c.p99_ms, T.c.cold_compile_s,
+            T.c.peak_mem_bytes, T.c.started_at, ranked.c.n_passed, eager.c.eager_median_ms,
+        )
+        .select_from(ranked)
+        .join(T, T.c.id == ranked.c.id)
+        .join(W, W.c.id == T.c.workload_id)
+        .join(D, D.c.id == T.c.device_id)
+        .join(E, E.c.id == T.c.environment_id)
+        .outerjoin(eager, and_(*(eager.c[c.name] == c for c in _GROUP)))
+        .where(ranked.c.rank == 1)
+        .order_by(W.c.name, D.c.device_name, D.c.device_hash, E.c.env_hash)
+    )  # fmt: skip
+    return [_with_speedup(row) for row in session.execute(query).mappings()]
+
+
+def _with_speedup(row: Any) -> dict[str, Any]:
+    out = dict(row)
+    out["source_sha256"] = out["source_sha256"] or None
+    out["started_at"] = rows.to_iso(out["started_at"])
+    eager, best = out["eager_median_ms"], out["median_ms"]
+    out["speedup"] = eager / best if eager and best else None
+    return out
+
+
+def device_comparison(session: Session, workload: str) -> list[dict[str, Any]]:
+    """One workload across devices: per device x environment x config, counts and best median."""
+    group = (T.c.device_id, T.c.environment_id, T.c.config_key)
+    stats = (
+        select(
+            *group,
+            func.count().label("n_trials"),
+            func.count().filter(PASSED).label("n_passed"),
+            func.min(T.c.median_ms).filter(PASSED).label("best_median_ms"),
+        )
+        .join(W, W.c.id == T.c.workload_id)
+        .where(W.c.name == workload)
+        .group_by(*group)
+        .subquery()
+    )
+    query = (
+        select(*DEVICE_COLUMNS, *ENV_COLUMNS, stats.c.config_key, stats.c.n_trials,
+               stats.c.n_passed, stats.c.best_median_ms)
+        .select_from(stats)
+        .join(D, D.c.id == stats.c.device_id)
+        .join(E, E.c.id == stats.c.environment_id)
+        .order_by(D.c.device_name, D.c.device_hash, E.c.env_hash, stats.c.config_key)
+    )  # fmt: skip
+    return [dict(row) for row in session.execute(query).mappings()]

@@ -1,0 +1,351 @@
+"""The one store API: every read and write of advisor's results goes through `ResultStore`.
+
+    store = ResultStore.from_url()            # $ADVISOR_DB_URL, else sqlite:///advisor.db
+    sweep_id = store.create_sweep(workload, fingerprint, settings, study_name, planned_trials=20)
+    store.add_trial(record, sweep_id)         # idempotent by record["trial_uuid"]
+    store.finish_sweep(sweep_id, "finished")
+    store.trials(workload="my-reranker")      # records exactly as advisor.record describes them
+
+A new database is created at the newest schema on first use; one at an older schema revision
+raises `SchemaOutdated` (run ``advisor db upgrade``). Every database error surfaces as a
+one-line `StoreError` with the password masked. ``store.url`` is the real URL, for Optuna's
+RDB storage to share the database; ``store.masked_url`` is the one to print.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, select, update
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from advisor.db import queries, schema, writes
+from advisor.db.engine import (
+    WRITE_OPTION,
+    connect_error,
+    make_engine,
+    masked_url,
+    parse_url,
+    resolve_url,
+    translated,
+)
+from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
+from advisor.errors import StoreError
+
+_SWEEP_EXPORT_KEYS = (
+    "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
+    "started_at", "finished_at",
+)  # fmt: skip
+
+
+def _open_engine(url: str | None) -> tuple[Engine, URL]:
+    parsed = parse_url(resolve_url(url))
+    engine = make_engine(parsed)
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as e:
+        engine.dispose()
+        raise connect_error(e, parsed) from e
+    return engine, parsed
+
+
+def upgrade_database(url: str | None = None) -> schema.Revision:
+    """Upgrade (or create) the advisor schema to head; returns where it stood before."""
+    engine, parsed = _open_engine(url)
+    try:
+        with translated(parsed, "upgrading the advisor schema"):
+            return schema.upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def database_revision(url: str | None = None) -> schema.Revision:
+    """The advisor schema revision of a database (current None: no advisor schema yet)."""
+    parsed = parse_url(resolve_url(url))
+    if parsed.get_backend_name() == "sqlite" and not _sqlite_file_exists(parsed):
+        return schema.Revision(None, schema.head_revision())
+    engine, parsed = _open_engine(url)
+    try:
+        with translated(parsed, "reading the schema revision"), engine.connect() as connection:
+            return schema.revision_of(connection)
+    finally:
+        engine.dispose()
+
+
+def _sqlite_file_exists(url: URL) -> bool:
+    return not url.database or url.database == ":memory:" or Path(url.database).exists()
+
+
+class ResultStore:
+    """advisor's results database: trials, sweeps, devices, environments and workloads."""
+
+    def __init__(self, engine: Engine, url: URL) -> None:
+        self._engine = engine
+        self._url = url
+        self._reading = sessionmaker(engine)
+        self._writing = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}))
+        self._ids = writes.IdCache()
+
+    @classmethod
+    def from_url(cls, url: str | None = None, *, create: bool = True) -> ResultStore:
+        """Open the database at ``url`` (None: $ADVISOR_DB_URL, else sqlite:///advisor.db).
+
+        A database without advisor's tables is given them (unless ``create`` is False); one at
+        an older schema revision raises SchemaOutdated; anything unusable raises StoreError.
+        """
+        engine, parsed = _open_engine(url)
+        try:
+            with translated(parsed, "preparing the advisor schema"):
+                schema.check(engine, create=create)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, parsed)
+
+    @property
+    def url(self) -> str:
+        """The real database URL, password included: for Optuna's RDBStorage, never to print."""
+        return self._url.render_as_string(hide_password=False)
+
+    @property
+    def masked_url(self) -> str:
+        """The database URL with its password replaced by ``***``."""
+        return masked_url(self._url)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({self.masked_url!r})"
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[Session]:
+        try:
+            with translated(self._url, doing), self._writing.begin() as session:
+                yield session
+        except BaseException:
+            self._ids.rollback()
+            raise
+        self._ids.commit()
+
+    @contextmanager
+    def _read(self, doing: str) -> Iterator[Session]:
+        with translated(self._url, doing), self._reading() as session:
+            yield session
+
+    # writing
+
+    def add_trial(self, record: dict[str, Any], sweep_id: int | None = None) -> str:
+        """Store one trial record; returns its uuid. Storing the same uuid again is a no-op."""
+        return self.add_trials([record], sweep_id)[0]
+
+    def add_trials(
+        self, records: Iterable[dict[str, Any]], sweep_id: int | None = None
+    ) -> list[str]:
+        """Store many trial records in one transaction; returns their uuids, in order.
+
+        A record without ``trial_uuid`` is given a new one. A record without fingerprint or
+        workload takes its sweep's. Nothing is written if any record is invalid.
+        """
+        items = [writes.prepare(r, sweep_id, i) for i, r in enumerate(records)]
+        for item in items:
+            item.row["uuid"] = item.row["uuid"] or str(uuidlib.uuid4())
+        if items:
+            with self._write("storing trials") as session:
+                writes.insert_trials(session, self._ids, items)
+        return [item.row["uuid"] for item in items]
+
+    def create_sweep(
+        self,
+        workload: dict[str, Any],
+        fingerprint: dict[str, Any],
+        settings: dict[str, Any],
+        study_name: str | None,
+        planned_trials: int | None = None,
+    ) -> int:
+        """Open a sweep (status "running"); returns its id for `add_trial` and `finish_sweep`."""
+        sweep = {
+            "uuid": str(uuidlib.uuid4()),
+            "workload": workload,
+            "fingerprint": fingerprint,
+            "settings": settings,
+            "status": "running",
+            "study_name": study_name,
+            "planned_trials": planned_trials,
+            "started_at": datetime.now(UTC),
+            "finished_at": None,
+        }
+        with self._write("creating a sweep") as session:
+            return writes.insert_sweep(session, self._ids, sweep)
+
+    def finish_sweep(self, sweep_id: int, status: str = "finished") -> None:
+        """Set a sweep's status (finished, interrupted, failed; running again to resume)."""
+        if status not in SWEEP_STATUSES:
+            raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
+        finished_at = None if status == "running" else datetime.now(UTC)
+        with self._write("updating a sweep") as session:
+            done = session.execute(
+                update(Sweep).where(Sweep.id == sweep_id)
+                .values(status=status, finished_at=finished_at)
+            )  # fmt: skip
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                raise StoreError(f"no sweep with id {sweep_id} in {self.masked_url}")
+
+    # reading
+
+    def get_sweep(self, sweep_id: int | str) -> dict[str, Any]:
+        """One sweep by id (or uuid), as in `sweeps`; StoreError if there is none."""
+        column = Sweep.uuid if isinstance(sweep_id, str) else Sweep.id
+        with self._read("reading a sweep") as session:
+            found = queries.sweep_dicts(session, [column == sweep_id])
+        if not found:
+            raise StoreError(f"no sweep {sweep_id} in {self.masked_url}")
+        return found[0]
+
+    def sweeps(
+        self,
+        workload: str | None = None,
+        status: str | None = None,
+        device_hash: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms."""
+        where = []
+        if workload is not None:
+            where.append(queries.W.c.name == workload)
+        if status is not None:
+            where.append(queries.S.c.status == status)
+        if device_hash is not None:
+            where.append(queries.D.c.device_hash == device_hash)
+        with self._read("reading sweeps") as session:
+            return queries.sweep_dicts(session, where, limit)
+
+    def trials(
+        self,
+        sweep_id: int | None = None,
+        workload: str | None = None,
+        device_hash: str | None = None,
+        status: str | None = None,
+        fingerprint_hash: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Trial records, oldest first, exactly as `advisor.record` describes them, plus
+        ``sweep_id`` and ``sweep_uuid``. ``limit`` keeps the most recent ones."""
+        if status is not None and status not in TRIAL_STATUSES:
+            raise StoreError(f"trial status {status!r} is not one of {', '.join(TRIAL_STATUSES)}")
+        where = queries.trial_filters(sweep_id, workload, device_hash, status, fingerprint_hash)
+        with self._read("reading trials") as session:
+            return queries.trial_records(session, where, limit)
+
+    def config_keys_done(self, sweep_id: int) -> set[str]:
+        """Config keys a sweep has measured or seen fail (not those cut off by an interrupt)."""
+        with self._read("reading a sweep's configs") as session:
+            return queries.config_keys_done(session, sweep_id)
+
+    def workloads(self) -> list[str]:
+        """Names of the workloads with stored results, sorted."""
+        with self._read("reading workloads") as session:
+            return queries.workload_names(session)
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Every device: device_hash, its model-level fields and n_trials."""
+        with self._read("reading devices") as session:
+            return queries.device_dicts(session)
+
+    def best_per_workload_device(self, workload: str | None = None) -> list[dict[str, Any]]:
+        """Per workload x device x environment, the passed ok trial with the lowest median_ms,
+        with ``eager_median_ms`` (the best eager fp32 median of the same group) and
+        ``speedup`` = eager_median_ms / median_ms (None without an eager baseline)."""
+        with self._read("reading the best configs") as session:
+            return queries.best_per_workload_device(session, workload)
+
+    def device_comparison(self, workload: str) -> list[dict[str, Any]]:
+        """One workload across devices: per device x environment x config_key, n_trials,
+        n_passed and best_median_ms."""
+        with self._read("comparing devices") as session:
+            return queries.device_comparison(session, workload)
+
+    # moving results between databases
+
+    def export(self, workload: str | None = None) -> list[dict[str, Any]]:
+        """Trial records for another database: each with ``sweep_uuid`` and ``sweep`` (the
+        sweep's uuid, workload, fingerprint, settings, status, ... or None)."""
+        records = self.trials(workload=workload)
+        sweep_ids = {r["sweep_id"] for r in records if r["sweep_id"] is not None}
+        sweeps = {}
+        if sweep_ids:
+            with self._read("reading sweeps") as session:
+                found = queries.sweep_dicts(session, [queries.S.c.id.in_(sweep_ids)])
+            sweeps = {s["id"]: {k: s[k] for k in _SWEEP_EXPORT_KEYS} for s in found}
+        for record in records:
+            record["sweep"] = sweeps.get(record.pop("sweep_id"))
+        return records
+
+    def import_records(self, records: Iterable[dict[str, Any]]) -> tuple[int, int]:
+        """Merge exported records by trial uuid, recreating their sweeps, devices,
+        environments and workloads as needed; returns (added, skipped). All or nothing."""
+        records = list(records)
+        sweeps = _sweeps_of(records)
+        items = [writes.prepare(r, None, i) for i, r in enumerate(records)]
+        if any(item.row["uuid"] is None for item in items):
+            raise StoreError("an imported trial record has no trial_uuid")
+        with self._write("importing trials") as session:
+            sweep_ids = {u: writes.insert_sweep(session, self._ids, s) for u, s in sweeps.items()}
+            sweep_ids |= _known_sweeps(session, {_sweep_uuid(r) for r in records} - set(sweep_ids))
+            for item, record in zip(items, records, strict=True):
+                item.sweep_id = sweep_ids.get(_sweep_uuid(record) or "")
+            added = writes.insert_trials(session, self._ids, items)
+        return len(added), len(items) - len(added)
+
+
+def _known_sweeps(session: Session, uuids: set[str | None]) -> dict[str, int]:
+    wanted = sorted(u for u in uuids if u)
+    if not wanted:
+        return {}
+    found = session.execute(select(Sweep.uuid, Sweep.id).where(Sweep.uuid.in_(wanted)))
+    return {sweep_uuid: sweep_id for sweep_uuid, sweep_id in found}
+
+
+def _sweep_uuid(record: dict[str, Any]) -> str | None:
+    sweep = record.get("sweep")
+    if isinstance(sweep, dict) and sweep.get("uuid"):
+        return str(sweep["uuid"])
+    return str(record["sweep_uuid"]) if record.get("sweep_uuid") else None
+
+
+def _sweeps_of(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The sweeps the records carry, by uuid, checked."""
+    found: dict[str, dict[str, Any]] = {}
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise StoreError(f"trial record {i} is a {type(record).__name__}, not a dict")
+        sweep = record.get("sweep")
+        if sweep is None:
+            continue
+        missing = [k for k in ("uuid", "workload", "fingerprint", "status", "started_at")
+                   if not isinstance(sweep, dict) or sweep.get(k) is None]  # fmt: skip
+        if missing:
+            raise StoreError(f"trial record {i}: its sweep lacks {', '.join(missing)}")
+        if sweep["status"] not in SWEEP_STATUSES:
+            raise StoreError(f"trial record {i}: sweep status {sweep['status']!r} is unknown")
+        found.setdefault(str(sweep["uuid"]), sweep)
+    return found

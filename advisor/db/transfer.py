@@ -1,0 +1,116 @@
+"""Export files: trial records as JSON (a list of records) or CSV (one row per record).
+
+JSON is lossless. CSV is for spreadsheets and imports too: text fields are written as they are,
+everything else (numbers, booleans, lists, dicts) as JSON, and an empty cell is None; so the
+only thing CSV loses is the difference between an empty text and None.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from advisor.errors import StoreError
+
+FORMATS = ("json", "csv")
+TEXT_KEYS = frozenset({
+    "trial_uuid", "status", "failure_reason", "error_tail", "started_at", "finished_at",
+    "config_key", "device", "quality_name", "method", "sweep_uuid",
+})  # fmt: skip
+
+
+def write_records(records: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
+    """Write records to ``out`` as ``json`` or ``csv``."""
+    if fmt == "json":
+        json.dump(records, out, indent=1)
+        out.write("\n")
+    elif fmt == "csv":
+        _write_csv(records, out)
+    else:
+        raise StoreError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+
+
+def _columns(records: Iterable[dict[str, Any]]) -> list[str]:
+    columns: dict[str, None] = {}
+    for record in records:
+        columns.update(dict.fromkeys(record))
+    return list(columns)
+
+
+def _cell(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if key in TEXT_KEYS and isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _write_csv(records: list[dict[str, Any]], out: TextIO) -> None:
+    columns = _columns(records)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow([_cell(key, record.get(key)) for key in columns])
+
+
+def read_records(path: str) -> list[dict[str, Any]]:
+    """Records from an export file (``-``: stdin); JSON or CSV, told by suffix or content."""
+    text = _read_text(path)
+    is_json = path.endswith(".json") or (not path.endswith(".csv") and text.lstrip()[:1] in "[{")
+    records = _parse_json(text, path) if is_json else _parse_csv(text, path)
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise StoreError(f"{path}: entry {i} is not a trial record (a JSON object)")
+    return records
+
+
+def _read_text(path: str) -> str:
+    try:
+        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise StoreError(
+            f"cannot read {path}: {e.strerror if isinstance(e, OSError) else e}"
+        ) from e
+
+
+def _parse_json(text: str, path: str) -> list[Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise StoreError(f"{path} is not valid JSON: {e}") from e
+    if not isinstance(data, list):
+        raise StoreError(f"{path} is not an advisor export: expected a JSON list of trial records")
+    return data
+
+
+def _parse_csv(text: str, path: str) -> list[dict[str, Any]]:
+    csv.field_size_limit(2**31 - 1)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if not reader.fieldnames or "trial_uuid" not in reader.fieldnames:
+            raise StoreError(f"{path} is not an advisor export: no trial_uuid column")
+        return [_parse_row(row, path, reader.line_num) for row in reader]
+    except csv.Error as e:
+        raise StoreError(f"{path} is not valid CSV: {e}") from e
+
+
+def _parse_row(row: dict[str, Any], path: str, line: int) -> dict[str, Any]:
+    if None in row:
+        raise StoreError(f"{path} line {line}: more cells than columns")
+    record: dict[str, Any] = {}
+    for key, cell in row.items():
+        if cell is None or cell == "":
+            record[key] = None
+        elif key in TEXT_KEYS:
+            record[key] = cell
+        else:
+            try:
+                record[key] = json.loads(cell)
+            except json.JSONDecodeError:
+                raise StoreError(f"{path} line {line}: {key} is not a JSON value") from None
+    return record
