@@ -58,7 +58,11 @@ def classify(exc: BaseException, stage: str) -> str:
         return exc.reason
     if isinstance(exc, WorkloadError):
         return "workload_error"
-    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)) or "out of memory" in text.lower():
+    lowered = text.lower()
+    # torch's CPU allocator says "DefaultCPUAllocator: can't allocate memory".
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)) or any(
+        words in lowered for words in ("out of memory", "can't allocate memory")
+    ):
         return "oom"
     if "CUDA error" in text or "AcceleratorError" in text or "cudaError" in text:
         return "cuda_error"
@@ -200,7 +204,7 @@ class TrialRun:
             )
         shapes = self.spec.get("shapes") or [{"dims": wl.shape, "weight": 1.0}]
         if self.device.startswith("cuda"):
-            torch.cuda.set_device(torch.device(self.device))
+            torch.cuda.set_device(fingerprint.cuda_index(self.device))
         elif self.config.compiled:
             import torch._inductor.config as inductor_config
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -9,8 +10,21 @@ import typer
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on, print_json
-from advisor.config import parse_shape
+from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
+
+
+def _check_resumable(db: str | None, workload: str) -> None:
+    """`--resume` with nothing to resume fails before the database is created or changed."""
+    from advisor.db.engine import display_url
+    from advisor.db.store import ResultStore, database_revision
+
+    if database_revision(db).current is not None:
+        with ResultStore.from_url(db, create=False) as store:
+            if any(s["status"] in ("interrupted", "running") for s in store.sweeps(workload)):
+                return
+    raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
+                      "run it without --resume")
 
 
 @app.command()
@@ -58,8 +72,19 @@ def sweep(
         if dims is not None:
             check_shape(dims, wl.shape, file)
         device = resolve_device(device)
+        note = None
+        if dims is None and device == "cpu":
+            # Full-size shapes of real models take seconds per call on a CPU: measure the
+            # smallest traffic shape unless told otherwise, and say so.
+            dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
+            note = (f"measuring {shape_name(dims)}, the smallest traffic shape (CPU default; "
+                    "choose with --shape)")
         space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes), fullgraph)
+        if resume:
+            _check_resumable(db, wl.name)
         store = ResultStore.from_url(db)
+        if note:  # only once every flag is known to be good: a mistake stays one line
+            typer.echo(note, err=True)
         settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                  timeout_s=timeout_s, measure_warm=warm, shape=dims)
         with ProgressObserver() as observer:
