@@ -1,12 +1,14 @@
 """The search space of a sweep: which configs to try. Pure: no torch, no Optuna.
 
 The space is the workload's allowed dtypes x modes x fullgraph x dynamic, narrowed by flags.
-On a CPU, CUDA-graph modes are the same as their graph-less twins and TF32 is plain fp32, so the
-default CPU space leaves them out (asking for them explicitly still measures them).
+On a CPU, CUDA-graph modes are the same as their graph-less twins, TF32 is plain fp32 and fp16 is
+not a serving dtype, so the default CPU space leaves them out (asking for them still measures
+them).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,7 +66,7 @@ def build_space(
         modes = CPU_DEFAULT_MODES if cpu else MODES
     _check(modes, MODES, "mode")
     if dtypes is None:
-        dtypes = [d for d in allowed_dtypes if not (cpu and d == "tf32")]
+        dtypes = [d for d in allowed_dtypes if not (cpu and d in ("tf32", "fp16"))]
     _check(dtypes, DTYPES, "dtype")
     not_allowed = [d for d in dtypes if d not in allowed_dtypes]
     if not_allowed:
@@ -108,6 +110,6 @@ def parse_budget(text: str) -> float:
         seconds = float(value) * units[unit]
     except ValueError:
         raise ConfigError(f"bad budget {text!r}: write e.g. 20m, 90s or 1.5h") from None
-    if seconds <= 0:
-        raise ConfigError(f"bad budget {text!r}: it must be positive")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"bad budget {text!r}: it must be a positive, finite time")
     return seconds

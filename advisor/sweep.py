@@ -101,10 +101,6 @@ def _suggest(trial: Any, space: Space) -> CompileConfig:
     return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
 
 
-def _feasibility(trial: Any) -> list[float]:
-    return [float(trial.user_attrs.get("infeasible", 0.0))]
-
-
 class Sweeper:
     """Runs one sweep; see the module docstring."""
 
@@ -156,9 +152,7 @@ class Sweeper:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = optuna.samplers.TPESampler(
-            seed=self.settings.seed, constraints_func=_feasibility, n_startup_trials=5
-        )
+        sampler = optuna.samplers.TPESampler(seed=self.settings.seed, n_startup_trials=5)
         storage = optuna.storages.RDBStorage(self.store.url)
         return optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
                                    direction="minimize", load_if_exists=True)
@@ -253,7 +247,8 @@ class Sweeper:
         trial.set_user_attr("trial_uuid", record["trial_uuid"])
         trial.set_user_attr("config_key", config.key)
         if record["status"] == "ok":
-            trial.set_user_attr("infeasible", 0.0 if record["passed"] else 1.0)
+            # Correctness and quality are constraints: > 0 means infeasible.
+            trial.set_constraint("accuracy", 0.0 if record["passed"] else 1.0)
             study.tell(trial, record["median_ms"])
         else:
             trial.set_user_attr("failure_reason", record["failure_reason"])

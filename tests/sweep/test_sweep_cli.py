@@ -1,0 +1,270 @@
+"""A real sweep of the tiny workload on the CPU, through the CLI: stored, recommended, readable.
+
+One sweep (eager fp32 and default fp32: one real Inductor compile) is shared by the module; the
+TPE test measures eager configs only, to stay cheap.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from sweep_support import (
+    FOUR_DTYPES,
+    TINY_MLP,
+    advisor,
+    config_keys,
+    json_out,
+    marked_processes,
+    open_store,
+    sqlite_url,
+)
+
+from advisor.config import EAGER_FP32
+from advisor.recommend import recommend
+from advisor.space import build_space
+
+pytestmark = pytest.mark.slow
+
+TINY_SPACE = build_space(("fp32", "bf16"), "cpu", ["eager", "default"], ["fp32"])
+
+
+@dataclass
+class Swept:
+    cwd: Path
+    url: str
+    done: subprocess.CompletedProcess[str]
+    out: dict[str, Any]
+    marker: str
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Swept:
+    cwd = tmp_path_factory.mktemp("sweep")
+    url = sqlite_url(cwd / "a.db")
+    marker = uuid.uuid4().hex
+    done = advisor(
+        "sweep",
+        TINY_MLP,
+        "--db",
+        url,
+        "--no-warm",
+        "--modes",
+        "eager,default",
+        "--dtypes",
+        "fp32",
+        "--json",
+        cwd=cwd,
+        marker=marker,
+    )
+    assert done.returncode == 0, done.stderr
+    return Swept(cwd, url, done, json_out(done), marker)
+
+
+# --- the sweep itself -------------------------------------------------------------------------
+
+
+def test_sweep_prints_json_with_a_recommendation(swept: Swept) -> None:
+    out = swept.out
+    assert out["status"] == "finished"
+    assert out["db"] == swept.url
+    rec = out["recommendation"]
+    assert rec["workload"] == "tiny-mlp"
+    assert rec["fingerprint_hash"] == out["fingerprint"]["fingerprint_hash"]
+    assert isinstance(rec["sentence"], str) and rec["sentence"].startswith(rec["best"]["label"])
+    assert rec["best"]["config"] in [c.to_dict() for c in TINY_SPACE.configs]
+    assert rec["baseline"]["label"] == "fp32 + eager"
+    assert rec["baseline"]["speedup"] == pytest.approx(1.0)
+    assert (rec["n_trials"], rec["n_failed"]) == (2, 0)
+    assert config_keys(out["trials"]) == sorted(TINY_SPACE.keys())
+
+
+def test_progress_goes_to_stderr(swept: Swept) -> None:
+    assert "2 trials planned" in swept.done.stderr
+    for config in TINY_SPACE.configs:
+        assert f"{config.label}:" in swept.done.stderr
+
+
+def test_trials_and_sweep_are_stored(swept: Swept) -> None:
+    with open_store(swept.url) as store:
+        sweep = store.get_sweep(swept.out["sweep_id"])
+        records = store.trials(sweep_id=sweep["id"])
+        assert store.workloads() == ["tiny-mlp"]
+    assert sweep["status"] == "finished"
+    assert sweep["planned_trials"] == 2 and sweep["n_trials"] == 2 and sweep["n_failed"] == 0
+    assert sweep["study_name"] == swept.out["study_name"]
+    assert sweep["settings"]["device"] == "cpu"
+    assert [r["config_key"] for r in records] == TINY_SPACE.keys()  # baseline first
+    assert {r["trial_uuid"] for r in records} == {t["trial_uuid"] for t in swept.out["trials"]}
+    for record in records:
+        assert record["status"] == "ok" and record["passed"] is True
+        assert record["median_ms"] > 0
+        assert record["method"] == "perf_counter"
+        assert record["fingerprint"]["fingerprint_hash"] == sweep["fingerprint_hash"]
+    compiled = records[1]
+    assert compiled["config"]["mode"] == "default"
+    assert compiled["cold_compile_s"] > 0  # compile time recorded for a compiled trial
+    assert compiled["warm_compile_s"] is None  # --no-warm
+
+
+def test_optuna_study_lives_in_the_same_database(swept: Swept) -> None:
+    study = optuna.load_study(study_name=swept.out["study_name"], storage=swept.url)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert len(complete) == 2
+    assert len(study.trials) == 2  # nothing failed, nothing skipped
+    by_key = {t["config_key"]: t for t in swept.out["trials"]}
+    for trial in complete:
+        record = by_key[trial.user_attrs["config_key"]]
+        assert trial.value == pytest.approx(record["median_ms"])
+        assert trial.user_attrs["trial_uuid"] == record["trial_uuid"]
+    assert complete[0].params == {"mode": "eager", "dtype": "fp32"}
+
+
+def test_no_process_of_the_sweep_is_left(swept: Swept) -> None:
+    assert marked_processes(swept.marker) == []
+
+
+# --- reading it back --------------------------------------------------------------------------
+
+
+def test_list(swept: Swept) -> None:
+    done = advisor("list", "--db", swept.url, "--json", cwd=swept.cwd)
+    assert done.returncode == 0, done.stderr
+    (sweep,) = json_out(done)
+    assert (sweep["id"], sweep["status"], sweep["n_trials"]) == (
+        swept.out["sweep_id"],
+        "finished",
+        2,
+    )
+    table = advisor("list", "--db", swept.url, cwd=swept.cwd)
+    assert table.returncode == 0, table.stderr
+    assert "tiny-mlp" in table.stdout and "finished" in table.stdout
+
+
+def test_show(swept: Swept) -> None:
+    sweep_id = str(swept.out["sweep_id"])
+    done = advisor("show", sweep_id, "--db", swept.url, "--json", cwd=swept.cwd)
+    assert done.returncode == 0, done.stderr
+    shown = json_out(done)
+    assert shown["sweep"]["id"] == swept.out["sweep_id"]
+    assert config_keys(shown["trials"]) == sorted(TINY_SPACE.keys())
+    assert shown["recommendation"]["sentence"] == swept.out["recommendation"]["sentence"]
+    table = advisor("show", sweep_id, "--db", swept.url, cwd=swept.cwd)
+    assert table.returncode == 0, table.stderr
+    assert "fp32 + default" in table.stdout and "fp32 + eager" in table.stdout
+
+
+def test_show_an_unknown_sweep_is_one_line_and_exit_2(swept: Swept) -> None:
+    done = advisor("show", "999", "--db", swept.url, cwd=swept.cwd)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["advisor: error: no sweep 999 in " + swept.url]
+
+
+def test_recommend_by_fingerprint(swept: Swept) -> None:
+    fingerprint = swept.out["fingerprint"]["fingerprint_hash"]
+    done = advisor(
+        "recommend",
+        "tiny-mlp",
+        "--db",
+        swept.url,
+        "--fingerprint",
+        fingerprint,
+        "--json",
+        cwd=swept.cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    rec = json_out(done)
+    assert rec["sentence"] == swept.out["recommendation"]["sentence"]
+    assert rec["best"]["trial_uuid"] == swept.out["recommendation"]["best"]["trial_uuid"]
+    text = advisor(
+        "recommend", "tiny-mlp", "--db", swept.url, "--fingerprint", fingerprint, cwd=swept.cwd
+    )
+    assert text.returncode == 0, text.stderr
+    assert swept.out["recommendation"]["best"]["label"] in text.stdout
+
+
+def test_recommend_for_this_device(swept: Swept) -> None:
+    done = advisor(
+        "recommend", "tiny-mlp", "--db", swept.url, "--device", "cpu", "--json", cwd=swept.cwd
+    )
+    assert done.returncode == 0, done.stderr
+    assert json_out(done)["fingerprint_hash"] == swept.out["fingerprint"]["fingerprint_hash"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["nosuch-workload"], "no results for workload 'nosuch-workload'"),
+        (["tiny-mlp", "--fingerprint", "0000"], "no trials of tiny-mlp"),
+    ],
+)
+def test_recommend_without_results_is_one_line_and_exit_2(
+    swept: Swept, args: list[str], words: str
+) -> None:
+    done = advisor("recommend", *args, "--db", swept.url, cwd=swept.cwd)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert words in line
+
+
+def test_resume_with_nothing_interrupted_is_one_line_and_writes_nothing(swept: Swept) -> None:
+    with open_store(swept.url) as store:
+        before = store.sweeps(), store.trials()
+    done = advisor(
+        "sweep",
+        TINY_MLP,
+        "--db",
+        swept.url,
+        "--no-warm",
+        "--modes",
+        "eager,default",
+        "--dtypes",
+        "fp32",
+        "--resume",
+        cwd=swept.cwd,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("advisor: error: no interrupted sweep of tiny-mlp")
+    with open_store(swept.url) as store:
+        assert (store.sweeps(), store.trials()) == before
+
+
+# --- a budget smaller than the space: TPE -----------------------------------------------------
+
+
+def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
+    """Also the human output: the table and the recommendation sentence on stdout."""
+    space = build_space(
+        ("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], ["fp32", "tf32", "bf16", "fp16"]
+    )
+    assert len(space) == 4
+    url = sqlite_url(tmp_path / "a.db")
+    args = ["--modes", "eager", "--dtypes", "fp32,tf32,bf16,fp16", "--trials", "2"]
+    done = advisor("sweep", FOUR_DTYPES, "--db", url, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with open_store(url) as store:
+        (sweep,) = store.sweeps()
+        records = store.trials(sweep_id=sweep["id"])
+    assert sweep["status"] == "finished"
+    assert sweep["planned_trials"] == 2 and sweep["settings"]["n_trials"] == 2
+    keys = [r["config_key"] for r in records]
+    assert len(keys) == 2 and len(set(keys)) == 2
+    assert keys[0] == EAGER_FP32.key and keys[1] in set(space.keys())
+
+    study = optuna.load_study(study_name=sweep["study_name"], storage=url)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert [t.user_attrs["config_key"] for t in complete] == keys
+    # The baseline was enqueued; the second config was proposed by the sampler, not enqueued.
+    assert "fixed_params" in complete[0].system_attrs
+    assert "fixed_params" not in complete[1].system_attrs
+
+    sentence = recommend("four-dtypes", records, sweep["fingerprint_hash"]).sentence
+    stdout = " ".join(done.stdout.split())  # rich may wrap lines
+    assert "four-dtypes: best configs (2 trials, 0 failed" in stdout
+    assert "recommendation: " + " ".join(sentence.split()) in stdout

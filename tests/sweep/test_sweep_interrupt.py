@@ -1,0 +1,116 @@
+"""Ctrl-C / SIGTERM mid-sweep, then --resume: nothing duplicated, nothing lost, no child left."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from sweep_support import (
+    FOUR_DTYPES,
+    advisor,
+    advisor_command,
+    cli_env,
+    config_keys,
+    json_out,
+    marked_processes,
+    open_store,
+    sqlite_url,
+    stored_trials,
+    trial_children,
+)
+
+from advisor.space import build_space
+
+pytestmark = pytest.mark.slow
+
+DTYPES = "fp32,bf16,fp16"
+SPACE = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], DTYPES.split(","))
+SWEEP_ARGS = ("sweep", str(FOUR_DTYPES), "--modes", "eager", "--dtypes", DTYPES, "--json")
+FIRST_TRIAL_DEADLINE_S = 180
+POLL_S = 0.2
+
+
+def _wait_for_a_stored_trial_and_a_running_child(
+    proc: subprocess.Popen[bytes], db_path: Path, marker: str
+) -> None:
+    """Until the sweep has stored a trial and is running the next one's child."""
+    deadline = time.monotonic() + FIRST_TRIAL_DEADLINE_S
+    while not (stored_trials(db_path) and trial_children(marker)):
+        assert proc.poll() is None, "the sweep ended before it could be interrupted"
+        assert time.monotonic() < deadline, "no trial stored before the deadline"
+        time.sleep(POLL_S)
+
+
+def _interrupt(
+    tmp_path: Path, signum: signal.Signals
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """Start a sweep, signal it once a trial is stored and the next one runs; check the state
+    it leaves: exit 130, marked interrupted, finished trials kept, the killed one not stored,
+    no child left. Returns (url, sweep, kept trials)."""
+    db_path = tmp_path / "a.db"
+    url = sqlite_url(db_path)
+    marker = uuid.uuid4().hex
+    with open(tmp_path / "out.json", "wb") as out, open(tmp_path / "err.txt", "wb") as err:
+        proc = subprocess.Popen(
+            [*advisor_command(), *SWEEP_ARGS, "--db", url],
+            cwd=tmp_path,
+            env=cli_env(marker),
+            stdout=out,
+            stderr=err,
+        )
+        try:
+            _wait_for_a_stored_trial_and_a_running_child(proc, db_path, marker)
+            proc.send_signal(signum)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert code == 130, (tmp_path / "err.txt").read_text()
+    assert marked_processes(marker) == []
+    interrupted = json.loads((tmp_path / "out.json").read_text())
+    assert interrupted["status"] == "interrupted"
+    with open_store(url) as store:
+        (sweep,) = store.sweeps()
+        kept = store.trials(sweep_id=sweep["id"])
+    assert sweep["status"] == "interrupted" and sweep["id"] == interrupted["sweep_id"]
+    assert 1 <= len(kept) < len(SPACE)
+    assert all(r["status"] == "ok" for r in kept)  # the killed trial is no failure
+    assert len(set(config_keys(kept))) == len(kept)
+    assert kept[0]["config_key"] == SPACE.keys()[0]
+    return url, sweep, kept
+
+
+def test_sigint_then_resume_measures_every_config_once(tmp_path: Path) -> None:
+    assert len(SPACE) >= 3
+    url, sweep, kept = _interrupt(tmp_path, signal.SIGINT)
+
+    # Resume: the same sweep goes on and measures only what is missing.
+    resumed = advisor(*SWEEP_ARGS, "--db", url, "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    out = json_out(resumed)
+    assert out["sweep_id"] == sweep["id"] and out["status"] == "finished"
+    assert out["study_name"] == sweep["study_name"]
+    assert f"{len(kept)} already done" in resumed.stderr
+    with open_store(url) as store:
+        (finished,) = store.sweeps()
+        records = store.trials(sweep_id=sweep["id"])
+    assert finished["status"] == "finished"
+    assert config_keys(records) == sorted(SPACE.keys())  # each once: none lost, none repeated
+    assert {r["trial_uuid"] for r in kept} <= {r["trial_uuid"] for r in records}
+    assert out["recommendation"]["best"] is not None
+
+    study = optuna.load_study(study_name=sweep["study_name"], storage=url)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert sorted(t.user_attrs["config_key"] for t in complete) == sorted(SPACE.keys())
+
+
+def test_sigterm_interrupts_the_same_way(tmp_path: Path) -> None:
+    _interrupt(tmp_path, signal.SIGTERM)  # resuming is the same code path as after SIGINT
