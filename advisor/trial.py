@@ -12,6 +12,7 @@ dtype -> torch.compile -> first call (cold start) -> accuracy and quality agains
 from __future__ import annotations
 
 import json
+import math
 import resource
 import sys
 import time
@@ -106,7 +107,8 @@ def _to_cpu_fp32(out: Any) -> Any:
     if isinstance(out, dict):
         return {key: _to_cpu_fp32(value) for key, value in out.items()}
     if isinstance(out, (list, tuple)):
-        return type(out)(_to_cpu_fp32(v) for v in out) if not hasattr(out, "_fields") else out
+        items = [_to_cpu_fp32(v) for v in out]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
     return out
 
 
@@ -137,18 +139,19 @@ def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[st
         if ref.shape != cand.shape:
             raise WorkloadError(f"output shape {tuple(cand.shape)} != {tuple(ref.shape)}")
         ref64, cand64 = ref.double(), cand.double()
-        diff = (cand64 - ref64).abs()
-        if diff.numel() == 0:
+        if ref64.numel() == 0:
             continue
-        if not torch.isfinite(cand64).all() and not torch.equal(
-            torch.isfinite(cand64), torch.isfinite(ref64)
-        ):
-            correct = False
-        diff = torch.nan_to_num(diff, nan=float("inf"))
+        # Equal elements (matching infinities too) and NaN where the reference has NaN agree;
+        # any other non-finite element is an infinite error. Non-finite references get no slack.
+        agree = (cand64 == ref64) | (cand64.isnan() & ref64.isnan())
+        diff = torch.where(agree, 0.0, (cand64 - ref64).abs())
+        diff = torch.nan_to_num(diff, nan=math.inf, posinf=math.inf)
+        rel = torch.where(agree, 0.0, diff / ref64.abs().clamp_min(1e-12))
+        rel = torch.nan_to_num(rel, nan=math.inf, posinf=math.inf)
+        allowed = torch.where(ref64.isfinite(), atol + rtol * ref64.abs(), 0.0)
         max_abs = max(max_abs, float(diff.max()))
-        denom = ref64.abs().clamp_min(1e-12)
-        max_rel = max(max_rel, float((diff / denom).max()))
-        correct = correct and bool((diff <= atol + rtol * ref64.abs()).all())
+        max_rel = max(max_rel, float(rel.max()))
+        correct = correct and bool((diff <= allowed).all())
     return {"max_abs_err": max_abs, "max_rel_err": max_rel, "correct": correct}
 
 
@@ -205,10 +208,7 @@ class TrialRun:
         shapes = self.spec.get("shapes") or [{"dims": wl.shape, "weight": 1.0}]
         if self.device.startswith("cuda"):
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
-        elif self.config.compiled:
-            import torch._inductor.config as inductor_config
-
-            inductor_config.cpp.enable_kernel_profile = True  # names of generated C++ kernels
+        _inductor_settings(self.device, self.config)
         torch.set_float32_matmul_precision("highest")
         refs, eager_profile = self._reference(wl, shapes)
         rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
@@ -385,12 +385,21 @@ def _peak_mem(device: str) -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
+def _inductor_settings(device: str, config: CompileConfig) -> None:
+    """Inductor settings of a trial: the warm start must share them, or it misses the cache."""
+    if config.compiled and not device.startswith("cuda"):
+        import torch._inductor.config as inductor_config
+
+        inductor_config.cpp.enable_kernel_profile = True  # names of generated C++ kernels
+
+
 def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     """Second process on the same cache dir: time from torch.compile to the first result."""
     import torch
 
     config = CompileConfig.from_dict(spec["config"])
     device = spec["device"]
+    _inductor_settings(device, config)
     wl = load_workload(spec["workload_path"]).workload
     if config.dtype == "tf32":
         torch.set_float32_matmul_precision("high")
