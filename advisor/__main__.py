@@ -1,0 +1,5 @@
+"""`python -m advisor` is the `advisor` command."""
+
+from advisor.cli.app import main
+
+main()
