@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 
-def plain_median_ms(fn: Any, args: Any, device: str, cudagraphs: bool,
-                    warmup: int = 25, iterations: int = 100) -> float:
+def plain_median_ms(
+    fn: Any, args: Any, device: str, cudagraphs: bool, warmup: int = 25, iterations: int = 100
+) -> float:
     import torch
 
     def call() -> Any:
@@ -90,21 +91,32 @@ def main() -> None:
     for record in store.trials(sweep_id=args.sweep, status="ok"):
         plain = bench_trial(record, args.caches)
         label = f"{record['config']['dtype']} + {record['config']['mode']}"
-        rows.append({
-            "config": label, "shape": record["shapes"][0]["shape"],
-            "device": record["fingerprint"]["device_name"],
-            "advisor_median_ms": record["median_ms"], "plain_median_ms": plain,
-            "ratio": record["median_ms"] / plain, "cold_compile_s": record["cold_compile_s"],
-            "kernels_per_call": record["kernels_per_call"],
-            "launches_per_call": record["launches_per_call"],
-            "eager_kernels_per_call": record["eager_kernels_per_call"],
-        })
-        print(f"{label:40s} advisor {record['median_ms']:.4f} ms  plain {plain:.4f} ms  "
-              f"ratio {record['median_ms'] / plain:.3f}", flush=True)
+        rows.append(
+            {
+                "config": label,
+                "shape": record["shapes"][0]["shape"],
+                "device": record["fingerprint"]["device_name"],
+                "advisor_median_ms": record["median_ms"],
+                "plain_median_ms": plain,
+                "ratio": record["median_ms"] / plain,
+                "cold_compile_s": record["cold_compile_s"],
+                "kernels_per_call": record["kernels_per_call"],
+                "launches_per_call": record["launches_per_call"],
+                "eager_kernels_per_call": record["eager_kernels_per_call"],
+            }
+        )
+        print(
+            f"{label:40s} advisor {record['median_ms']:.4f} ms  plain {plain:.4f} ms  "
+            f"ratio {record['median_ms'] / plain:.3f}",
+            flush=True,
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "trial_vs_plain.json").write_text(json.dumps(rows, indent=2))
-    lines = ["| config | shape | advisor median ms | plain median ms | ratio | cold compile s "
-             "| kernels/call | launches/call |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| config | shape | advisor median ms | plain median ms | ratio | cold compile s "
+        "| kernels/call | launches/call |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['shape']} | {r['advisor_median_ms']:.4f} | "

@@ -4,6 +4,13 @@
     store = ResultStore.from_url("postgresql+psycopg://user@host/db")
 
 Nothing outside this package writes SQL; everything goes through `ResultStore`.
+
+    store.py     ResultStore (the API), upgrade_database, database_revision
+    models.py    the tables (SQLAlchemy 2 typed ORM), all prefixed advisor_
+    schema.py    Alembic revisions: find the shipped migrations, check, create, upgrade
+    engine.py    URLs (which database, masked for messages), engines, one-line errors
+    rows.py      trial records <-> rows;  writes.py, queries.py: the statements
+    transfer.py  export files (JSON, CSV)
 """
 
 from advisor.db.engine import display_url, masked_url, resolve_url

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError, StatementError
 
 from advisor.errors import StoreError
 
@@ -110,7 +110,7 @@ def _sqlite_engine(url: URL) -> Engine:
 
 def describe(error: BaseException, url: URL) -> str:
     """The first meaningful line of a driver error, with the URL's password masked."""
-    original = error.orig if isinstance(error, DBAPIError) and error.orig else error
+    original = error.orig if isinstance(error, StatementError) and error.orig else error
     text = " ".join(str(original).split()) or type(original).__name__
     text = text.removeprefix("connection failed: ").replace("FATAL: ", "")
     if url.password:

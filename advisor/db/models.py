@@ -9,14 +9,16 @@ these models agree).
     advisor_environments   one row per software stack (fingerprint ``env_hash``)
     advisor_workloads      one row per (workload name, source sha256)
     advisor_sweeps         one search over configs of a workload on a device: an Optuna study
-    advisor_trials         one measured (or failed) config: the trial record, flattened
+    advisor_trials         one measured (or failed) config: the trial record's scalars
+    advisor_trial_details  the rest of a trial record (fingerprint, kernel names, error tail)
     advisor_shape_measurements   the per-shape figures of a trial, in traffic order
+    advisor_trial_groups   one row per workload x device x environment with trials
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -29,8 +31,10 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -43,6 +47,10 @@ NAMING_CONVENTION = {
 }
 
 SWEEP_STATUSES = ("running", "finished", "interrupted", "failed")
+# "Passed" trials (ok and correct): the predicate of the partial index ix_advisor_trials_best,
+# written as queries render it (queries.PASSED) so that both databases use the index.
+PASSED_SQL = {"sqlite": "status = 'ok' AND passed = 1", "postgresql": "status = 'ok' AND passed"}
+BEST_INDEX_COLUMNS = ("workload_id", "device_id", "environment_id", "median_ms", "id", "config_key")
 TRIAL_STATUSES = ("ok", "failed")
 
 Hash = String(64)
@@ -52,6 +60,11 @@ Timestamp = DateTime(timezone=True)
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: Timestamp}
+
+
+def table(model: type[Base]) -> Table:
+    """A model's Core table (typed as the Table it is, for SQLAlchemy Core statements)."""
+    return cast(Table, model.__table__)
 
 
 class Device(Base):
@@ -132,7 +145,13 @@ class Trial(Base):
     __tablename__ = "advisor_trials"
     __table_args__ = (
         Index(
-            "ix_advisor_trials_workload", "workload_id", "device_id", "environment_id", "median_ms"
+            "ix_advisor_trials_best",
+            *BEST_INDEX_COLUMNS,
+            sqlite_where=text(PASSED_SQL["sqlite"]),
+            postgresql_where=text(PASSED_SQL["postgresql"]),
+        ),
+        Index(
+            "ix_advisor_trials_workload", "workload_id", "device_id", "environment_id", "config_key"
         ),
         Index("ix_advisor_trials_device", "device_id", "started_at"),
         Index("ix_advisor_trials_sweep", "sweep_id", "config_key"),
@@ -163,7 +182,6 @@ class Trial(Base):
 
     status: Mapped[str] = mapped_column(String(16))
     failure_reason: Mapped[str | None] = mapped_column(String(32))
-    error_tail: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
 
@@ -202,21 +220,48 @@ class Trial(Base):
     quality_passed: Mapped[bool | None] = mapped_column(Boolean)
     passed: Mapped[bool | None] = mapped_column(Boolean)
 
-    # lists and dicts of the record, kept whole
+    sweep: Mapped[Sweep | None] = relationship()
+    workload: Mapped[Workload] = relationship()
+    device: Mapped[Device] = relationship()
+    environment: Mapped[Environment] = relationship()
+    details: Mapped[TrialDetails] = relationship(cascade="all, delete-orphan")
+    shapes: Mapped[list[ShapeMeasurement]] = relationship(
+        order_by="ShapeMeasurement.position", cascade="all, delete-orphan"
+    )
+
+
+class TrialDetails(Base):
+    """The bulky part of a trial record, kept apart so that scans of trials stay narrow."""
+
+    __tablename__ = "advisor_trial_details"
+
+    trial_id: Mapped[int] = mapped_column(
+        ForeignKey("advisor_trials.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    error_tail: Mapped[str | None] = mapped_column(Text)
     graph_breaks: Mapped[list[Any] | None]
     kernel_names: Mapped[list[Any] | None]
     eager_kernel_names: Mapped[list[Any] | None]
     telemetry: Mapped[dict[str, Any] | None]
     fingerprint: Mapped[dict[str, Any] | None]
+    # keys a record had beyond advisor.record's, kept so that nothing is lost
     extra: Mapped[dict[str, Any] | None]
 
-    sweep: Mapped[Sweep | None] = relationship()
-    workload: Mapped[Workload] = relationship()
-    device: Mapped[Device] = relationship()
-    environment: Mapped[Environment] = relationship()
-    shapes: Mapped[list[ShapeMeasurement]] = relationship(
-        order_by="ShapeMeasurement.position", cascade="all, delete-orphan"
-    )
+
+class TrialGroup(Base):
+    """A workload on a device with a software stack: what a best config is chosen within.
+
+    The store adds a group with its first trial, so that "the best config of every group" is
+    one probe of ix_advisor_trials_best per group instead of a scan of every trial.
+    """
+
+    __tablename__ = "advisor_trial_groups"
+    __table_args__ = (UniqueConstraint("workload_id", "device_id", "environment_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("advisor_workloads.id"))
+    device_id: Mapped[int] = mapped_column(ForeignKey("advisor_devices.id"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("advisor_environments.id"))
 
 
 class ShapeMeasurement(Base):

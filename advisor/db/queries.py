@@ -5,21 +5,36 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, func, select
+from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, true
 from sqlalchemy.orm import Session
 
 from advisor.config import EAGER_FP32
 from advisor.db import rows
-from advisor.db.models import Device, Environment, ShapeMeasurement, Sweep, Trial, Workload
+from advisor.db.models import (
+    Device,
+    Environment,
+    ShapeMeasurement,
+    Sweep,
+    Trial,
+    TrialDetails,
+    TrialGroup,
+    Workload,
+    table,
+)
 
-T = Trial.__table__
-S = Sweep.__table__
-W = Workload.__table__
-D = Device.__table__
-E = Environment.__table__
-SH = ShapeMeasurement.__table__
+T = table(Trial)
+S = table(Sweep)
+W = table(Workload)
+D = table(Device)
+E = table(Environment)
+SH = table(ShapeMeasurement)
+TD = table(TrialDetails)
+G = table(TrialGroup)
 
-PASSED = and_(T.c.status == "ok", T.c.passed.is_(True), T.c.median_ms.is_not(None))
+# Rendered as models.PASSED_SQL (literals, not parameters) so the partial index applies.
+PASSED = and_(T.c.status == literal_column("'ok'"), T.c.passed == true())
+BEST = and_(PASSED, T.c.median_ms.is_not(None))
+CHUNK = 5000  # ids per IN (...) list
 DEVICE_COLUMNS = (D.c.device_hash, *(D.c[name] for name in rows.DEVICE_FIELDS))
 ENV_COLUMNS = (E.c.env_hash, *(E.c[name] for name in rows.ENV_FIELDS))
 
@@ -46,6 +61,20 @@ def trial_filters(
     return where
 
 
+def sweep_filters(
+    workload: str | None = None, status: str | None = None, device_hash: str | None = None
+) -> list[ColumnElement[bool]]:
+    """WHERE clauses on sweeps (joined with workloads and devices) for the given filters."""
+    where: list[ColumnElement[bool]] = []
+    if workload is not None:
+        where.append(W.c.name == workload)
+    if status is not None:
+        where.append(S.c.status == status)
+    if device_hash is not None:
+        where.append(D.c.device_hash == device_hash)
+    return where
+
+
 def _trials_select(*columns: Any) -> Select[Any]:
     return (
         select(*columns)
@@ -60,7 +89,15 @@ def trial_records(
 ) -> list[dict[str, Any]]:
     """Full trial records (record.py shape + sweep_id/sweep_uuid), oldest first."""
     query = (
-        _trials_select(T, W.c.name, W.c.source_sha256, W.c.info, S.c.uuid.label("sweep_uuid"))
+        _trials_select(
+            T,
+            *(c for c in TD.c if c.name != "trial_id"),
+            W.c.name,
+            W.c.source_sha256,
+            W.c.info,
+            S.c.uuid.label("sweep_uuid"),
+        )
+        .join(TD, TD.c.trial_id == T.c.id)
         .outerjoin(S, S.c.id == T.c.sweep_id)
         .where(*where)
     )
@@ -68,18 +105,15 @@ def trial_records(
         query = query.order_by(T.c.started_at.desc(), T.c.id.desc()).limit(limit)
         found = list(reversed(session.execute(query).mappings().all()))
     else:
-        found = session.execute(query.order_by(T.c.started_at, T.c.id)).mappings().all()
+        found = list(session.execute(query.order_by(T.c.started_at, T.c.id)).mappings())
     shapes = _shapes(session, [row["id"] for row in found])
-    return [
-        rows.record_from_row(row, row, shapes.get(row["id"], []), row["sweep_uuid"])
-        for row in found
-    ]
+    return [rows.record_from_row(row, shapes.get(row["id"], [])) for row in found]
 
 
 def _shapes(session: Session, trial_ids: list[int]) -> dict[int, list[Any]]:
     by_trial: dict[int, list[Any]] = defaultdict(list)
-    for start in range(0, len(trial_ids), 5000):
-        chunk = trial_ids[start : start + 5000]
+    for start in range(0, len(trial_ids), CHUNK):
+        chunk = trial_ids[start : start + CHUNK]
         query = select(SH).where(SH.c.trial_id.in_(chunk)).order_by(SH.c.trial_id, SH.c.position)
         for shape in session.execute(query).mappings():
             by_trial[shape["trial_id"]].append(shape)
@@ -173,54 +207,74 @@ def device_dicts(session: Session) -> list[dict[str, Any]]:
     return [dict(row) for row in session.execute(query).mappings()]
 
 
-_GROUP = (T.c.workload_id, T.c.device_id, T.c.environment_id)
+def _group_probe(*where: ColumnElement[bool]) -> Select[Any]:
+    """Trials of the enclosing query's group (correlated), passed, with the extra conditions."""
+    return (
+        select(T.c.id)
+        .where(
+            T.c.workload_id == G.c.workload_id,
+            T.c.device_id == G.c.device_id,
+            T.c.environment_id == G.c.environment_id,
+            BEST,
+            *where,
+        )
+        .correlate(G)
+    )
 
 
 def best_per_workload_device(session: Session, workload: str | None) -> list[dict[str, Any]]:
-    """Per workload x device x environment: the passed trial with the lowest median."""
-    where = [PASSED] if workload is None else [PASSED, W.c.name == workload]
-    ranked = (
-        _trials_select(
-            T.c.id,
-            func.row_number()
-            .over(partition_by=_GROUP, order_by=(T.c.median_ms, T.c.id))
-            .label("rank"),
-            func.count().over(partition_by=_GROUP).label("n_passed"),
-        )
-        .where(*where)
-        .subquery()
-    )
+    """Per workload x device x environment: the passed trial with the lowest median.
+
+    First the best trial id and the eager baseline of every group, each one probe of the
+    partial index ix_advisor_trials_best (so the cost grows with the number of groups, not of
+    trials); then those trials by primary key. Two steps keep the plan good on a PostgreSQL
+    that has no statistics yet.
+    """
+    best_id = _group_probe().order_by(T.c.median_ms, T.c.id).limit(1).scalar_subquery()
     eager = (
-        select(*_GROUP, func.min(T.c.median_ms).label("eager_median_ms"))
-        .where(PASSED, T.c.config_key == EAGER_FP32.key)
-        .group_by(*_GROUP)
-        .subquery()
+        _group_probe(T.c.config_key == EAGER_FP32.key)
+        .with_only_columns(func.min(T.c.median_ms))
+        .scalar_subquery()
     )
-    query = (
-        select(
-            W.c.name.label("workload"), W.c.source_sha256, *DEVICE_COLUMNS, *ENV_COLUMNS,
-            T.c.uuid.label("trial_uuid"), T.c.sweep_id, T.c.config_key, T.c.config, T.c.mode,
-            T.c.dtype, T.c.median_ms, T.c.p90_ms, T.c.p99_ms, T.c.cold_compile_s,
-            T.c.peak_mem_bytes, T.c.started_at, ranked.c.n_passed, eager.c.eager_median_ms,
+    groups = select(best_id, eager).select_from(G)
+    if workload is not None:
+        groups = groups.where(G.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
+    eager_of = {trial_id: base for trial_id, base in session.execute(groups) if trial_id}
+    found: list[dict[str, Any]] = []
+    ids = sorted(eager_of)
+    for start in range(0, len(ids), CHUNK):
+        query = _best_trials().where(T.c.id.in_(ids[start : start + CHUNK]))
+        found += (
+            _with_speedup(row, eager_of[row["id"]]) for row in session.execute(query).mappings()
         )
-        .select_from(ranked)
-        .join(T, T.c.id == ranked.c.id)
+    return sorted(found, key=_display_order)
+
+
+def _display_order(best: dict[str, Any]) -> tuple[str, ...]:
+    return (best["workload"], best["device_name"] or "", best["device_hash"], best["env_hash"])
+
+
+def _best_trials() -> Select[Any]:
+    return (
+        select(
+            T.c.id, W.c.name.label("workload"), W.c.source_sha256, *DEVICE_COLUMNS,
+            *ENV_COLUMNS, T.c.uuid.label("trial_uuid"), T.c.sweep_id, T.c.config_key,
+            T.c.config, T.c.mode, T.c.dtype, T.c.median_ms, T.c.p90_ms, T.c.p99_ms,
+            T.c.cold_compile_s, T.c.peak_mem_bytes, T.c.started_at,
+        )
+        .select_from(T)
         .join(W, W.c.id == T.c.workload_id)
         .join(D, D.c.id == T.c.device_id)
         .join(E, E.c.id == T.c.environment_id)
-        .outerjoin(eager, and_(*(eager.c[c.name] == c for c in _GROUP)))
-        .where(ranked.c.rank == 1)
-        .order_by(W.c.name, D.c.device_name, D.c.device_hash, E.c.env_hash)
     )  # fmt: skip
-    return [_with_speedup(row) for row in session.execute(query).mappings()]
 
 
-def _with_speedup(row: Any) -> dict[str, Any]:
-    out = dict(row)
+def _with_speedup(row: Any, eager: float | None) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if k != "id"}
     out["source_sha256"] = out["source_sha256"] or None
     out["started_at"] = rows.to_iso(out["started_at"])
-    eager, best = out["eager_median_ms"], out["median_ms"]
-    out["speedup"] = eager / best if eager and best else None
+    out["eager_median_ms"] = eager
+    out["speedup"] = eager / out["median_ms"] if eager and out["median_ms"] else None
     return out
 
 

@@ -1,10 +1,10 @@
 """Trial records <-> table rows. Pure: no database access.
 
-A record (`advisor.record`) is split into a trial row (scalars as typed columns, lists and dicts
-as JSON), its shape rows, and the rows of its device, environment and workload; the way back
-rebuilds exactly the record's keys. Timestamps are stored as UTC datetimes and come back as
-``datetime.isoformat()`` in UTC. Keys a record has beyond `record.empty_record()` are kept in the
-trial's ``extra`` JSON and come back as they were.
+A record (`advisor.record`) is split into a trial row (its scalars, as typed columns), a details
+row (its lists, dicts and error tail, as JSON and text), its shape rows, and the rows of its
+device, environment and workload; the way back rebuilds exactly the record's keys. Timestamps
+are stored as UTC datetimes and come back as ``datetime.isoformat()`` in UTC. Keys a record has
+beyond `record.empty_record()` are kept in the trial's ``extra`` JSON and come back as they were.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, Double, Integer, String, Table, Text
 
-from advisor.db.models import TRIAL_STATUSES, Device, Environment, ShapeMeasurement, Trial
+from advisor.db.models import (
+    TRIAL_STATUSES,
+    Device,
+    Environment,
+    ShapeMeasurement,
+    Trial,
+    table,
+)
 from advisor.errors import StoreError
 from advisor.record import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, empty_record
 
@@ -34,22 +41,24 @@ PLACEMENT_KEYS = ("sweep_id", "sweep_uuid", "sweep")
 RECORD_KEYS = tuple(empty_record())
 
 
-def _caster(table: Table, name: str) -> Callable[[Any], Any]:
+Cast = tuple[type, Callable[[Any], Any]]
+
+
+def _caster(table: Table, name: str) -> Cast:
+    """The Python type a column holds, and how to make one from a near miss."""
     kind = type(table.c[name].type)
     if issubclass(kind, Boolean):
-        return _to_bool
+        return bool, _to_bool
     if issubclass(kind, (Integer, BigInteger)):
-        return _to_int
+        return int, _to_int
     if issubclass(kind, Double):
-        return float
+        return float, float
     if issubclass(kind, (String, Text)):
-        return str
-    return lambda value: value
+        return str, str
+    return object, lambda value: value  # JSON: kept as it is
 
 
 def _to_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     raise ValueError(f"{value!r} is not true or false")
@@ -61,22 +70,26 @@ def _to_int(value: Any) -> int:
     return int(value)
 
 
-def _casters(table: Table, names: tuple[str, ...]) -> dict[str, Callable[[Any], Any]]:
+def _casters(table: Table, names: tuple[str, ...]) -> dict[str, Cast]:
     return {name: _caster(table, name) for name in names}
 
 
-_TRIAL_CASTS = _casters(Trial.__table__, (*METRIC_KEYS, *CONFIG_COLUMNS))
-_SHAPE_CASTS = _casters(ShapeMeasurement.__table__, SHAPE_KEYS)
-_DEVICE_CASTS = _casters(Device.__table__, DEVICE_FIELDS)
-_ENV_CASTS = _casters(Environment.__table__, ENV_FIELDS)
+_TRIAL_CASTS = _casters(table(Trial), (*METRIC_KEYS, *CONFIG_COLUMNS))
+_SHAPE_CASTS = _casters(table(ShapeMeasurement), SHAPE_KEYS)
+_DEVICE_CASTS = _casters(table(Device), DEVICE_FIELDS)
+_ENV_CASTS = _casters(table(Environment), ENV_FIELDS)
 
 
-def _cast(casts: Mapping[str, Callable[[Any], Any]], data: Mapping[str, Any], what: str) -> dict:
+def _cast(casts: Mapping[str, Cast], data: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """The values of ``data`` for the cast keys, each of its column's type (or None)."""
     out = {}
-    for key, cast in casts.items():
+    for key, (kind, cast) in casts.items():
         value = data.get(key)
+        if value is None or type(value) is kind:
+            out[key] = value
+            continue
         try:
-            out[key] = None if value is None else cast(value)
+            out[key] = cast(value)
         except (TypeError, ValueError) as e:
             raise StoreError(f"{what}: {key}={value!r} is not valid ({e})") from None
     return out
@@ -174,15 +187,22 @@ def trial_row(record: Mapping[str, Any], what: str) -> dict[str, Any]:
         "config_key": record["config_key"],
         "status": record["status"],
         "failure_reason": record["failure_reason"],
-        "error_tail": record["error_tail"],
         "started_at": to_datetime(record["started_at"], f"{what}: started_at"),
         "finished_at": to_datetime(record["finished_at"], f"{what}: finished_at"),
-        "extra": _extra(record),
     }
     config_fields = config if isinstance(config, dict) else {}
     row.update(_cast(_TRIAL_CASTS, {**record, **config_fields}, what))
-    row.update({key: record[key] for key in JSON_KEYS})
     return row
+
+
+def details_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The trial's bulky part (advisor_trial_details, without its trial_id)."""
+    error_tail = record["error_tail"]
+    return {
+        "error_tail": None if error_tail is None else str(error_tail),
+        "extra": _extra(record),
+        **{key: record[key] for key in JSON_KEYS},
+    }
 
 
 def host_of(fingerprint: Mapping[str, Any]) -> str | None:
@@ -205,13 +225,12 @@ def shape_rows(record: Mapping[str, Any], what: str) -> list[dict[str, Any]]:
     ]
 
 
-def record_from_row(
-    trial: Mapping[str, Any],
-    workload: Mapping[str, Any],
-    shapes: list[Mapping[str, Any]],
-    sweep_uuid: str | None,
-) -> dict[str, Any]:
-    """The trial record again, keys in `record.empty_record()` order, then sweep_id/sweep_uuid."""
+def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> dict[str, Any]:
+    """The trial record again, keys in `record.empty_record()` order, then sweep_id/sweep_uuid.
+
+    ``trial`` holds the columns of the trial, of its details row, its workload's name,
+    source_sha256 and info, and its sweep's uuid as ``sweep_uuid``.
+    """
     record = empty_record()
     record.update({key: trial[key] for key in METRIC_KEYS})
     record.update({key: trial[key] for key in JSON_KEYS})
@@ -223,7 +242,7 @@ def record_from_row(
         error_tail=trial["error_tail"],
         started_at=to_iso(trial["started_at"]),
         finished_at=to_iso(trial["finished_at"]),
-        workload=workload_dict(workload, trial["workload_path"]),
+        workload=workload_dict(trial, trial["workload_path"]),
         config=trial["config"],
         config_key=trial["config_key"],
         device=trial["requested_device"],
@@ -231,11 +250,11 @@ def record_from_row(
     )
     record.update(trial["extra"] or {})
     record["sweep_id"] = trial["sweep_id"]
-    record["sweep_uuid"] = sweep_uuid
+    record["sweep_uuid"] = trial["sweep_uuid"]
     return record
 
 
-def workload_dict(workload: Mapping[str, Any], path: str | None) -> dict[str, Any]:
+def workload_dict(workload: Mapping[Any, Any], path: str | None) -> dict[str, Any]:
     return {
         "name": workload["name"],
         "path": path,

@@ -6,6 +6,9 @@ in code; its version table is ``advisor_alembic_version`` (Optuna keeps its own
 ``alembic_version`` in the same database). Creating or upgrading the schema holds a database
 lock (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL), so processes that open a
 new database at the same time do not race.
+
+Opening a database at head only reads its version table: Alembic is imported when a schema is
+created or upgraded, so commands that just use the store start fast.
 """
 
 from __future__ import annotations
@@ -16,18 +19,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy import Column, Connection, Engine, MetaData, String, Table, inspect, select, text
 
 from advisor.db.engine import WRITE_OPTION, masked_url
 from advisor.errors import SchemaOutdated, StoreError
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# The newest revision in migrations/versions; bump it with every new revision (a test checks).
+HEAD = "0002"
 VERSION_TABLE = "advisor_alembic_version"
 TABLE_PREFIX = "advisor_"
+_VERSIONS = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), primary_key=True))
 _LOCK_KEY = 0x616476697372  # "advisr": one lock id for every advisor schema change
 
 
@@ -59,6 +65,8 @@ def migrations_dir() -> Path:
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic Config for the shipped migrations, bound to ``connection`` when given."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     config.set_main_option("version_table", VERSION_TABLE)
@@ -67,17 +75,26 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
-@cache
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the migrations package has no revisions"
-    return head
+    """The schema revision this advisor works with."""
+    return HEAD
+
+
+@cache
+def known_revisions() -> tuple[str, ...]:
+    """Every revision of the shipped migrations, newest first."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    return tuple(r.revision for r in script.walk_revisions())
 
 
 def revision_of(connection: Connection) -> Revision:
     """The advisor schema revision of the database behind ``connection``."""
-    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
-    return Revision(context.get_current_revision(), head_revision())
+    current = None
+    if inspect(connection).has_table(VERSION_TABLE):
+        current = connection.scalar(select(_VERSIONS.c.version_num))
+    return Revision(current, HEAD)
 
 
 def check(engine: Engine, *, create: bool = True) -> Revision:
@@ -103,6 +120,8 @@ def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
         elif only_if_new:
             raise _not_at_head(engine, before)
         _known_revision(before, engine)
+        from alembic import command
+
         command.upgrade(alembic_config(connection), "head")
     return before
 
@@ -116,7 +135,7 @@ def _schema_lock(engine: Engine) -> Iterator[Connection]:
         if sqlite:
             # Batch migrations copy tables and foreign keys would cascade; the pragma only
             # works outside a transaction, hence on the driver connection before BEGIN.
-            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+            _driver_execute(connection, "PRAGMA foreign_keys=OFF")
         try:
             with connection.begin():
                 if not sqlite:
@@ -124,7 +143,26 @@ def _schema_lock(engine: Engine) -> Iterator[Connection]:
                 yield connection
         finally:
             if sqlite:
-                connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+                _driver_execute(connection, "PRAGMA foreign_keys=ON")
+
+
+def analyze(engine: Engine) -> None:
+    """Refresh the query planner's statistics of advisor's tables."""
+    from advisor.db.models import Base
+
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            names = ", ".join(t.name for t in Base.metadata.sorted_tables)
+            connection.exec_driver_sql(f"ANALYZE {names}")
+        else:
+            for table in Base.metadata.sorted_tables:
+                connection.exec_driver_sql(f"ANALYZE {table.name}")
+
+
+def _driver_execute(connection: Connection, statement: str) -> None:
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    driver.execute(statement)
 
 
 def _refuse_unversioned(connection: Connection, engine: Engine) -> None:
@@ -137,11 +175,7 @@ def _refuse_unversioned(connection: Connection, engine: Engine) -> None:
 
 
 def _known_revision(revision: Revision, engine: Engine) -> None:
-    if revision.current is None:
-        return
-    script = ScriptDirectory.from_config(alembic_config())
-    known = {r.revision for r in script.walk_revisions()}
-    if revision.current not in known:
+    if revision.current is not None and revision.current not in known_revisions():
         raise StoreError(
             f"{masked_url(engine.url)} is at schema revision {revision.current}, which this "
             f"advisor does not know (its newest is {revision.head}): upgrade advisor"
@@ -151,6 +185,11 @@ def _known_revision(revision: Revision, engine: Engine) -> None:
 def _not_at_head(engine: Engine, revision: Revision) -> StoreError:
     _known_revision(revision, engine)
     where = masked_url(engine.url)
+    if revision.current is None:
+        return SchemaOutdated(
+            f"the results database {where} has no advisor tables yet: "
+            f"run `advisor db upgrade --db {where}`"
+        )
     return SchemaOutdated(
         f"the results database {where} is at schema revision {revision.current}, this advisor "
         f"needs {revision.head}: run `advisor db upgrade --db {where}`"

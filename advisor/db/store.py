@@ -39,6 +39,7 @@ from advisor.db.engine import (
 from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
 
+ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
 _SWEEP_EXPORT_KEYS = (
     "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
     "started_at", "finished_at",
@@ -125,6 +126,17 @@ class ResultStore:
         """``sqlite`` or ``postgresql``."""
         return self._engine.dialect.name
 
+    def revision(self) -> str:
+        """The database's schema revision (this advisor's head: older ones do not open)."""
+        with translated(self._url, "reading the schema revision"), self._engine.connect() as c:
+            return schema.revision_of(c).current or "none"
+
+    def analyze(self) -> None:
+        """Refresh the database's query-planner statistics of advisor's tables. Worth it after a
+        large import, and on a PostgreSQL server whose autovacuum is off."""
+        with translated(self._url, "analyzing the tables"):
+            schema.analyze(self._engine)
+
     def close(self) -> None:
         self._engine.dispose()
 
@@ -139,9 +151,13 @@ class ResultStore:
 
     @contextmanager
     def _write(self, doing: str) -> Iterator[Session]:
+        """A write transaction; values the driver cannot store (not plain data) are StoreErrors."""
         try:
             with translated(self._url, doing), self._writing.begin() as session:
                 yield session
+        except (TypeError, ValueError) as e:
+            self._ids.rollback()
+            raise StoreError(f"{doing} failed on {self.masked_url}: {e}") from e
         except BaseException:
             self._ids.rollback()
             raise
@@ -204,9 +220,10 @@ class ResultStore:
         finished_at = None if status == "running" else datetime.now(UTC)
         with self._write("updating a sweep") as session:
             done = session.execute(
-                update(Sweep).where(Sweep.id == sweep_id)
+                update(queries.S)
+                .where(queries.S.c.id == sweep_id)
                 .values(status=status, finished_at=finished_at)
-            )  # fmt: skip
+            )
             if done.rowcount != 1:  # type: ignore[attr-defined]
                 raise StoreError(f"no sweep with id {sweep_id} in {self.masked_url}")
 
@@ -229,13 +246,9 @@ class ResultStore:
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms."""
-        where = []
-        if workload is not None:
-            where.append(queries.W.c.name == workload)
-        if status is not None:
-            where.append(queries.S.c.status == status)
-        if device_hash is not None:
-            where.append(queries.D.c.device_hash == device_hash)
+        if status is not None and status not in SWEEP_STATUSES:
+            raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
+        where = queries.sweep_filters(workload, status, device_hash)
         with self._read("reading sweeps") as session:
             return queries.sweep_dicts(session, where, limit)
 
@@ -304,7 +317,7 @@ class ResultStore:
         """Merge exported records by trial uuid, recreating their sweeps, devices,
         environments and workloads as needed; returns (added, skipped). All or nothing."""
         records = list(records)
-        sweeps = _sweeps_of(records)
+        sweeps = _carried_sweeps(records)
         items = [writes.prepare(r, None, i) for i, r in enumerate(records)]
         if any(item.row["uuid"] is None for item in items):
             raise StoreError("an imported trial record has no trial_uuid")
@@ -314,6 +327,8 @@ class ResultStore:
             for item, record in zip(items, records, strict=True):
                 item.sweep_id = sweep_ids.get(_sweep_uuid(record) or "")
             added = writes.insert_trials(session, self._ids, items)
+        if len(added) >= ANALYZE_AFTER:
+            self.analyze()
         return len(added), len(items) - len(added)
 
 
@@ -332,7 +347,7 @@ def _sweep_uuid(record: dict[str, Any]) -> str | None:
     return str(record["sweep_uuid"]) if record.get("sweep_uuid") else None
 
 
-def _sweeps_of(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _carried_sweeps(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The sweeps the records carry, by uuid, checked."""
     found: dict[str, dict[str, Any]] = {}
     for i, record in enumerate(records):
@@ -341,8 +356,8 @@ def _sweeps_of(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         sweep = record.get("sweep")
         if sweep is None:
             continue
-        missing = [k for k in ("uuid", "workload", "fingerprint", "status", "started_at")
-                   if not isinstance(sweep, dict) or sweep.get(k) is None]  # fmt: skip
+        needed = ("uuid", "workload", "fingerprint", "status", "started_at")
+        missing = [k for k in needed if not isinstance(sweep, dict) or sweep.get(k) is None]
         if missing:
             raise StoreError(f"trial record {i}: its sweep lacks {', '.join(missing)}")
         if sweep["status"] not in SWEEP_STATUSES:

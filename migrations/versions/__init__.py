@@ -1,0 +1,1 @@
+"""Alembic revisions of advisor's schema, oldest first: 0001, 0002, ..."""
