@@ -1,9 +1,12 @@
 """Compile configurations: one point of the search space, frozen and validated.
 
 A `CompileConfig` says how a component is run: the `torch.compile` mode (or ``eager`` for no
-compilation), the dtype, `fullgraph`, the `dynamic` setting and extra Inductor options. It has a
-stable `key` (the same config always gives the same key) and converts to and from plain dicts,
-which is what crosses process boundaries and lands in the database.
+compilation), the dtype, `fullgraph`, the `dynamic` setting, extra Inductor options and the shape
+strategy (how varying input shapes are handled; see `SHAPE_STRATEGIES` and docs/shapes.md). It
+has a stable `key` (the same config always gives the same key) and converts to and from plain
+dicts, which is what crosses process boundaries and lands in the database. The default shape
+strategy, ``static``, appears in neither the key nor the dict, so configs from before shape
+strategies keep their keys.
 """
 
 from __future__ import annotations
@@ -24,6 +27,19 @@ MODES: tuple[str, ...] = (
 )
 DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16")
 DYNAMIC: tuple[str, ...] = ("auto", "true", "false")
+# Shape strategies: how a compiled component meets the varying shapes of its traffic.
+#   static            inputs pass at their own shape; the `dynamic` setting decides what torch
+#                     does with a new one (auto: recompile once, then dynamic; false: a graph per
+#                     exact shape, eager past torch._dynamo.config.recompile_limit)
+#   dynamic           torch.compile(dynamic=True): one dynamic graph
+#   mark_dynamic      the dims that vary in the traffic are marked dynamic, with their ranges
+#   buckets:pow2      each varying dim padded up to the next power of two (static graphs)
+#   buckets:multiple-N         ... up to the next multiple of N
+#   buckets:fitted-K  ... up to one of K boundaries per dim fitted to the traffic (advisor.buckets)
+SHAPE_STRATEGIES: tuple[str, ...] = (
+    "static", "dynamic", "mark_dynamic", "buckets:pow2", "buckets:multiple-N", "buckets:fitted-K",
+)
+_BUCKET_SCHEMES = {"multiple": "N", "fitted": "K"}
 
 # Simplest and cheapest first: used to break ties between configs that measure the same.
 MODE_COST_ORDER: dict[str, int] = {m: i for i, m in enumerate(MODES)}
@@ -47,6 +63,29 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, (bool, int, float, str))
 
 
+def shape_strategy(text: Any) -> tuple[str, str | None, int | None]:
+    """``buckets:fitted-4`` -> ``("buckets", "fitted", 4)``; ``static`` -> ``("static", None,
+    None)``. Raises ConfigError for anything not in `SHAPE_STRATEGIES`."""
+    choices = ", ".join(SHAPE_STRATEGIES)
+    if not isinstance(text, str):
+        raise ConfigError(f"unknown shape strategy {text!r}: choose one of {choices}")
+    if text in ("static", "dynamic", "mark_dynamic"):
+        return text, None, None
+    if text == "buckets:pow2":
+        return "buckets", "pow2", None
+    kind, _, rest = text.partition(":")
+    scheme, _, number = rest.partition("-")
+    if kind == "buckets" and scheme in _BUCKET_SCHEMES:
+        letter = _BUCKET_SCHEMES[scheme]
+        if not (number.isdigit() and number.isascii()) or number != str(int(number)) or (
+            int(number) < 1
+        ):
+            raise ConfigError(f"bad shape strategy {text!r}: {letter} must be a whole number "
+                              f"of at least 1, e.g. buckets:{scheme}-{4 if letter == 'K' else 8}")
+        return "buckets", scheme, int(number)
+    raise ConfigError(f"unknown shape strategy {text!r}: choose one of {choices}")
+
+
 @dataclass(frozen=True)
 class CompileConfig:
     """One compile configuration.
@@ -56,6 +95,8 @@ class CompileConfig:
     fullgraph: a graph break is an error instead of a split graph.
     dynamic: ``auto`` (torch's default, automatic dynamic), ``true`` or ``false``.
     options: extra Inductor options (`torch._inductor.list_options()`), scalar values only.
+    shapes: the shape strategy, one of `SHAPE_STRATEGIES` (``buckets:fitted-4``); a strategy
+        other than ``static`` sets the compile's dynamic setting itself, so `dynamic` stays auto.
     """
 
     mode: str = "default"
@@ -63,6 +104,7 @@ class CompileConfig:
     fullgraph: bool = False
     dynamic: str = "auto"
     options: dict[str, Any] = field(default_factory=dict)
+    shapes: str = "static"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -82,8 +124,15 @@ class CompileConfig:
                 raise ConfigError(
                     f"Inductor option {name!r}={value!r} is not a name with a scalar value"
                 )
+        shape_strategy(self.shapes)  # raises ConfigError for an unknown strategy
         if self.mode == "eager" and (self.options or self.fullgraph or self.dynamic != "auto"):
             raise ConfigError("eager mode takes no fullgraph, dynamic or Inductor options")
+        if self.mode == "eager" and self.shapes != "static":
+            raise ConfigError(f"eager mode takes no shape strategy (got {self.shapes!r}): "
+                              "eager runs every shape as it comes")
+        if self.shapes != "static" and self.dynamic != "auto":
+            raise ConfigError(f"shape strategy {self.shapes} sets dynamic itself; "
+                              f"leave dynamic at auto (got {self.dynamic!r})")
         # A frozen dataclass holding a dict: keep our own sorted copy so nobody mutates it.
         object.__setattr__(self, "options", dict(sorted(self.options.items())))
 
@@ -102,17 +151,20 @@ class CompileConfig:
         return self.mode in CUDAGRAPH_MODES
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "mode": self.mode,
             "dtype": self.dtype,
             "fullgraph": self.fullgraph,
             "dynamic": self.dynamic,
             "options": dict(self.options),
         }
+        if self.shapes != "static":  # the default stays out: older dicts compare equal
+            data["shapes"] = self.shapes
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CompileConfig:
-        unknown = set(data) - {"mode", "dtype", "fullgraph", "dynamic", "options"}
+        unknown = set(data) - {"mode", "dtype", "fullgraph", "dynamic", "options", "shapes"}
         if unknown:
             raise ConfigError(f"unknown config fields: {', '.join(sorted(unknown))}")
         return cls(**data)
@@ -127,6 +179,8 @@ class CompileConfig:
         if self.options:
             blob = json.dumps(self.options, sort_keys=True)
             parts.append("opts-" + hashlib.sha256(blob.encode()).hexdigest()[:10])
+        if self.shapes != "static":
+            parts.append(f"shapes-{self.shapes}")
         return "/".join(parts)
 
     @property
@@ -139,6 +193,8 @@ class CompileConfig:
             text += f" + dynamic={self.dynamic}"
         if self.options:
             text += " + " + ",".join(f"{k}={v}" for k, v in self.options.items())
+        if self.shapes != "static":
+            text += f" + shapes={self.shapes}"
         return text
 
     def compile_kwargs(self) -> dict[str, Any]:
@@ -146,6 +202,11 @@ class CompileConfig:
         kwargs: dict[str, Any] = {"fullgraph": self.fullgraph}
         if self.dynamic != "auto":
             kwargs["dynamic"] = self.dynamic == "true"
+        kind = shape_strategy(self.shapes)[0]
+        if kind == "dynamic":
+            kwargs["dynamic"] = True
+        elif kind == "buckets":  # one static graph per bucket: no automatic dynamic
+            kwargs["dynamic"] = False
         if self.options:
             kwargs["options"] = {**MODE_OPTIONS[self.mode], **self.options}
         elif self.mode != "default":
@@ -156,6 +217,7 @@ class CompileConfig:
 EAGER_FP32 = CompileConfig(mode="eager", dtype="fp32")
 
 
+
 def parse_shape(text: str) -> dict[str, int]:
     """Parse ``batch=50,seq=128`` into ``{"batch": 50, "seq": 128}``."""
     dims: dict[str, int] = {}
@@ -163,7 +225,9 @@ def parse_shape(text: str) -> dict[str, int]:
         name, sep, value = part.strip().partition("=")
         name = name.strip()
         if not sep or not name.isidentifier():
-            raise ConfigError(f"bad shape {text!r}: write it as name=int pairs, e.g. batch=50,seq=128")
+            raise ConfigError(
+                f"bad shape {text!r}: write it as name=int pairs, e.g. batch=50,seq=128"
+            )
         try:
             size = int(value)
         except ValueError:

@@ -6,6 +6,9 @@ three hashes). `device_hash` identifies the device model (two identical GPUs sha
 fingerprint. GPU facts come from NVML (package nvidia-ml-py), the NVML handle matched to the CUDA
 device by UUID, never by index (NVML ignores CUDA_VISIBLE_DEVICES).
 
+``ADVISOR_FINGERPRINT_OVERRIDES`` (a JSON object of fields) replaces fields before hashing: it
+simulates another host or stack, for tests and demonstrations of fleet features.
+
 `Telemetry` samples SM clock, power, temperature and throttle reasons while a trial measures.
 """
 
@@ -169,6 +172,9 @@ def collect(device: str) -> dict[str, Any]:
         fp.update(_gpu(cuda_index(device)))
     else:
         fp.update({"device_kind": "cpu", "device_name": fp["cpu_model"]})
+    overrides = os.environ.get("ADVISOR_FINGERPRINT_OVERRIDES")
+    if overrides:
+        fp.update({k: v for k, v in json.loads(overrides).items() if k in fp})
     return add_hashes(fp)
 
 

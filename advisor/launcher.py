@@ -176,6 +176,24 @@ class Launcher:
             self._child = None
             shutil.rmtree(workdir, ignore_errors=True)
 
+    def run_child(self, spec: dict[str, Any],
+                  on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Run another kind of child (``spec["child"]``: advisor.confirm's confirmation and
+        cache-artifact children) in a fresh process with its own empty cache dir; returns its
+        result. Raises TrialFailed when the child dies or times out without one."""
+        workdir = Path(tempfile.mkdtemp(prefix=f"advisor-{spec['child']}-"))
+        try:
+            child = self._start(spec, workdir, on_phase)
+            code = child.wait(self.timeout_s)
+            result = child.result()
+            if result is None or self._interrupted:
+                reason, message = _crash_reason(code, child.timed_out, self._interrupted)
+                raise TrialFailed(reason, message, child.stderr_tail())
+            return result
+        finally:
+            self._child = None
+            shutil.rmtree(workdir, ignore_errors=True)
+
     def _start(self, spec: dict[str, Any], workdir: Path,
                on_phase: Callable[[str], None] | None) -> Child:
         env = _child_env(workdir / "inductor-cache", spec["device"])

@@ -1,19 +1,186 @@
 """Trials -> a recommendation with its evidence. Pure: plain records in, plain data out.
 
-Policy `latency` (the default): among trials that ran and passed correctness and quality, the
-lowest steady-state median (traffic-weighted over the measured shapes). When a simpler config is
-within `TIE_RATIO` of the leader, the simpler one wins (eager < default < reduce-overhead <
-max-autotune-no-cudagraphs < max-autotune, then the shorter cold compile), and the note says so.
+Policies (`POLICIES`), each over the trials that ran and passed correctness and quality and meet
+the constraints (`Constraints`: ``max_compile_s`` on the cold compile, ``max_memory_bytes`` on
+the peak memory; a trial whose figure is unknown does not meet a constraint on it):
+
+- ``latency`` (the default): the lowest traffic-weighted median (``median_ms``).
+- ``tail``: the lowest traffic-weighted p99 (``p99_ms``).
+- ``throughput``: the most calls per second over the traffic (per-shape back-to-back throughput,
+  combined as 1 / sum(weight / throughput): the expected time per call of the traffic mix).
+- ``break-even``: for ``calls_per_process`` calls in a process's life, the lowest
+  ``cold_compile_s + calls x median_ms``. For every config, ``break_even_calls`` is the call
+  count at which compiling has paid for itself against eager fp32:
+  ``cold_compile_s / (eager_ms - median_ms) x 1000`` (None: never, it is not faster).
+
+Statistics: a trial carries ``median_ci_ms`` = [low, high], a 95% bootstrap confidence interval
+of its traffic-weighted median (`median_ci`, computed in the trial child from its samples). When
+the leader's interval overlaps another config's, or their figures are within `TIE_RATIO`, the two
+are a tie and the simpler, cheaper config wins (eager < default < reduce-overhead <
+max-autotune-no-cudagraphs < max-autotune, then fewer graphs, then the shorter cold compile); the
+note says so. Trials without intervals (older records) tie by `TIE_RATIO` alone.
+
+Confirmation: a stored confirmation (`advisor.confirm`) re-measured the leaders and eager fp32
+in one process, interleaved. When it covers the current leader, the `latency` and `break-even`
+policies decide among the confirmed configs on the paired figures (medians, intervals and
+speedups over the same rounds); otherwise the note says to confirm again.
+
+Staleness: `nearest_fingerprint` compares a device's fingerprint with the measured ones and
+names every field that differs. Export: `export_dict`, `to_python`, `to_yaml`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.errors import ConfigError
+from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
 
-TIE_RATIO = 0.02  # medians closer than 2% count as a tie
+TIE_RATIO = 0.02  # figures closer than 2% count as a tie
+CONFIDENCE = 0.95
+POLICIES = ("latency", "tail", "throughput", "break-even")
+CONFIRMED_POLICIES = ("latency", "break-even")  # the policies paired medians can decide
+STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
+TORCH_DTYPE_NAMES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
+
+# --- statistics -------------------------------------------------------------------------------
+
+
+def median_ci(
+    samples_by_shape: Sequence[Sequence[float]],
+    weights: Sequence[float] | None = None,
+    confidence: float = CONFIDENCE,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Bootstrap confidence interval of a traffic-weighted median (percentile method, seeded).
+
+    Each resample draws every shape's samples with replacement and sums the shapes' medians
+    with their (normalised) weights; one shape gives the plain median's interval, the same
+    statistic as `advisor.stats.Stats.median_ci_ms`. Vectorised with numpy (imported here).
+    """
+    import numpy as np
+
+    if not samples_by_shape or any(len(s) == 0 for s in samples_by_shape):
+        raise ValueError("median_ci needs at least one sample per shape")
+    w = np.asarray(weights if weights is not None else [1.0] * len(samples_by_shape), float)
+    w = w / w.sum()
+    rng = np.random.default_rng(seed)
+    total = np.zeros(resamples)
+    for weight, samples in zip(w, samples_by_shape, strict=True):
+        data = np.asarray(samples, float)
+        n = len(data)
+        chunk = max(1, 4_000_000 // n)  # keep each index block at a few MB
+        medians = []
+        for start in range(0, resamples, chunk):
+            idx = rng.integers(0, n, size=(min(chunk, resamples - start), n))
+            medians.append(np.median(data[idx], axis=1))
+        total += weight * np.concatenate(medians)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(total, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def paired_speedup(
+    baseline_by_shape: Sequence[Sequence[float]],
+    candidate_by_shape: Sequence[Sequence[float]],
+    weights: Sequence[float] | None = None,
+    confidence: float = CONFIDENCE,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, tuple[float, float]]:
+    """Median over rounds of baseline time / candidate time, and its bootstrap interval.
+
+    Samples are paired by round (the same index measured the baseline and the candidate back to
+    back, as PyTorch's harness alternates eager and compiled); a round's ratio is the
+    traffic-weighted baseline time over the traffic-weighted candidate time.
+    """
+    import numpy as np
+
+    w = np.asarray(weights if weights is not None else [1.0] * len(baseline_by_shape), float)
+    w = w / w.sum()
+    base = np.asarray(baseline_by_shape, float)
+    cand = np.asarray(candidate_by_shape, float)
+    if base.shape != cand.shape or base.ndim != 2 or base.shape[1] == 0:
+        raise ValueError("paired_speedup needs the same rounds for baseline and candidate")
+    ratios = (w @ base) / (w @ cand)
+    low, high = median_ci([ratios.tolist()], None, confidence, resamples, seed)
+    return float(np.median(ratios)), (low, high)
+
+
+def overlaps(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
+    """Whether two intervals share a point (False when either is unknown)."""
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+# --- constraints ------------------------------------------------------------------------------
+
+_SIZE_UNITS = {
+    "": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+    "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}  # fmt: skip
+
+
+def parse_bytes(text: str) -> int:
+    """``2GiB``, ``512MiB``, ``1.5GB``, ``1000000`` -> bytes (GiB = 2**30, GB = 10**9)."""
+    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+    unit = found.group(2).lower() if found else ""
+    if not found or unit not in _SIZE_UNITS:
+        raise ConfigError(
+            f"bad memory size {text!r}: write a number with an optional unit, e.g. 2GiB, 512MiB"
+        )
+    value = float(found.group(1)) * _SIZE_UNITS[unit]
+    if value <= 0:
+        raise ConfigError(f"bad memory size {text!r}: it must be more than zero")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Limits a recommended config must meet besides correctness and quality."""
+
+    max_compile_s: float | None = None
+    max_memory_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_compile_s", "max_memory_bytes"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be more than zero, not {value!r}")
+
+    def violation(self, rec: dict[str, Any]) -> str | None:
+        """Why a record breaks a limit (None: it meets them all)."""
+        mode = (rec.get("config") or {}).get("mode")
+        if self.max_compile_s is not None and mode != "eager":
+            cold = rec.get("cold_compile_s")
+            if cold is None:
+                return "cold compile time unknown"
+            if cold > self.max_compile_s:
+                return f"cold compile over {self.max_compile_s:g} s"
+        if self.max_memory_bytes is not None:
+            peak = rec.get("peak_mem_bytes")
+            if peak is None:
+                return "peak memory unknown"
+            if peak > self.max_memory_bytes:
+                return f"peak memory over {_fmt_bytes(self.max_memory_bytes)}"
+        return None
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+# --- the evidence -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -34,6 +201,21 @@ class Ranked:
     quality_name: str | None
     quality_value: float | None
     trial_uuid: str
+    median_ci_ms: list[float] | None = None  # [low, high], 95% bootstrap
+    throughput_per_s: float | None = None
+    peak_mem_bytes: int | None = None
+    graph_count: int | None = None
+    break_even_calls: int | None = None  # calls until compiling pays off vs eager fp32
+    total_s: float | None = None  # break-even policy: cold compile + calls x median
+    score: float | None = None  # the policy's figure for this config
+    confirmed: bool = False  # figures from an interleaved confirmation run
+    speedup_ci: list[float] | None = None  # confirmed: interval of the paired speedup
+    shapes: list[dict[str, Any]] | None = None  # the measured shapes: shape, dims, weight
+    buckets: Any = None  # the trial's shape buckets, when it measured a bucketing strategy
+
+    @property
+    def config_key(self) -> str:
+        return CompileConfig.from_dict(self.config).key
 
 
 @dataclass(frozen=True)
@@ -49,13 +231,32 @@ class Recommendation:
     n_failed: int = 0
     n_rejected: int = 0
     note: str = ""
+    policy: str = "latency"
+    calls_per_process: int | None = None
+    constraints: dict[str, Any] = field(default_factory=dict)
+    n_excluded: int = 0  # passed, but broke a constraint
+    excluded: dict[str, int] = field(default_factory=dict)  # reason -> configs
+    confirmation: dict[str, Any] | None = None  # which confirmation, and whether it was used
+    staleness: dict[str, Any] | None = None  # set by the caller: see `Staleness.to_dict`
+    artifact: dict[str, Any] | None = None  # set by the caller: the stored warm-start artifact
 
     @property
     def sentence(self) -> str:
         """The evidence in one sentence."""
         if self.best is None:
+            if self.n_excluded:
+                return (f"no config of {self.workload} meets the constraints "
+                        f"({_reasons(self.excluded)}); nothing to recommend")
             return f"no config of {self.workload} ran and passed; nothing to recommend"
+        if self.policy == "break-even":
+            return self._break_even_sentence()
+        if self.policy in ("tail", "throughput"):
+            return self._policy_sentence()
+        return self._latency_sentence()
+
+    def _latency_sentence(self) -> str:
         b, base = self.best, self.baseline
+        assert b is not None
         if b.config["mode"] == "eager" and base is not None:
             compiled = [r for r in self.ranked if r.config["mode"] != "eager"]
             text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
@@ -76,10 +277,52 @@ class Recommendation:
                 text += f" vs {_per_call(base)}"
         return text
 
+    def _policy_sentence(self) -> str:
+        b, base = self.best, self.baseline
+        assert b is not None
+        if self.policy == "tail":
+            text = f"{b.label}: p99 {_ms(b.p99_ms)}"
+            if base is not None and base.p99_ms is not None:
+                text += f" vs {_ms(base.p99_ms)} eager fp32"
+        else:
+            text = f"{b.label}: {b.throughput_per_s:,.0f} calls/s"
+            if base is not None and base.throughput_per_s:
+                text += f" vs {base.throughput_per_s:,.0f} eager fp32"
+        return text + f" (median {b.median_ms:.3g} ms)"
+
+    def _break_even_sentence(self) -> str:
+        b, base, n = self.best, self.baseline, self.calls_per_process
+        assert b is not None and n is not None
+        text = f"for {n:,} calls per process, {b.label}: {b.total_s:.3g} s in all"
+        if b.config["mode"] != "eager":
+            text += f" ({b.cold_compile_s or 0:.1f} s cold compile + {n:,} x {b.median_ms:.3g} ms)"
+        if base is not None and base.total_s is not None and b is not base:
+            text += f" vs {base.total_s:.3g} s eager fp32"
+        if b.config["mode"] != "eager":
+            if b.break_even_calls is not None:
+                text += f"; compiling pays off after {b.break_even_calls:,} calls"
+            return text
+        paying = [r for r in self.ranked if r.config["mode"] != "eager" and r.break_even_calls]
+        if paying:
+            c = min(paying, key=lambda r: r.break_even_calls or 0)
+            text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
+                     f"pays off after {c.break_even_calls:,} calls)")
+        else:
+            text += "; compiling does not pay off here"
+        return text
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["sentence"] = self.sentence
         return data
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g} ms"
+
+
+def _reasons(excluded: dict[str, int]) -> str:
+    return ", ".join(f"{n} with {reason}" for reason, n in sorted(excluded.items()))
 
 
 def _per_call(r: Ranked) -> str:
@@ -90,8 +333,26 @@ def _per_call(r: Ranked) -> str:
     return ""
 
 
+def traffic_throughput(shapes: Sequence[dict[str, Any]]) -> float | None:
+    """Calls per second of the traffic mix: 1 / sum(weight / throughput) (weights normalised)."""
+    usable = [s for s in shapes if s.get("throughput_per_s") and s.get("weight")]
+    if not usable or len(usable) != len(shapes):
+        return None
+    total = sum(s["weight"] for s in usable)
+    return 1.0 / sum(s["weight"] / total / s["throughput_per_s"] for s in usable)
+
+
+def break_even_calls(cold_compile_s: float | None, median_ms: float,
+                     eager_ms: float | None) -> int | None:
+    """Calls after which a config's compile has paid for itself against eager (None: never)."""
+    if eager_ms is None or median_ms >= eager_ms:
+        return None
+    return math.ceil((cold_compile_s or 0.0) * 1000 / (eager_ms - median_ms))
+
+
 def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
     config = CompileConfig.from_dict(rec["config"])
+    ci = rec.get("median_ci_ms")
     return Ranked(
         config=config.to_dict(), label=config.label, median_ms=rec["median_ms"],
         p90_ms=rec.get("p90_ms"), p99_ms=rec.get("p99_ms"),
@@ -101,40 +362,483 @@ def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
         launches_per_call=rec.get("launches_per_call"), max_abs_err=rec.get("max_abs_err"),
         quality_name=rec.get("quality_name"), quality_value=rec.get("quality_value"),
         trial_uuid=rec["trial_uuid"],
+        median_ci_ms=[float(ci[0]), float(ci[1])] if ci else None,
+        throughput_per_s=traffic_throughput(rec.get("shapes") or []),
+        peak_mem_bytes=rec.get("peak_mem_bytes"), graph_count=rec.get("graph_count"),
+        break_even_calls=break_even_calls(
+            None if config.mode == "eager" else rec.get("cold_compile_s"), rec["median_ms"],
+            baseline_ms,
+        ),
+        shapes=[
+            {"shape": s.get("shape"), "dims": s.get("dims"), "weight": s.get("weight")}
+            for s in rec.get("shapes") or []
+        ] or None,
+        buckets=rec.get("buckets"),
     )
 
 
-def _simplicity(r: Ranked) -> tuple[int, float]:
-    return MODE_COST_ORDER[r.config["mode"]], r.cold_compile_s or 0.0
+def _simplicity(r: Ranked) -> tuple[int, int, float]:
+    """Simpler and cheaper first: the mode's cost, then fewer graphs, then a shorter compile."""
+    graphs = 0 if r.config["mode"] == "eager" else (r.graph_count or 0)
+    return MODE_COST_ORDER[r.config["mode"]], graphs, r.cold_compile_s or 0.0
 
 
-def recommend(workload: str, records: list[dict[str, Any]],
-              fingerprint_hash: str | None = None) -> Recommendation:
-    """The `latency` policy over `records` (trials of one workload on one fingerprint)."""
+# --- policies ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Policy:
+    name: str
+    calls: int | None
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.name == "throughput"
+
+    def score(self, r: Ranked) -> float | None:
+        if self.name == "latency":
+            return r.median_ms
+        if self.name == "tail":
+            return r.p99_ms
+        if self.name == "throughput":
+            return r.throughput_per_s
+        assert self.calls is not None
+        compile_s = 0.0 if r.config["mode"] == "eager" else (r.cold_compile_s or 0.0)
+        return compile_s + self.calls * r.median_ms / 1000
+
+    def interval(self, r: Ranked) -> list[float] | None:
+        """The score's confidence interval, where the score rests on the median."""
+        if r.median_ci_ms is None or self.name not in ("latency", "break-even"):
+            return None
+        if self.name == "latency":
+            return r.median_ci_ms
+        assert self.calls is not None and r.total_s is not None
+        fixed = r.total_s - self.calls * r.median_ms / 1000
+        return [fixed + self.calls * v / 1000 for v in r.median_ci_ms]
+
+    def sort_key(self, r: Ranked) -> float:
+        assert r.score is not None
+        return -r.score if self.higher_is_better else r.score
+
+    def within_ratio(self, r: Ranked, leader: Ranked) -> bool:
+        assert r.score is not None and leader.score is not None
+        if self.higher_is_better:
+            return r.score * (1 + TIE_RATIO) >= leader.score
+        return r.score <= leader.score * (1 + TIE_RATIO)
+
+    def figure(self, r: Ranked) -> str:
+        if self.name == "throughput":
+            return f"{r.score:,.0f} calls/s"
+        if self.name == "break-even":
+            return f"{r.score:.3g} s"
+        return f"{r.score:.3g} ms"
+
+
+def _check_policy(policy: str, calls_per_process: int | None) -> None:
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    if policy == "break-even" and (calls_per_process is None or calls_per_process < 1):
+        raise ConfigError("the break-even policy needs --calls-per-process N (N >= 1)")
+
+
+def _with_score(r: Ranked, policy: _Policy) -> Ranked:
+    if policy.name == "break-even":
+        r = replace(r, total_s=policy.score(r))
+    return replace(r, score=policy.score(r))
+
+
+def _tie(r: Ranked, leader: Ranked, policy: _Policy) -> str | None:
+    """Why ``r`` is indistinguishable from the leader ("ratio", "paired", "ci"), or None."""
+    if policy.within_ratio(r, leader):
+        return "ratio"
+    if policy.name == "latency" and r.confirmed and leader.confirmed:
+        # Paired figures: each config's speedup over the same rounds of eager fp32.
+        return "paired" if overlaps(r.speedup_ci, leader.speedup_ci) else None
+    return "ci" if overlaps(policy.interval(r), policy.interval(leader)) else None
+
+
+def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str]:
+    """The best of configs already sorted by the policy, ties going to the simpler one."""
+    if not ranked:
+        return None, ""
+    leader = ranked[0]
+    ties = {id(r): why for r in ranked if (why := _tie(r, leader, policy)) is not None}
+    best = min((r for r in ranked if id(r) in ties or r is leader), key=_simplicity)
+    if best is leader:
+        return best, ""
+    why = ties[id(best)]
+    if why == "ratio":
+        return best, (f"{best.label} is within {TIE_RATIO:.0%} of the fastest ({leader.label}, "
+                      f"{policy.figure(leader)}) and simpler, so it is preferred")
+    if why == "paired":
+        lo, hi = best.speedup_ci or [0.0, 0.0]
+        llo, lhi = leader.speedup_ci or [0.0, 0.0]
+        return best, (
+            f"{best.label} (speedup {lo:.3g}-{hi:.3g}x over eager fp32, {CONFIDENCE:.0%} CI) and "
+            f"the fastest, {leader.label} ({llo:.3g}-{lhi:.3g}x), measured interleaved, have "
+            f"overlapping intervals: indistinguishable, so the simpler {best.label} is preferred"
+        )
+    lo, hi = policy.interval(best) or [0.0, 0.0]
+    llo, lhi = policy.interval(leader) or [0.0, 0.0]
+    unit = "ms" if policy.name == "latency" else "s"
+    return best, (
+        f"{best.label} ({policy.figure(best)}, {CONFIDENCE:.0%} CI {lo:.3g}-{hi:.3g} {unit}) and "
+        f"the fastest, {leader.label} ({policy.figure(leader)}, CI {llo:.3g}-{lhi:.3g} {unit}), "
+        f"have overlapping confidence intervals: indistinguishable, so the simpler "
+        f"{best.label} is preferred"
+    )
+
+
+def recommend(
+    workload: str,
+    records: list[dict[str, Any]],
+    fingerprint_hash: str | None = None,
+    *,
+    policy: str = "latency",
+    calls_per_process: int | None = None,
+    constraints: Constraints | None = None,
+    confirmation: dict[str, Any] | None = None,
+) -> Recommendation:
+    """The recommendation under ``policy`` over ``records`` (trials of one workload on one
+    fingerprint), optionally decided on a stored ``confirmation``'s paired figures."""
+    _check_policy(policy, calls_per_process)
+    pol = _Policy(policy, calls_per_process)
+    constraints = constraints or Constraints()
     ok = [r for r in records if r["status"] == "ok" and r.get("median_ms")]
     passed = [r for r in ok if r.get("passed")]
     base_recs = [r for r in ok if r["config"] == EAGER_FP32.to_dict()]
     base_ms = min(r["median_ms"] for r in base_recs) if base_recs else None
     baseline = _ranked(min(base_recs, key=lambda r: r["median_ms"]), base_ms) if base_recs else None
+    excluded: dict[str, int] = {}
     # One entry per config: its best measured trial.
     best_per_key: dict[str, dict[str, Any]] = {}
     for rec in passed:
         key = rec["config_key"]
         if key not in best_per_key or rec["median_ms"] < best_per_key[key]["median_ms"]:
             best_per_key[key] = rec
-    ranked = sorted((_ranked(r, base_ms) for r in best_per_key.values()),
-                    key=lambda r: r.median_ms)
-    best, note = None, ""
-    if ranked:
-        leader = ranked[0]
-        ties = [r for r in ranked if r.median_ms <= leader.median_ms * (1 + TIE_RATIO)]
-        best = min(ties, key=_simplicity)
-        if best is not leader:
-            note = (f"{best.label} is within {TIE_RATIO:.0%} of the fastest ({leader.label}, "
-                    f"{leader.median_ms:.3g} ms) and simpler, so it is preferred")
+    candidates = []
+    for rec in best_per_key.values():
+        why = constraints.violation(rec)
+        if why is None:
+            candidates.append(rec)
+        else:
+            excluded[why] = excluded.get(why, 0) + 1
+    scored = [_with_score(_ranked(r, base_ms), pol) for r in candidates]
+    unscorable = [r for r in scored if r.score is None]
+    if unscorable:
+        excluded[f"no {policy} figure"] = len(unscorable)
+    ranked = sorted((r for r in scored if r.score is not None), key=pol.sort_key)
+    if baseline is not None:
+        baseline = _with_score(baseline, pol)
+    conf_note, conf_info = "", None
+    if confirmation is not None:
+        ranked, baseline, conf_info, conf_note = _confirmed(ranked, baseline, confirmation, pol)
+    pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
+    best, note = _choose(pool, pol)
+    note = " ".join(n for n in (note, conf_note) if n)
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=best, baseline=baseline,
         ranked=ranked, n_trials=len(records),
         n_failed=sum(1 for r in records if r["status"] != "ok"),
-        n_rejected=len(ok) - len(passed), note=note,
+        n_rejected=len(ok) - len(passed), note=note, policy=policy,
+        calls_per_process=calls_per_process,
+        constraints={k: v for k, v in asdict(constraints).items() if v is not None},
+        n_excluded=sum(excluded.values()), excluded=excluded, confirmation=conf_info,
     )
+
+
+def _confirmed(
+    ranked: list[Ranked], baseline: Ranked | None, confirmation: dict[str, Any], pol: _Policy
+) -> tuple[list[Ranked], Ranked | None, dict[str, Any], str]:
+    """Ranked configs with the confirmation's paired figures where it measured them."""
+    entries = {
+        e["config_key"]: e for e in confirmation.get("entries", []) if e.get("median_ms")
+    }
+    info = {
+        "uuid": confirmation.get("uuid"), "created_at": confirmation.get("created_at"),
+        "rounds": confirmation.get("rounds"), "method": confirmation.get("method"),
+        "configs": [e["label"] for e in confirmation.get("entries", []) if e.get("label")],
+        "used": False,
+    }
+    if pol.name not in CONFIRMED_POLICIES:
+        return ranked, baseline, info, (
+            f"the confirmation measured medians; the {pol.name} policy uses the sweep's figures")
+    if not ranked or ranked[0].config_key not in entries:
+        leader = ranked[0].label if ranked else "?"
+        return ranked, baseline, info, (
+            f"the stored confirmation does not include the current leader ({leader}); "
+            "run `advisor recommend --confirm` again")
+
+    eager_entry = entries.get(EAGER_FP32.key)
+
+    def apply(r: Ranked) -> Ranked:
+        e = entries.get(r.config_key)
+        if e is None:
+            return r
+        out = replace(
+            r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
+            speedup=e.get("speedup"), speedup_ci=e.get("speedup_ci"), confirmed=True,
+            break_even_calls=break_even_calls(
+                None if r.config["mode"] == "eager" else r.cold_compile_s, e["median_ms"],
+                eager_entry["median_ms"] if eager_entry else None,
+            ),
+        )
+        return _with_score(out, pol)
+
+    ranked = [apply(r) for r in ranked]
+    confirmed = sorted((r for r in ranked if r.confirmed), key=pol.sort_key)
+    ranked = confirmed + [r for r in ranked if not r.confirmed]
+    if baseline is not None:
+        baseline = apply(baseline)
+    info["used"] = True
+    rounds = confirmation.get("rounds")
+    return ranked, baseline, info, (
+        f"decided on paired figures: {len(confirmed)} configs re-measured in one process, "
+        f"interleaved over {rounds} rounds with eager fp32")
+
+
+# --- staleness --------------------------------------------------------------------------------
+
+COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One fingerprint field that differs between the measured device and this one."""
+
+    field: str
+    measured: Any
+    current: Any
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """How this device's fingerprint relates to the one a recommendation was measured on."""
+
+    current_hash: str
+    measured_hash: str | None  # None: nothing comparable was measured (another device kind)
+    changed: list[FieldChange] = field(default_factory=list)
+    measured_device: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.measured_hash is not None and self.measured_hash == self.current_hash
+
+    @property
+    def warning(self) -> str:
+        if self.exact:
+            return ""
+        if self.measured_hash is None:
+            return (f"nothing was measured on this kind of device (fingerprint "
+                    f"{self.current_hash}); sweep it here")
+        diffs = "; ".join(
+            f"{c.field}: {c.measured} measured, {c.current} here" for c in self.changed
+        )
+        return (f"no sweep on this device and stack (fingerprint {self.current_hash}); using the "
+                f"nearest measured fingerprint {self.measured_hash} ({self.measured_device}), "
+                f"which differs in {diffs}; its recommendation may be stale: sweep here to be sure")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(exact=self.exact, warning=self.warning)
+        return data
+
+
+def fingerprint_changes(measured: dict[str, Any], current: dict[str, Any]) -> list[FieldChange]:
+    """The device and stack fields (those hashed) whose values differ, in field order."""
+    return [
+        FieldChange(name, measured.get(name), current.get(name))
+        for name in COMPARED_FIELDS
+        if measured.get(name) != current.get(name)
+    ]
+
+
+def nearest_fingerprint(current: dict[str, Any], measured: list[dict[str, Any]]) -> Staleness:
+    """The measured fingerprint closest to ``current``: the same kind of device, then the
+    fewest differing device fields, driver/CUDA/torch/triton fields, other stack fields, then
+    the most trials. An exact match (same fingerprint hash) is itself."""
+    here = current["fingerprint_hash"]
+    for fp in measured:
+        if fp.get("fingerprint_hash") == here:
+            return Staleness(here, here, [], fp.get("device_name"))
+    same_kind = [fp for fp in measured if fp.get("device_kind") == current.get("device_kind")]
+    if not same_kind:
+        return Staleness(here, None)
+
+    def distance(fp: dict[str, Any]) -> tuple[int, int, int, int]:
+        changed = {c.field for c in fingerprint_changes(fp, current)}
+        return (
+            len(changed & set(DEVICE_FIELDS)),
+            len(changed & set(STACK_FIELDS)),
+            len(changed - set(DEVICE_FIELDS) - set(STACK_FIELDS)),
+            -int(fp.get("n_trials") or 0),
+        )
+
+    near = min(same_kind, key=distance)
+    return Staleness(here, near["fingerprint_hash"], fingerprint_changes(near, current),
+                     near.get("device_name"))
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def export_dict(rec: Recommendation) -> dict[str, Any]:
+    """What to paste into a serving process: the torch.compile call, dtype handling, shapes
+    and the figures the recommendation rests on. Plain data (JSON/YAML-ready)."""
+    if rec.best is None:
+        return {"workload": rec.workload, "fingerprint_hash": rec.fingerprint_hash,
+                "policy": rec.policy, "recommendation": None, "sentence": rec.sentence}
+    b = rec.best
+    config = CompileConfig.from_dict(b.config)
+    figures: dict[str, Any] = {
+        "median_ms": b.median_ms, "median_ci_ms": b.median_ci_ms, "p99_ms": b.p99_ms,
+        "speedup_vs_eager_fp32": b.speedup, "speedup_ci": b.speedup_ci,
+        "eager_fp32_median_ms": rec.baseline.median_ms if rec.baseline else None,
+        "cold_compile_s": b.cold_compile_s, "warm_compile_s": b.warm_compile_s,
+        "break_even_calls": b.break_even_calls, "throughput_per_s": b.throughput_per_s,
+        "peak_mem_bytes": b.peak_mem_bytes, "max_abs_err": b.max_abs_err,
+        "confirmed": b.confirmed, "trial_uuid": b.trial_uuid,
+    }
+    if rec.policy == "break-even":
+        figures.update(calls_per_process=rec.calls_per_process, total_s=b.total_s)
+    out: dict[str, Any] = {
+        "workload": rec.workload,
+        "fingerprint_hash": rec.fingerprint_hash,
+        "policy": rec.policy,
+        "config": config.to_dict(),
+        "label": config.label,
+        "compiled": config.compiled,
+        "torch_compile": config.compile_kwargs() if config.compiled else None,
+        "dtype": {
+            "name": config.dtype,
+            "torch_dtype": f"torch.{TORCH_DTYPE_NAMES[config.dtype]}",
+            "cast_model": config.dtype in ("bf16", "fp16"),
+            "cast_inputs": "floating-point tensors" if config.dtype in ("bf16", "fp16") else None,
+            "float32_matmul_precision": "high" if config.dtype == "tf32" else "highest",
+        },
+        "cudagraphs": config.uses_cudagraphs,
+        "shapes": b.shapes,
+        "buckets": b.buckets,
+        "figures": figures,
+        "sentence": rec.sentence,
+        "note": rec.note or None,
+        "staleness": rec.staleness,
+        "artifact": rec.artifact,
+    }
+    return out
+
+
+def to_python(rec: Recommendation) -> str:
+    """A Python snippet applying the recommendation (comments carry the evidence)."""
+    data = export_dict(rec)
+    lines = [f"# advisor recommendation for {rec.workload} (fingerprint {rec.fingerprint_hash}, "
+             f"policy {rec.policy})"]
+    lines += [f"# {part}" for part in _wrap(rec.sentence)]
+    if rec.note:
+        lines += [f"# note: {part}" for part in _wrap(rec.note)]
+    if rec.staleness and not rec.staleness.get("exact"):
+        lines += [f"# WARNING: {part}" for part in _wrap(rec.staleness["warning"])]
+    if rec.best is None:
+        return "\n".join([*lines, "# nothing to apply: keep the model eager"]) + "\n"
+    b = rec.best
+    f = data["figures"]
+    if b.median_ci_ms:
+        lines.append(f"# median {b.median_ms:.4g} ms, {CONFIDENCE:.0%} CI "
+                     f"{b.median_ci_ms[0]:.4g}-{b.median_ci_ms[1]:.4g} ms"
+                     + (" (confirmed, interleaved with eager fp32)" if b.confirmed else ""))
+    if f["break_even_calls"] is not None and b.config["mode"] != "eager":
+        lines.append(f"# compiling pays off after {f['break_even_calls']:,} calls")
+    config = CompileConfig.from_dict(b.config)
+    dtype = data["dtype"]
+    lines += ["import torch", ""]
+    if config.dtype == "tf32":
+        lines.append('torch.set_float32_matmul_precision("high")  # tf32 matmuls')
+    if dtype["cast_model"]:
+        lines.append(f"model = model.to({dtype['torch_dtype']})  # and cast floating inputs "
+                     f"to {dtype['torch_dtype']}")
+    if config.compiled:
+        args = ", ".join(f"{k}={v!r}" for k, v in config.compile_kwargs().items())
+        lines.append(f"model = torch.compile(model, {args})")
+    else:
+        lines.append("# no torch.compile: eager is the recommendation here")
+    lines.append("")
+    lines.append("with torch.inference_mode():")
+    if config.uses_cudagraphs:
+        lines.append("    torch.compiler.cudagraph_mark_step_begin()  # before every call")
+    cast = f".to({dtype['torch_dtype']})" if dtype["cast_model"] else ""
+    lines.append(f"    out = model(x{cast})" + ("  # clone outputs you keep (CUDA graphs reuse "
+                                               "them)" if config.uses_cudagraphs else ""))
+    if rec.artifact:
+        lines.append("# warm start: advisor.apply(model, workload=..., db=...) loads the stored "
+                     "cache artifact")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int = 96) -> list[str]:
+    words, out, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*out, line] if line else out
+
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def to_yaml(data: Any, indent: int = 0) -> str:
+    """Plain data (dicts, lists, scalars) as block YAML, written by hand (no dependency)."""
+    pad = " " * indent
+    if isinstance(data, dict):
+        if not data:
+            return pad + "{}\n"
+        out = []
+        for key, value in data.items():
+            name = _yaml_scalar(str(key))
+            if isinstance(value, (dict, list)) and value:
+                out.append(f"{pad}{name}:\n{to_yaml(value, indent + 2)}")
+            else:
+                out.append(f"{pad}{name}: {_inline(value)}\n")
+        return "".join(out)
+    if isinstance(data, list):
+        if not data:
+            return pad + "[]\n"
+        out = []
+        for item in data:
+            if isinstance(item, (dict, list)) and item:
+                body = to_yaml(item, indent + 2)
+                out.append(f"{pad}- {body[indent + 2:]}")
+            else:
+                out.append(f"{pad}- {_inline(item)}\n")
+        return "".join(out)
+    return pad + _yaml_scalar(data) + "\n"
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return _yaml_scalar(value)

@@ -11,8 +11,10 @@ one and mark the sweep interrupted; `resume=True` continues it without re-runnin
 
 from __future__ import annotations
 
+import os
 import signal
 import time
+import warnings
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -26,6 +28,10 @@ from advisor.space import Space
 from advisor.workload import LoadedWorkload
 
 MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
+# Fleet workers beat every HEARTBEAT_INTERVAL_S while they hold a trial; a trial without a beat
+# for HEARTBEAT_GRACE_S is stale and queued again. Operators (and tests) may tune both.
+HEARTBEAT_INTERVAL_S = int(os.environ.get("ADVISOR_HEARTBEAT_S", "5"))
+HEARTBEAT_GRACE_S = int(os.environ.get("ADVISOR_HEARTBEAT_GRACE_S", "30"))
 
 
 @dataclass(frozen=True)
@@ -139,8 +145,9 @@ class Sweeper:
             return sweep["id"], sweep["study_name"]
         study_name = f"advisor-{name}-{fingerprint['fingerprint_hash']}-{uuid.uuid4().hex[:8]}"
         planned = self._planned()
+        settings = {**self.settings.to_dict(), "space": [c.to_dict() for c in self.space.configs]}
         sweep_id = self.store.create_sweep(
-            self._workload_dict(), fingerprint, self.settings.to_dict(), study_name, planned
+            self._workload_dict(), fingerprint, settings, study_name, planned
         )
         return sweep_id, study_name
 
@@ -148,20 +155,16 @@ class Sweeper:
         n = self.settings.n_trials
         return len(self.space) if n is None else min(n, len(self.space))
 
-    def _study(self, study_name: str) -> Any:
-        import optuna
-
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = optuna.samplers.TPESampler(seed=self.settings.seed, n_startup_trials=5)
-        storage = optuna.storages.RDBStorage(self.store.url)
-        return optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
-                                   direction="minimize", load_if_exists=True)
+    def prepare(self, resume: bool = False) -> tuple[dict[str, Any], int, str]:
+        """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name)."""
+        fingerprint = self.launcher.probe(self.settings.device)
+        sweep_id, study_name = self._open(fingerprint, resume)
+        return fingerprint, sweep_id, study_name
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self, resume: bool = False) -> SweepOutcome:
-        fingerprint = self.launcher.probe(self.settings.device)
-        sweep_id, study_name = self._open(fingerprint, resume)
-        study = self._study(study_name)
+        fingerprint, sweep_id, study_name = self.prepare(resume)
+        study = open_study(self.store.url, study_name, self.settings.seed)
         done = set(self.store.config_keys_done(sweep_id))
         planned = self._planned()
         self.observer.started(sweep_id, planned, len(done & set(self.space.keys())),
@@ -243,20 +246,52 @@ class Sweeper:
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
         record["fingerprint"] = record.get("fingerprint") or fingerprint
-        self.store.add_trial(record, sweep_id=sweep_id)
-        trial.set_user_attr("trial_uuid", record["trial_uuid"])
-        trial.set_user_attr("config_key", config.key)
-        if record["status"] == "ok":
-            # Correctness and quality are constraints: > 0 means infeasible.
-            trial.set_constraint("accuracy", 0.0 if record["passed"] else 1.0)
-            study.tell(trial, record["median_ms"])
-        else:
-            trial.set_user_attr("failure_reason", record["failure_reason"])
-            study.tell(trial, state=_state("FAIL"))
-        best = [r["median_ms"] for r in self.store.trials(sweep_id=sweep_id)
-                if r["status"] == "ok" and r.get("passed")]
-        self.observer.trial_finished(record, min(best) if best else None)
+        best_ms = record_outcome(self.store, study, trial, record, config, sweep_id)
+        self.observer.trial_finished(record, best_ms)
         return record
+
+
+def open_study(url: str, study_name: str, seed: int = 0, heartbeat: bool = False) -> Any:
+    """The sweep's Optuna study, in the results database. `heartbeat`: workers of a fleet beat
+    while they hold a trial; a trial whose worker died is failed and queued again."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # advisor drives the heartbeat itself around ask/tell (advisor.fleet), which Optuna's
+    # experimental heartbeat API warns about.
+    warnings.filterwarnings("ignore", message="Heartbeat of storage", category=UserWarning)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    kwargs: dict[str, Any] = {}
+    if url.startswith("sqlite"):
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+    if heartbeat:
+        kwargs.update(
+            heartbeat_interval=HEARTBEAT_INTERVAL_S, grace_period=HEARTBEAT_GRACE_S,
+            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
+                max_retry=3),
+        )
+    storage = optuna.storages.RDBStorage(url, **kwargs)
+    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
+    return optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
+                               direction="minimize", load_if_exists=True)
+
+
+def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
+                   config: CompileConfig, sweep_id: int) -> float | None:
+    """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
+    store.add_trial(record, sweep_id=sweep_id)
+    trial.set_user_attr("trial_uuid", record["trial_uuid"])
+    trial.set_user_attr("config_key", config.key)
+    if record["status"] == "ok":
+        # Correctness and quality are constraints: > 0 means infeasible.
+        trial.set_constraint("accuracy", 0.0 if record["passed"] else 1.0)
+        study.tell(trial, record["median_ms"])
+    else:
+        trial.set_user_attr("failure_reason", record["failure_reason"])
+        study.tell(trial, state=_state("FAIL"))
+    best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
+            if r["status"] == "ok" and r.get("passed")]
+    return min(best) if best else None
 
 
 def _state(name: str) -> Any:

@@ -33,7 +33,10 @@ from advisor.measure import (
     throughput_per_s,
     warm_up,
 )
+from advisor.recommend import median_ci
 from advisor.record import empty_record, weighted_headline
+from advisor.replay import replay_plan, run_replay
+from advisor.replay import warm_start as replay_warm_start
 from advisor.stats import Stats
 from advisor.workload import Workload, load_workload
 
@@ -167,6 +170,7 @@ class TrialRun:
         )
         self.record = empty_record()
         self.stage = "load"
+        self._samples: list[list[float]] = []
 
     def run(self) -> dict[str, Any]:
         rec = self.record
@@ -206,6 +210,9 @@ class TrialRun:
                 f"(allowed: {', '.join(wl.dtypes)})"
             )
         shapes = self.spec.get("shapes") or [{"dims": wl.shape, "weight": 1.0}]
+        replay = replay_plan(self.spec, self.config, wl)  # shape strategy or traffic: a replay
+        if replay is not None:
+            shapes = replay.reference_shapes()
         if self.device.startswith("cuda"):
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
         _inductor_settings(self.device, self.config)
@@ -213,7 +220,10 @@ class TrialRun:
         refs, eager_profile = self._reference(wl, shapes)
         rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
         rec.update(eager_profile)
-        self._candidate(wl, shapes, refs)
+        if replay is not None:
+            run_replay(self, wl, replay, refs)  # advisor.replay
+        else:
+            self._candidate(wl, shapes, refs)
 
     def _inputs(self, wl: Workload, dims: dict[str, int]) -> Any:
         import torch
@@ -315,6 +325,7 @@ class TrialRun:
             phase("profiling")
             rec.update(profile_call(timer, _rebind(calls[0], fn)))
         rec.update(weighted_headline(rec["shapes"]))
+        rec["median_ci_ms"] = list(median_ci(self._samples, [s["weight"] for s in rec["shapes"]]))
         rec["method"] = timer.method
         rec["warmup_iters"] = rec["shapes"][0]["warmup_iters"]
         rec["peak_mem_bytes"] = _peak_mem(self.device)
@@ -343,6 +354,7 @@ class TrialRun:
     def _measure(self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer) -> dict:
         warmups = warm_up(timer, call, self.policy)
         stats = Stats(sample(timer, call, self.policy))
+        self._samples.append(stats.samples_ms)  # for the median's confidence interval
         result = {"shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
                   "weight": float(shape["weight"])}
         result.update(stats.to_dict())
@@ -401,6 +413,9 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     device = spec["device"]
     _inductor_settings(device, config)
     wl = load_workload(spec["workload_path"]).workload
+    replay = replay_plan(spec, config, wl)
+    if replay is not None:
+        return replay_warm_start(spec, config, wl, replay, device)
     if config.dtype == "tf32":
         torch.set_float32_matmul_precision("high")
     torch.manual_seed(0)
@@ -419,12 +434,30 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
         return {"warm_compile_s": time.perf_counter() - t0}
 
 
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this child when the process that started it dies (kill -9 of a
+    worker must not leave an orphan trial holding the GPU)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str]) -> int:
+    _die_with_parent()
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)
     if spec.get("probe"):
         result = fingerprint.collect(spec["device"])
+    elif spec.get("child"):  # advisor.confirm's children: confirmation, cache artifact
+        from advisor.confirm import child_main
+
+        result = child_main(spec)
     elif spec.get("warm_only"):
         try:
             result: dict[str, Any] = warm_start(spec)

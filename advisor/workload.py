@@ -49,6 +49,25 @@ The parts, and what the advisor does with them:
 - ``inference``: True (default) runs every call under ``torch.inference_mode()``; set False for
   training steps that need autograd.
 - ``info()``: optional; returns a dict of facts stored with every result (e.g. which weights).
+- ``pad(inputs, from_dims, to_dims)`` and ``cut(outputs, from_dims)``: optional, together; what
+  bucketed shape strategies (``buckets:pow2``, ``buckets:fitted-K``, ...; docs/shapes.md) need.
+  ``pad`` receives the call's arguments for a request of shape ``from_dims`` (as ``inputs()``
+  returned them, already cast to the config's dtype and on the device) and returns arguments of
+  the bucket's shape ``to_dims`` (each dim ``>=``): the request in the leading positions, the rest
+  neutral, so that the component computes the request's own results there. ``cut`` receives the
+  component's outputs for the padded call and returns them as the unpadded request would have:
+  the leading ``from_dims`` part. The advisor checks that cut outputs match the fp32 eager
+  outputs of the unpadded request. A reranker pads token ids with the pad token and the
+  attention mask with zeros (padded tokens are masked out, padded candidates are extra rows)
+  and slices the scores back to the request's candidates::
+
+      def pad(inputs, from_dims, to_dims):
+          b, s = to_dims["batch"] - from_dims["batch"], to_dims["seq"] - from_dims["seq"]
+          return {name: torch.nn.functional.pad(t, (0, s, 0, b), value=0)
+                  for name, t in inputs.items()}  # ids, attention_mask, token_type_ids
+
+      def cut(outputs, from_dims):
+          return outputs[: from_dims["batch"]]  # one score per real candidate
 
 `load_workload(path)` imports the file and checks the contract; every violation is a
 `WorkloadError` whose message names the file and the problem.
@@ -103,6 +122,8 @@ class Workload:
     default_shape: dict[str, int] | None = None
     inference: bool = True
     info: Callable[[], dict[str, Any]] | None = None
+    pad: Callable[[Any, dict[str, int], dict[str, int]], Any] | None = None
+    cut: Callable[[Any, dict[str, int]], Any] | None = None
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -172,6 +193,12 @@ def _problems(w: Workload) -> list[str]:
         problems.append("default_shape must be a dict of dim name -> positive int")
     if w.info is not None and not callable(w.info):
         problems.append("info must be a function returning a dict")
+    for part in ("pad", "cut"):
+        if getattr(w, part) is not None and not callable(getattr(w, part)):
+            problems.append(f"{part} must be a function")
+    if (w.pad is None) != (w.cut is None):
+        problems.append("pad and cut come together: give both (bucketed shapes need them) or "
+                        "neither")
     return problems
 
 

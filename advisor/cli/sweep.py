@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -29,12 +30,16 @@ def _check_resumable(db: str | None, workload: str) -> None:
 
 @app.command()
 def sweep(
-    file: Path = typer.Argument(..., help="Workload file (.py) defining `workload`."),
+    files: list[Path] = typer.Argument(
+        ..., help="Workload files (.py) defining `workload`; several run one after another."
+    ),
     db: str | None = DbOption,
     trials: int | None = typer.Option(
         None, "--trials", help="Measure at most N configs (TPE picks them when N < the space)."
     ),
-    budget: str | None = typer.Option(None, "--budget", help="Stop starting trials after e.g. 20m."),
+    budget: str | None = typer.Option(
+        None, "--budget", help="Stop starting trials after e.g. 20m."
+    ),
     modes: str | None = typer.Option(None, "--modes", help="Comma-separated modes to try."),
     dtypes: str | None = typer.Option(None, "--dtypes", help="Comma-separated dtypes to try."),
     fullgraph: str = typer.Option("off", "--fullgraph", help="both, on or off."),
@@ -45,6 +50,10 @@ def sweep(
         None, "--shape", help="Shape to measure, e.g. batch=50,seq=128 (default: the workload's)."
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the last interrupted sweep."),
+    workers: int = typer.Option(
+        1, "--workers", help="Worker processes, one per GPU, sharing the sweep (needs every "
+        "config of the space: no --trials/--budget)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Measure each config's warm start."),
@@ -52,64 +61,127 @@ def sweep(
         None, "--keep-caches", help="Keep each trial's Inductor cache under DIR/<trial uuid>."
     ),
 ) -> None:
-    """Measure compile configs of a workload (one process per trial) and recommend the best."""
-    from advisor.cli.progress import ProgressObserver
+    """Measure compile configs of workloads (one process per trial) and recommend the best."""
     from advisor.cli.trial import check_shape
     from advisor.db.store import ResultStore
-    from advisor.devices import resolve_device
-    from advisor.launcher import Launcher
+    from advisor.devices import cuda_device_count, resolve_device
     from advisor.space import build_space, parse_budget, parse_list
-    from advisor.sweep import Sweeper, SweepSettings
+    from advisor.sweep import SweepSettings
     from advisor.workload import load_workload
 
+    plans = []
     try:
         if trials is not None and trials < 1:
             raise ConfigError("--trials must be at least 1")
         budget_s = parse_budget(budget) if budget else None
-        loaded = load_workload(file)
-        wl = loaded.workload
-        dims = parse_shape(shape) if shape else None
-        if dims is not None:
-            check_shape(dims, wl.shape, file)
         device = resolve_device(device)
-        note = None
-        if dims is None and device == "cpu":
-            # Full-size shapes of real models take seconds per call on a CPU: measure the
-            # smallest traffic shape unless told otherwise, and say so.
-            dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
-            note = (f"measuring {shape_name(dims)}, the smallest traffic shape (CPU default; "
-                    "choose with --shape)")
-        space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes), fullgraph)
-        if resume:
-            _check_resumable(db, wl.name)
+        _check_workers(workers, trials, budget_s, device, cuda_device_count())
+        for file in files:
+            loaded = load_workload(file)
+            wl = loaded.workload
+            dims = parse_shape(shape) if shape else None
+            if dims is not None:
+                check_shape(dims, wl.shape, file)
+            note = None
+            if dims is None and device == "cpu":
+                # Full-size shapes of real models take seconds per call on a CPU: measure the
+                # smallest traffic shape unless told otherwise, and say so.
+                dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
+                note = (f"{wl.name}: measuring {shape_name(dims)}, the smallest traffic shape "
+                        "(CPU default; choose with --shape)")
+            space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
+                                fullgraph)
+            if resume:
+                _check_resumable(db, wl.name)
+            settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
+                                     timeout_s=timeout_s, measure_warm=warm, shape=dims)
+            plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
-        if note:  # only once every flag is known to be good: a mistake stays one line
-            typer.echo(note, err=True)
-        settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
-                                 timeout_s=timeout_s, measure_warm=warm, shape=dims)
-        with ProgressObserver() as observer:
-            launcher = Launcher(timeout_s=timeout_s, cache_root=keep_caches)
-            outcome = Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
     except AdvisorError as e:
         fail_on(e)
-    if as_json:
-        print_json({
-            "sweep_id": outcome.sweep_id, "status": outcome.status,
-            "study_name": outcome.study_name, "db": store.masked_url,
-            "fingerprint": outcome.fingerprint,
-            "recommendation": outcome.recommendation.to_dict(),
-            "trials": outcome.records,
-        })
-    else:
-        render.recommendation(outcome.recommendation)
+    outcomes = []
+    for file, loaded, space, settings, note in plans:
+        if note:  # only once every flag is known to be good: a mistake stays one line
+            typer.echo(note, err=True)
+        try:
+            outcome = _run(store, loaded, space, settings, resume, workers, keep_caches)
+        except AdvisorError as e:
+            fail_on(e)
+        outcomes.append((file, outcome))
         if outcome.status == "interrupted":
-            render.console.print(
-                f"[yellow]sweep {outcome.sweep_id} interrupted; finished trials are kept. "
-                f"Continue with: advisor sweep {file} --resume[/yellow]"
-            )
-    if outcome.status == "interrupted":
-        raise typer.Exit(130)
-    if outcome.recommendation.best is None:
-        typer.echo(f"advisor: no config of {wl.name} ran and passed; "
-                   f"see `advisor show {outcome.sweep_id}`", err=True)
+            break
+    _report(outcomes, store, as_json)
+
+
+def _check_workers(workers: int, trials: int | None, budget_s: float | None, device: str,
+                   gpus: int) -> None:
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if workers == 1:
+        return
+    if trials is not None or budget_s is not None:
+        raise ConfigError("--workers measures every config of the space; drop --trials/--budget "
+                          "or narrow the space with --modes/--dtypes")
+    if device.startswith("cuda") and workers > gpus:
+        raise ConfigError(f"--workers {workers} asks for more workers than the {gpus} GPU(s) "
+                          "here; one worker per GPU")
+
+
+def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, workers: int,
+         keep_caches: Path | None) -> Any:
+    from advisor.cli.progress import ProgressObserver
+    from advisor.launcher import Launcher
+    from advisor.sweep import Sweeper
+
+    launcher = Launcher(timeout_s=settings.timeout_s, cache_root=keep_caches)
+    if workers > 1:
+        return _run_pool(store, Sweeper(store, loaded, space, settings, launcher), resume, workers)
+    with ProgressObserver() as observer:
+        return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+
+
+def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
+    """The sweep shared by `workers` worker processes on this host (advisor.fleet)."""
+    from advisor.fleet import WorkerPool, queue_missing
+    from advisor.recommend import recommend
+    from advisor.sweep import SweepOutcome, open_study
+
+    fingerprint, sweep_id, study_name = sweeper.prepare(resume)
+    study = open_study(store.url, study_name, heartbeat=True)
+    queued = queue_missing(study, sweeper.space, store.config_keys_done(sweep_id))
+    typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers} workers", err=True)
+    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url)
+    codes = pool.wait()
+    done = store.config_keys_done(sweep_id)
+    complete = set(sweeper.space.keys()) <= done
+    status = "finished" if complete and not pool.interrupted else "interrupted"
+    store.finish_sweep(sweep_id, status)
+    if not complete and not pool.interrupted:
+        typer.echo(f"advisor: workers exited with {codes} before the sweep was complete; "
+                   f"continue with --resume", err=True)
+    records = store.trials(sweep_id=sweep_id)
+    rec = recommend(sweeper.loaded.workload.name, records, fingerprint["fingerprint_hash"])
+    return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+
+
+def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
+    if as_json:
+        documents = [{
+            "sweep_id": o.sweep_id, "status": o.status, "study_name": o.study_name,
+            "db": store.masked_url, "fingerprint": o.fingerprint,
+            "recommendation": o.recommendation.to_dict(), "trials": o.records,
+        } for _, o in outcomes]
+        print_json(documents[0] if len(documents) == 1 else documents)
+    for file, o in outcomes:
+        if not as_json:
+            render.recommendation(o.recommendation)
+        if o.status == "interrupted":
+            typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
+                       f"Continue with: advisor sweep {file} --resume", err=True)
+            raise typer.Exit(130)
+    failed = [o for _, o in outcomes if o.recommendation.best is None]
+    for o in failed:
+        typer.echo(f"advisor: no config of {o.recommendation.workload} ran and passed; "
+                   f"see `advisor show {o.sweep_id}`", err=True)
+    if failed:
         raise typer.Exit(1)

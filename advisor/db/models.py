@@ -13,6 +13,8 @@ these models agree).
     advisor_trial_details  the rest of a trial record (fingerprint, kernel names, error tail)
     advisor_shape_measurements   the per-shape figures of a trial, in traffic order
     advisor_trial_groups   one row per workload x device x environment with trials
+    advisor_confirmations  interleaved re-measurements of a workload's leading configs (0003)
+    advisor_cache_artifacts   warm-start bytes of torch.compiler.save_cache_artifacts() (0003)
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -288,3 +291,64 @@ class ShapeMeasurement(Base):
     noisy: Mapped[bool | None] = mapped_column(Boolean)
     throughput_per_s: Mapped[float | None] = mapped_column(Double)
     warmup_iters: Mapped[int | None] = mapped_column(Integer)
+
+
+class Confirmation(Base):
+    """One interleaved re-measurement of a workload's leading configs and eager fp32, in one
+    process (`advisor.confirm`); ``entries`` holds the paired figures of each config."""
+
+    __tablename__ = "advisor_confirmations"
+    __table_args__ = (
+        Index("ix_advisor_confirmations_lookup", "workload_id", "fingerprint_hash", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("advisor_workloads.id"))
+    device_id: Mapped[int] = mapped_column(ForeignKey("advisor_devices.id"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("advisor_environments.id"))
+    fingerprint_hash: Mapped[str | None] = mapped_column(Hash)
+    host: Mapped[str | None] = mapped_column(String(256))
+    created_at: Mapped[datetime]
+    requested_device: Mapped[str | None] = mapped_column(String(32))
+    method: Mapped[str | None] = mapped_column(String(32))
+    rounds: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    shapes: Mapped[list[Any] | None]
+    entries: Mapped[list[Any] | None]
+    fingerprint: Mapped[dict[str, Any] | None]
+    error_tail: Mapped[str | None] = mapped_column(Text)
+
+
+class CacheArtifact(Base):
+    """Warm-start bytes (``torch.compiler.save_cache_artifacts()``) of one config of a workload
+    on one fingerprint; valid only for the same torch, triton and device."""
+
+    __tablename__ = "advisor_cache_artifacts"
+    __table_args__ = (
+        Index(
+            "ix_advisor_cache_artifacts_lookup",
+            "workload_id", "fingerprint_hash", "config_key", "created_at",
+        ),
+    )  # fmt: skip
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("advisor_workloads.id"))
+    device_id: Mapped[int] = mapped_column(ForeignKey("advisor_devices.id"))
+    environment_id: Mapped[int] = mapped_column(ForeignKey("advisor_environments.id"))
+    fingerprint_hash: Mapped[str | None] = mapped_column(Hash)
+    host: Mapped[str | None] = mapped_column(String(256))
+    created_at: Mapped[datetime]
+    config_key: Mapped[str] = mapped_column(String(256))
+    config: Mapped[dict[str, Any] | None]
+    trial_uuid: Mapped[str | None] = mapped_column(String(36))
+    torch_version: Mapped[str | None] = mapped_column(String(64))
+    triton_version: Mapped[str | None] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(Hash)
+    cold_start_s: Mapped[float | None] = mapped_column(Double)
+    warm_start_s: Mapped[float | None] = mapped_column(Double)
+    shapes: Mapped[list[Any] | None]
+    info: Mapped[dict[str, Any] | None]
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session
 from advisor.config import EAGER_FP32
 from advisor.db import rows
 from advisor.db.models import (
+    CacheArtifact,
+    Confirmation,
     Device,
     Environment,
     ShapeMeasurement,
@@ -302,3 +304,211 @@ def device_comparison(session: Session, workload: str) -> list[dict[str, Any]]:
         .order_by(D.c.device_name, D.c.device_hash, E.c.env_hash, stats.c.config_key)
     )  # fmt: skip
     return [dict(row) for row in session.execute(query).mappings()]
+
+
+# -- the dashboard's reads: aggregates and narrow rows, never every full record ---------------
+
+GROUP = (T.c.workload_id, T.c.device_id, T.c.environment_id)
+SUMMARY_COLUMNS = (
+    T.c.uuid.label("trial_uuid"), T.c.sweep_id, W.c.name.label("workload"), D.c.device_hash,
+    E.c.env_hash, T.c.config, T.c.config_key, T.c.mode, T.c.dtype, T.c.status, T.c.failure_reason,
+    T.c.started_at, T.c.median_ms, T.c.p90_ms, T.c.p99_ms, T.c.mean_ms, T.c.cold_compile_s,
+    T.c.warm_compile_s, T.c.peak_mem_bytes, T.c.kernels_per_call, T.c.launches_per_call,
+    T.c.eager_kernels_per_call, T.c.eager_launches_per_call, T.c.max_abs_err, T.c.correct,
+    T.c.quality_name, T.c.quality_value, T.c.quality_passed, T.c.passed,
+)  # fmt: skip
+
+
+def _of_workload(query: Select[Any], workload: str | None) -> Select[Any]:
+    if workload is None:
+        return query
+    return query.where(T.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
+
+
+def group_summaries(session: Session, workload: str | None) -> list[dict[str, Any]]:
+    """Per workload x device x environment with trials: its device and environment fields,
+    n_trials, n_ok, n_passed, n_failed, first_started_at and last_started_at."""
+    stats = _of_workload(
+        select(
+            *GROUP,
+            func.count().label("n_trials"),
+            func.count().filter(T.c.status == "ok").label("n_ok"),
+            func.count().filter(PASSED).label("n_passed"),
+            func.count().filter(T.c.status == "failed").label("n_failed"),
+            func.min(T.c.started_at).label("first_started_at"),
+            func.max(T.c.started_at).label("last_started_at"),
+        ).group_by(*GROUP),
+        workload,
+    ).subquery()
+    query = (
+        select(W.c.name.label("workload"), *DEVICE_COLUMNS, *ENV_COLUMNS,
+               *(c for c in stats.c if c.name not in ("workload_id", "device_id",
+                                                       "environment_id")))
+        .select_from(stats)
+        .join(W, W.c.id == stats.c.workload_id)
+        .join(D, D.c.id == stats.c.device_id)
+        .join(E, E.c.id == stats.c.environment_id)
+    )  # fmt: skip
+    found = []
+    for row in session.execute(query).mappings():
+        out = dict(row)
+        out["first_started_at"] = rows.to_iso(out["first_started_at"])
+        out["last_started_at"] = rows.to_iso(out["last_started_at"])
+        found.append(out)
+    return sorted(found, key=lambda g: (g["workload"], g["device_name"] or "", g["device_hash"],
+                                        g["env_hash"]))  # fmt: skip
+
+
+def _summaries() -> Select[Any]:
+    return (
+        select(*SUMMARY_COLUMNS, TD.c.extra)
+        .select_from(T)
+        .join(W, W.c.id == T.c.workload_id)
+        .join(D, D.c.id == T.c.device_id)
+        .join(E, E.c.id == T.c.environment_id)
+        .join(TD, TD.c.trial_id == T.c.id)
+    )
+
+
+def _summary_dict(row: Any) -> dict[str, Any]:
+    """A narrow row, with the record's keys beyond advisor.record (``extra``) merged in."""
+    out = {k: v for k, v in row.items() if k != "extra"}
+    out["started_at"] = rows.to_iso(out["started_at"])
+    for key, value in (row["extra"] or {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def near_best_trials(session: Session, within: float, workload: str | None) -> list[dict[str, Any]]:
+    """Per workload x device x environment, the passed trials whose median is within
+    ``within`` (a fraction) of the group's lowest, and every ok eager fp32 trial: narrow
+    rows (`SUMMARY_COLUMNS` and the record's extra keys, such as a confidence interval),
+    enough for a policy to choose between near ties."""
+    leaders = _of_workload(
+        select(*GROUP, func.min(T.c.median_ms).label("best_ms")).where(BEST).group_by(*GROUP),
+        workload,
+    ).subquery()
+    near = (
+        _summaries()
+        .join(
+            leaders,
+            and_(*(column == leaders.c[column.name] for column in GROUP)),
+        )
+        .where(BEST, T.c.median_ms <= leaders.c.best_ms * (1.0 + within))
+    )
+    eager = _of_workload(
+        _summaries().where(
+            T.c.status == "ok", T.c.config_key == EAGER_FP32.key, T.c.median_ms.is_not(None)
+        ),
+        workload,
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for query in (near, eager):
+        for row in session.execute(query).mappings():
+            found.setdefault(row["trial_uuid"], _summary_dict(row))
+    return list(found.values())
+
+
+def config_dicts(session: Session, workload: str | None) -> dict[str, dict[str, Any]]:
+    """config_key -> config dict of every config measured (of one workload, if given)."""
+    first = _of_workload(
+        select(func.min(T.c.id)).where(T.c.config_key.is_not(None)).group_by(T.c.config_key),
+        workload,
+    )
+    query = select(T.c.config_key, T.c.config).where(T.c.id.in_(first))
+    return {key: config for key, config in session.execute(query) if config is not None}
+
+
+def group_trial_filter(env_hash: str) -> ColumnElement[bool]:
+    """A `trial_records` condition: trials run with the software stack ``env_hash``."""
+    return T.c.environment_id.in_(select(E.c.id).where(E.c.env_hash == env_hash))
+
+
+# -- recommendations: fingerprints measured, confirmations, warm-start artifacts ---------------
+
+C = table(Confirmation)
+A = table(CacheArtifact)
+ARTIFACT_META = tuple(c for c in A.c if c.name not in ("data", "workload_id", "device_id",
+                                                        "environment_id"))
+
+
+def fingerprints(session: Session, workload: str) -> list[dict[str, Any]]:
+    """Per fingerprint with trials of ``workload``: its device and environment fields, hashes,
+    n_trials, n_passed and last_started_at; the most trials first."""
+    query = (
+        select(
+            T.c.fingerprint_hash, *DEVICE_COLUMNS, *ENV_COLUMNS,
+            func.count().label("n_trials"), func.count().filter(PASSED).label("n_passed"),
+            func.max(T.c.started_at).label("last_started_at"),
+        )
+        .select_from(T)
+        .join(W, W.c.id == T.c.workload_id)
+        .join(D, D.c.id == T.c.device_id)
+        .join(E, E.c.id == T.c.environment_id)
+        .where(W.c.name == workload, T.c.fingerprint_hash.is_not(None))
+        .group_by(T.c.fingerprint_hash, *DEVICE_COLUMNS, *ENV_COLUMNS)
+    )  # fmt: skip
+    found = []
+    for row in session.execute(query).mappings():
+        out = dict(row)
+        out["last_started_at"] = rows.to_iso(out["last_started_at"])
+        found.append(out)
+    return sorted(found, key=lambda f: (-f["n_trials"], f["fingerprint_hash"]))
+
+
+def confirmation_dicts(
+    session: Session, workload: str, fingerprint_hash: str | None, limit: int | None
+) -> list[dict[str, Any]]:
+    """Confirmations of a workload (on one fingerprint, if given), newest first."""
+    query = (
+        select(C, W.c.name.label("workload"))
+        .join(W, W.c.id == C.c.workload_id)
+        .where(W.c.name == workload)
+        .order_by(C.c.created_at.desc(), C.c.id.desc())
+    )
+    if fingerprint_hash is not None:
+        query = query.where(C.c.fingerprint_hash == fingerprint_hash)
+    if limit is not None:
+        query = query.limit(limit)
+    found = []
+    for row in session.execute(query).mappings():
+        out = {k: v for k, v in row.items() if k not in ("id", "workload_id", "device_id",
+                                                         "environment_id")}
+        out["created_at"] = rows.to_iso(out["created_at"])
+        out["device"] = out.pop("requested_device")
+        found.append(out)
+    return found
+
+
+def artifact_dicts(
+    session: Session,
+    workload: str | None,
+    fingerprint_hash: str | None = None,
+    config_key: str | None = None,
+    with_data: bool = False,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """Stored cache artifacts, newest first; ``data`` (the bytes) only when asked."""
+    columns = (*ARTIFACT_META, A.c.data) if with_data else ARTIFACT_META
+    query = (
+        select(*columns, W.c.name.label("workload"))
+        .select_from(A)
+        .join(W, W.c.id == A.c.workload_id)
+        .order_by(A.c.created_at.desc(), A.c.id.desc())
+    )
+    if workload is not None:
+        query = query.where(W.c.name == workload)
+    if fingerprint_hash is not None:
+        query = query.where(A.c.fingerprint_hash == fingerprint_hash)
+    if config_key is not None:
+        query = query.where(A.c.config_key == config_key)
+    if limit is not None:
+        query = query.limit(limit)
+    found = []
+    for row in session.execute(query).mappings():
+        out = {k: v for k, v in row.items() if k != "id"}
+        out["created_at"] = rows.to_iso(out["created_at"])
+        if with_data:
+            out["data"] = bytes(out["data"])
+        found.append(out)
+    return found

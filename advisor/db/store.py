@@ -14,6 +14,7 @@ RDB storage to share the database; ``store.masked_url`` is the one to print.
 
 from __future__ import annotations
 
+import hashlib
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from advisor.db import queries, schema, writes
+from advisor.db import queries, rows, schema, writes
 from advisor.db.engine import (
     WRITE_OPTION,
     connect_error,
@@ -331,6 +332,127 @@ class ResultStore:
             self.analyze()
         return len(added), len(items) - len(added)
 
+    # the dashboard's reads: aggregates and narrow rows, fast on 100,000 trials
+
+    def group_summaries(self, workload: str | None = None) -> list[dict[str, Any]]:
+        """Per workload x device x environment with trials: the device and environment
+        fields, n_trials, n_ok, n_passed, n_failed, first_started_at and last_started_at."""
+        with self._read("summarizing trial groups") as session:
+            return queries.group_summaries(session, workload)
+
+    def near_best_trials(self, within: float, workload: str | None = None) -> list[dict[str, Any]]:
+        """Per workload x device x environment, the passed trials within ``within`` (a
+        fraction) of the group's lowest median, plus every ok eager fp32 trial. Narrow rows:
+        trial_uuid, sweep_id, workload, device_hash, env_hash, config, config_key, mode, dtype,
+        status, failure_reason, started_at, the scalar figures and the record's keys beyond
+        advisor.record (a confidence interval, say); no shapes, kernel names or error tails."""
+        with self._read("reading the near-best trials") as session:
+            return queries.near_best_trials(session, within, workload)
+
+    def config_dicts(self, workload: str | None = None) -> dict[str, dict[str, Any]]:
+        """config_key -> config dict of every config measured (of one workload, if given)."""
+        with self._read("reading configs") as session:
+            return queries.config_dicts(session, workload)
+
+    def group_trials(self, workload: str, device_hash: str, env_hash: str) -> list[dict[str, Any]]:
+        """Full trial records (as `trials` returns them) of one workload on one device with
+        one software stack, oldest first."""
+        where = queries.trial_filters(workload=workload, device_hash=device_hash)
+        where.append(queries.group_trial_filter(env_hash))
+        with self._read("reading trials") as session:
+            return queries.trial_records(session, where)
+
+    # recommendations: measured fingerprints, confirmations, warm-start artifacts
+
+    def fingerprints(self, workload: str) -> list[dict[str, Any]]:
+        """Every fingerprint with trials of ``workload``: fingerprint_hash, device_hash,
+        env_hash, the device and environment fields, n_trials, n_passed, last_started_at."""
+        with self._read("reading fingerprints") as session:
+            return queries.fingerprints(session, workload)
+
+    def add_confirmation(self, confirmation: dict[str, Any]) -> str:
+        """Store a confirmation (`advisor.confirm`); returns its uuid (given or new).
+
+        ``confirmation`` holds workload (record form), fingerprint, and optionally uuid,
+        created_at, device, method, rounds, status ("ok" or "failed"), shapes, entries (one
+        dict of paired figures per config) and error_tail.
+        """
+        row = {
+            "uuid": confirmation.get("uuid") or str(uuidlib.uuid4()),
+            "created_at": _created_at(confirmation),
+            "requested_device": confirmation.get("device"),
+            "method": confirmation.get("method"),
+            "rounds": confirmation.get("rounds"),
+            "status": confirmation.get("status") or "ok",
+            "shapes": confirmation.get("shapes"),
+            "entries": confirmation.get("entries"),
+            "fingerprint": confirmation["fingerprint"],
+            "error_tail": confirmation.get("error_tail"),
+        }
+        with self._write("storing a confirmation") as session:
+            row |= _keyed(session, self._ids, confirmation, "confirmation")
+            session.execute(insert(queries.C), row)
+        return row["uuid"]
+
+    def confirmations(
+        self, workload: str, fingerprint_hash: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Confirmations of ``workload`` (on one fingerprint, if given), newest first."""
+        with self._read("reading confirmations") as session:
+            return queries.confirmation_dicts(session, workload, fingerprint_hash, limit)
+
+    def put_artifact(
+        self,
+        workload: dict[str, Any],
+        fingerprint: dict[str, Any],
+        config: dict[str, Any],
+        data: bytes,
+        **facts: Any,
+    ) -> str:
+        """Store warm-start bytes of ``config`` for a workload on a fingerprint; returns the
+        artifact's uuid. ``facts``: trial_uuid, cold_start_s, warm_start_s, shapes, info."""
+        from advisor.config import CompileConfig
+
+        unknown = set(facts) - {"trial_uuid", "cold_start_s", "warm_start_s", "shapes", "info"}
+        if unknown:
+            raise StoreError(f"unknown artifact facts: {', '.join(sorted(unknown))}")
+        if not isinstance(data, (bytes, bytearray)) or not data:
+            raise StoreError("a cache artifact must be non-empty bytes")
+        row = {
+            "uuid": str(uuidlib.uuid4()),
+            "created_at": datetime.now(UTC),
+            "config_key": CompileConfig.from_dict(config).key,
+            "config": config,
+            "torch_version": fingerprint.get("torch_version"),
+            "triton_version": fingerprint.get("triton_version"),
+            "size_bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "data": bytes(data),
+            **{key: facts.get(key) for key in
+               ("trial_uuid", "cold_start_s", "warm_start_s", "shapes", "info")},
+        }  # fmt: skip
+        owner = {"workload": workload, "fingerprint": fingerprint}
+        with self._write("storing a cache artifact") as session:
+            row |= _keyed(session, self._ids, owner, "cache artifact")
+            session.execute(insert(queries.A), row)
+        return row["uuid"]
+
+    def get_artifact(
+        self, workload: str, fingerprint_hash: str, config_key: str
+    ) -> dict[str, Any] | None:
+        """The newest artifact of a config of ``workload`` on a fingerprint, its bytes in
+        ``data``; None when there is none."""
+        with self._read("reading a cache artifact") as session:
+            found = queries.artifact_dicts(
+                session, workload, fingerprint_hash, config_key, with_data=True, limit=1
+            )
+        return found[0] if found else None
+
+    def artifacts(self, workload: str | None = None) -> list[dict[str, Any]]:
+        """Stored cache artifacts (without their bytes), newest first."""
+        with self._read("reading cache artifacts") as session:
+            return queries.artifact_dicts(session, workload)
+
 
 def _known_sweeps(session: Session, uuids: set[str | None]) -> dict[str, int]:
     wanted = sorted(u for u in uuids if u)
@@ -364,3 +486,28 @@ def _carried_sweeps(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             raise StoreError(f"trial record {i}: sweep status {sweep['status']!r} is unknown")
         found.setdefault(str(sweep["uuid"]), sweep)
     return found
+
+
+def _created_at(data: dict[str, Any]) -> datetime:
+    return rows.to_datetime(data.get("created_at"), "created_at") or datetime.now(UTC)
+
+
+def _keyed(session: Session, ids: writes.IdCache, owner: dict[str, Any], what: str) -> dict:
+    """workload_id, device_id, environment_id, fingerprint_hash and host of a row that belongs
+    to ``owner["workload"]`` (record form) on ``owner["fingerprint"]``."""
+    rows.check_workload(owner.get("workload"), what)
+    rows.check_fingerprint(owner.get("fingerprint"), what)
+    workload, fingerprint = owner["workload"], owner["fingerprint"]
+    found = {
+        "workload": {rows.workload_key(workload): rows.workload_row(workload)},
+        "device": {(fingerprint["device_hash"],): rows.device_row(fingerprint)},
+        "env": {(fingerprint["env_hash"],): rows.environment_row(fingerprint)},
+    }
+    keyed = {kind: writes.ensure(session, ids, kind, rows_) for kind, rows_ in found.items()}
+    return {
+        "workload_id": next(iter(keyed["workload"].values())),
+        "device_id": next(iter(keyed["device"].values())),
+        "environment_id": next(iter(keyed["env"].values())),
+        "fingerprint_hash": fingerprint.get("fingerprint_hash"),
+        "host": rows.host_of(fingerprint),
+    }

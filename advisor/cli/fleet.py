@@ -1,0 +1,112 @@
+"""`advisor worker SWEEP_ID` and `advisor compare WORKLOAD`: fleets of devices and hosts."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from advisor.cli import render
+from advisor.cli.app import app
+from advisor.cli.common import DbOption, fail, fail_on, print_json
+from advisor.errors import AdvisorError
+
+
+@app.command()
+def worker(
+    sweep_id: int = typer.Argument(..., help="The sweep to join (see `advisor list`)."),
+    db: str | None = DbOption,
+    device: str | None = typer.Option(
+        None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
+    ),
+) -> None:
+    """Join a sweep: measure its queued configs on this device until none is left."""
+    from advisor.db.store import ResultStore
+    from advisor.devices import resolve_device
+    from advisor.fleet import Worker
+
+    try:
+        store = ResultStore.from_url(db)
+        w = Worker(store, sweep_id, resolve_device(device))
+        previous = {s: signal.signal(s, lambda *_: w.interrupt())
+                    for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            ran = w.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    except AdvisorError as e:
+        fail_on(e)
+    typer.echo(f"worker: {ran} trial(s) measured for sweep {sweep_id}", err=True)
+    if w.stop.is_set():
+        raise typer.Exit(130)
+
+
+def _groups(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        fp = r.get("fingerprint") or {}
+        groups.setdefault(fp.get("fingerprint_hash") or "?", []).append(r)
+    return groups
+
+
+@app.command()
+def compare(
+    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    db: str | None = DbOption,
+    devices: str | None = typer.Option(
+        None, "--devices", help="Comma-separated device names (substrings) to compare."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Compare one workload across devices and stacks: recommended config, latency, speedup."""
+    from advisor.db.store import ResultStore
+    from advisor.recommend import recommend
+
+    try:
+        store = ResultStore.from_url(db)
+        if workload not in store.workloads():
+            fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
+        records = store.trials(workload=workload)
+    except AdvisorError as e:
+        fail_on(e)
+    wanted = [d.strip().lower() for d in devices.split(",")] if devices else None
+    rows = []
+    for fp_hash, group in sorted(_groups(records).items()):
+        fp = group[0].get("fingerprint") or {}
+        name = str(fp.get("device_name"))
+        if wanted and not any(w in name.lower() for w in wanted):
+            continue
+        rec = recommend(workload, group, fp_hash)
+        best = rec.best
+        rows.append({
+            "fingerprint_hash": fp_hash, "device": name, "host": fp.get("hostname"),
+            "torch": fp.get("torch_version"), "driver": fp.get("driver_version"),
+            "cuda": fp.get("cuda_driver_version"), "trials": len(group),
+            "config": best.label if best else None,
+            "median_ms": best.median_ms if best else None,
+            "speedup": best.speedup if best else None,
+            "eager_fp32_ms": rec.baseline.median_ms if rec.baseline else None,
+        })
+    if not rows:
+        fail(f"no device matches --devices {devices}")
+    configs = {r["config"] for r in rows if r["config"]}
+    differs = len(configs) > 1
+    if as_json:
+        print_json({"workload": workload, "devices": rows, "best_config_differs": differs})
+        return
+    table = Table(title=f"{workload} across devices and stacks")
+    for column in ("device", "host", "torch", "driver", "trials", "recommended", "median",
+                   "speedup", "eager fp32"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(str(r["device"]), str(r["host"]), str(r["torch"]), str(r["driver"]),
+                      str(r["trials"]), str(r["config"]), render.fmt(r["median_ms"], " ms"),
+                      render.fmt(r["speedup"], "x", 2), render.fmt(r["eager_fp32_ms"], " ms"))
+    render.console.print(table)
+    if differs:
+        render.console.print(f"the best config differs between devices: {', '.join(sorted(configs))}")
+    else:
+        render.console.print("every device agrees on the best config")

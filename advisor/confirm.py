@@ -1,0 +1,471 @@
+"""Confirmation and warm-start artifacts: what follows a sweep before a recommendation is trusted.
+
+Confirmation (`confirm`): a sweep measures each config in its own process, minutes apart, so
+clock, thermal and load drift sit between any two figures. The confirmation re-measures the
+leading configs under a policy and eager fp32 in ONE child process: each is built and compiled
+once, warmed up, then timed interleaved, round after round (eager A B C, eager A B C, ... for
+every shape), as PyTorch's own benchmark harness alternates eager and compiled runs. Per config
+it keeps the samples, the traffic-weighted median with its bootstrap interval and the paired
+speedup over eager fp32 (the median over rounds of eager time / config time, with its interval);
+the store keeps it (``advisor_confirmations``) and `advisor.recommend.recommend` decides on it.
+
+Warm-start artifact (`save_artifact`): the recommended config is compiled in a fresh child with
+empty caches exactly as `advisor.apply` compiles it (same model build, dtype, compile call and one
+call per traffic shape, in order), then ``torch.compiler.save_cache_artifacts()``; the bytes go
+to the store (``advisor_cache_artifacts``). With ``verify`` a second fresh child loads them and
+compiles again: the cold and artifact-warm start times are stored with the bytes.
+
+`confirm_and_save` does both (what `advisor recommend W --confirm` and the end of a sweep run).
+The children run as ``python -m advisor.trial SPEC RESULT`` with ``spec["child"]`` set
+(`advisor.launcher.Launcher.run_child`); `child_main` is their entry point.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.errors import ConfigError, TrialFailed
+from advisor.recommend import Constraints, Recommendation, median_ci, paired_speedup, recommend
+
+DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
+MAX_ROUNDS = 1000
+ERROR_TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How long to measure: rounds until both `min_rounds` and `min_time_s`, never past
+    `max_time_s` (with at least `floor_rounds`) or `max_rounds`; `warmup_rounds` untimed."""
+
+    min_rounds: int = 100
+    min_time_s: float = 2.0
+    max_time_s: float = 30.0
+    floor_rounds: int = 10
+    max_rounds: int = MAX_ROUNDS
+    warmup_rounds: int = 10
+
+    @classmethod
+    def for_device(cls, device: str) -> Rounds:
+        if device.startswith("cuda"):
+            return cls()
+        return cls(min_rounds=30, min_time_s=1.0, max_time_s=10.0, warmup_rounds=3)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# --- the parent side --------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What `confirm_and_save` did: the stored confirmation, the recommendation decided on it
+    and the warm-start artifact saved for its best config (None: not saved, see
+    ``artifact_note``)."""
+
+    confirmation: dict[str, Any]
+    recommendation: Recommendation
+    artifact: dict[str, Any] | None
+    artifact_note: str = ""
+
+
+def _launcher(launcher: Any) -> Any:
+    if launcher is not None:
+        return launcher
+    from advisor.launcher import Launcher
+
+    return Launcher()
+
+
+def _workload_of(records: list[dict[str, Any]], path: str | Path | None) -> tuple[dict, str]:
+    """The newest record's workload dict and the file to load (``path`` when given)."""
+    workload = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
+    if workload is None:
+        raise ConfigError("the trials carry no workload; pass the workload file")
+    file = str(path) if path is not None else workload.get("path")
+    if not file or not Path(file).is_file():
+        raise ConfigError(
+            f"the workload file of {workload['name']} is not here ({file}); pass it with --file"
+        )
+    return workload, str(Path(file).resolve())
+
+
+def confirm(
+    store: Any,
+    workload: str,
+    fingerprint: dict[str, Any],
+    device: str,
+    *,
+    policy: str = "latency",
+    calls_per_process: int | None = None,
+    constraints: Constraints | None = None,
+    top: int = DEFAULT_TOP,
+    workload_path: str | Path | None = None,
+    rounds: Rounds | None = None,
+    launcher: Any = None,
+    on_phase: Any = None,
+) -> tuple[dict[str, Any], Recommendation]:
+    """Re-measure the policy's `top` configs and eager fp32 of ``workload`` on ``device``
+    (whose fingerprint is ``fingerprint``) interleaved in one process; store the confirmation
+    and return it with the recommendation decided on it."""
+    here = fingerprint["fingerprint_hash"]
+    records = store.trials(workload=workload, fingerprint_hash=here)
+    if not records:
+        raise ConfigError(f"no trials of {workload} on this device and stack (fingerprint "
+                          f"{here}) to confirm; sweep it here first")
+    kwargs = {"policy": policy, "calls_per_process": calls_per_process,
+              "constraints": constraints}
+    before = recommend(workload, records, here, **kwargs)  # type: ignore[arg-type]
+    if before.best is None or before.baseline is None:
+        raise ConfigError(f"nothing to confirm for {workload}: {before.sentence}"
+                          if before.best is None else
+                          f"no eager fp32 baseline of {workload} here to confirm against")
+    picks = [r for r in before.ranked if r.config_key != EAGER_FP32.key][: max(top, 1)]
+    by_uuid = {r["trial_uuid"]: r for r in records}
+    leader = by_uuid[before.ranked[0].trial_uuid]
+    shapes = [{"shape": s["shape"], "dims": s["dims"], "weight": s["weight"]}
+              for s in leader["shapes"]]
+    wl_dict, path = _workload_of(records, workload_path)
+    configs = [EAGER_FP32, *(CompileConfig.from_dict(r.config) for r in picks)]
+    spec = {
+        "child": "confirm", "workload_path": path, "device": device,
+        "configs": [c.to_dict() for c in configs], "shapes": shapes,
+        "rounds": (rounds or Rounds.for_device(device)).to_dict(),
+    }
+    result = _launcher(launcher).run_child(spec, on_phase)
+    trials = {before.baseline.config_key: before.baseline.trial_uuid}
+    trials |= {r.config_key: r.trial_uuid for r in picks}
+    confirmation = summarize(result, configs, shapes, trials)
+    confirmation.update(workload=wl_dict, device=device,
+                        fingerprint=result.get("fingerprint") or fingerprint)
+    if confirmation["fingerprint"]["fingerprint_hash"] != here:
+        raise ConfigError(
+            f"this device's fingerprint ({confirmation['fingerprint']['fingerprint_hash']}) is "
+            f"not the trials' ({here}): confirm on the device and stack that was swept")
+    store.add_confirmation(confirmation)
+    if confirmation["status"] != "ok":
+        raise TrialFailed("runtime_error", f"the confirmation of {workload} failed: "
+                          f"{(confirmation['error_tail'] or '').strip().splitlines()[-1:]}")
+    return confirmation, recommend(workload, records, here, confirmation=confirmation, **kwargs)  # type: ignore[arg-type]
+
+
+def summarize(
+    result: dict[str, Any],
+    configs: list[CompileConfig],
+    shapes: list[dict[str, Any]],
+    trials: dict[str, str],
+) -> dict[str, Any]:
+    """A confirmation (the store's form) from a confirmation child's result. Pure."""
+    out: dict[str, Any] = {
+        "uuid": str(uuid.uuid4()), "created_at": datetime.now(UTC).isoformat(),
+        "method": result.get("method"), "rounds": result.get("rounds"),
+        "status": result.get("status", "failed"), "shapes": shapes, "entries": [],
+        "error_tail": result.get("error_tail"),
+    }
+    samples = result.get("samples_ms") or {}
+    if out["status"] != "ok" or EAGER_FP32.key not in samples:
+        out["status"] = "failed"
+        return out
+    weights = [s["weight"] for s in shapes]
+    eager = samples[EAGER_FP32.key]
+    for config in configs:
+        entry: dict[str, Any] = {
+            "config": config.to_dict(), "config_key": config.key, "label": config.label,
+            "trial_uuid": trials.get(config.key),
+            "compile_s": (result.get("compile_s") or {}).get(config.key),
+        }
+        mine = samples.get(config.key)
+        if mine is None:
+            entry["failure"] = (result.get("failures") or {}).get(config.key, "not measured")
+            out["entries"].append(entry)
+            continue
+        medians = [_median(s) for s in mine]
+        total = sum(weights)
+        speedup, speedup_ci = paired_speedup(eager, mine, weights)
+        entry.update(
+            median_ms=sum(m * w for m, w in zip(medians, weights, strict=True)) / total,
+            median_ci_ms=list(median_ci(mine, weights)),
+            shape_medians_ms=medians, speedup=speedup, speedup_ci=list(speedup_ci),
+            samples_ms=mine,
+        )
+        out["entries"].append(entry)
+    return out
+
+
+def _median(samples: list[float]) -> float:
+    from advisor.stats import Stats
+
+    return Stats(samples).median_ms
+
+
+def save_artifact(
+    store: Any,
+    workload: dict[str, Any],
+    fingerprint: dict[str, Any],
+    device: str,
+    config: CompileConfig,
+    workload_path: str | Path,
+    *,
+    trial_uuid: str | None = None,
+    verify: bool = True,
+    launcher: Any = None,
+    on_phase: Any = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """Compile ``config`` cold in a fresh child as `advisor.apply` does, save its cache
+    artifacts into the store; returns (the artifact's facts, "") or (None, why not)."""
+    if not config.compiled:
+        return None, "eager needs no warm-start artifact"
+    launcher = _launcher(launcher)
+    spec = {"child": "artifact", "action": "save", "workload_path": str(workload_path),
+            "device": device, "config": config.to_dict()}
+    saved = launcher.run_child(spec, on_phase)
+    if saved.get("status") != "ok":
+        return None, f"saving the cache artifact failed: {_last_line(saved.get('error_tail'))}"
+    if not saved.get("artifact_b64"):
+        return None, saved.get("reason") or "this stack saved no cache artifacts"
+    here, made = fingerprint["fingerprint_hash"], saved["fingerprint"]["fingerprint_hash"]
+    if made != here:
+        return None, f"the artifact was made on fingerprint {made}, not {here}: not stored"
+    data = base64.b64decode(saved["artifact_b64"])
+    warm, info = None, {"artifacts": saved.get("artifacts"), "cold": saved.get("cache")}
+    if verify:
+        load = {**spec, "action": "load", "artifact_b64": saved["artifact_b64"]}
+        loaded = launcher.run_child(load, on_phase)
+        if loaded.get("status") != "ok":
+            return None, f"the saved artifact did not load: {_last_line(loaded.get('error_tail'))}"
+        warm = loaded["start_s"]
+        info.update(warm=loaded.get("cache"), load_s=loaded.get("load_s"))
+    facts = {"trial_uuid": trial_uuid, "cold_start_s": saved["start_s"], "warm_start_s": warm,
+             "shapes": saved.get("shapes"), "info": info}
+    artifact_uuid = store.put_artifact(workload, fingerprint, config.to_dict(), data, **facts)
+    return {"uuid": artifact_uuid, "config_key": config.key, "size_bytes": len(data),
+            **{k: v for k, v in facts.items() if k != "info"}}, ""
+
+
+def confirm_and_save(
+    store: Any,
+    workload: str,
+    fingerprint: dict[str, Any],
+    device: str,
+    *,
+    save: bool = True,
+    verify: bool = True,
+    **kwargs: Any,
+) -> Outcome:
+    """`confirm`, then `save_artifact` for the recommendation's best config (when compiled).
+    ``kwargs`` go to `confirm` (policy, calls_per_process, constraints, top, workload_path,
+    rounds, launcher, on_phase)."""
+    confirmation, rec = confirm(store, workload, fingerprint, device, **kwargs)
+    artifact, note = None, "not asked to save a warm-start artifact"
+    if save and rec.best is not None:
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint["fingerprint_hash"])
+        wl_dict, path = _workload_of(records, kwargs.get("workload_path"))
+        artifact, note = save_artifact(
+            store, wl_dict, fingerprint, device, CompileConfig.from_dict(rec.best.config), path,
+            trial_uuid=rec.best.trial_uuid, verify=verify, launcher=kwargs.get("launcher"),
+            on_phase=kwargs.get("on_phase"),
+        )
+    return Outcome(confirmation, rec, artifact, note)
+
+
+def _last_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else "no error text"
+
+
+# --- the children -----------------------------------------------------------------------------
+
+
+def child_main(spec: dict[str, Any]) -> dict[str, Any]:
+    """Entry point of the confirmation and artifact children; failures come back as data."""
+    try:
+        if spec["child"] == "confirm":
+            return _confirm_child(spec)
+        if spec["child"] == "artifact":
+            return _artifact_child(spec)
+        raise ValueError(f"unknown child {spec['child']!r}")
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        return {"status": "failed", "error_type": type(exc).__name__,
+                "error_tail": traceback.format_exc()[-ERROR_TAIL_CHARS:]}
+
+
+def _setup(spec: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+    """The workload, the device (set current), and this child's fingerprint."""
+    import torch
+
+    from advisor import fingerprint
+    from advisor.workload import load_workload
+
+    wl = load_workload(spec["workload_path"]).workload
+    device = spec["device"]
+    if device.startswith("cuda"):
+        torch.cuda.set_device(fingerprint.cuda_index(device))
+    return wl, device, fingerprint.collect(device)
+
+
+class _Runner:
+    """One config in the confirmation child: built, compiled, first-called on every shape."""
+
+    def __init__(self, wl: Any, config: CompileConfig, device: str,
+                 shapes: list[dict[str, Any]]) -> None:
+        import torch
+        import torch._dynamo.utils
+
+        from advisor.measure import Timer
+        from advisor.runtime import cast_floating, cast_model, set_precision
+
+        self.config = config
+        set_precision(config)
+        torch.manual_seed(0)
+        model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
+        self.timer = Timer(device, cudagraphs=config.uses_cudagraphs)
+        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        t0 = time.perf_counter()
+        fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
+        self.calls = []
+        dtype = getattr(torch, _dtype_name(config)) if config.dtype in ("bf16", "fp16") else None
+        for shape in shapes:
+            torch.manual_seed(0)
+            args = wl.inputs(dict(shape["dims"]), device)
+            args = cast_floating(args, dtype) if dtype is not None else args
+            call = _bind(fn, args)
+            self.timer.call(call)
+            self.calls.append(call)
+        self.timer.sync()
+        self.compile_s = time.perf_counter() - t0
+        if config.compiled and torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs:
+            raise RuntimeError(f"{config.label} compiled no graph (recompile limit?)")
+
+    def time_ms(self, shape: int) -> float:
+        from advisor.runtime import set_precision
+
+        set_precision(self.config)
+        return self.timer.time_ms(self.calls[shape])
+
+    def call(self, shape: int) -> None:
+        from advisor.runtime import set_precision
+
+        set_precision(self.config)
+        self.timer.call(self.calls[shape])
+
+
+def _dtype_name(config: CompileConfig) -> str:
+    from advisor.recommend import TORCH_DTYPE_NAMES
+
+    return TORCH_DTYPE_NAMES[config.dtype]
+
+
+def _bind(fn: Any, args: Any) -> Any:
+    if isinstance(args, dict):
+        return lambda: fn(**args)
+    return lambda: fn(*args)
+
+
+def _phase(name: str) -> None:
+    from advisor.trial import phase
+
+    phase(name)
+
+
+def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
+    import torch
+    import torch._dynamo
+
+    wl, device, fp = _setup(spec)
+    configs = [CompileConfig.from_dict(c) for c in spec["configs"]]
+    shapes = spec["shapes"]
+    rounds = Rounds(**spec["rounds"]) if spec.get("rounds") else Rounds.for_device(device)
+    # Every config compiles the same forward: room for all of them, no silent eager fallback.
+    torch._dynamo.config.recompile_limit = max(64, 8 * len(configs) * len(shapes))
+    runners: list[_Runner] = []
+    failures: dict[str, str] = {}
+    ctx = torch.inference_mode() if wl.inference else contextlib.nullcontext()
+    with ctx:
+        for config in configs:
+            _phase(f"compiling {config.label}")
+            try:
+                runners.append(_Runner(wl, config, device, shapes))
+            except Exception as exc:  # noqa: BLE001 - one config failing is data
+                if config == EAGER_FP32:
+                    raise
+                failures[config.key] = f"{type(exc).__name__}: {exc}"[:500]
+        _phase("warming up")
+        for shape in range(len(shapes)):
+            for _ in range(rounds.warmup_rounds):
+                for runner in runners:
+                    runner.call(shape)
+        runners[0].timer.sync()
+        _phase("measuring")
+        samples = _interleaved(runners, len(shapes), rounds)
+    return {
+        "status": "ok", "fingerprint": fp, "method": runners[0].timer.method,
+        "rounds": len(samples[0][0]),
+        "samples_ms": {r.config.key: s for r, s in zip(runners, samples, strict=True)},
+        "compile_s": {r.config.key: r.compile_s for r in runners}, "failures": failures,
+    }
+
+
+def _interleaved(runners: list[_Runner], n_shapes: int, rounds: Rounds) -> list[list[list]]:
+    """samples[config][shape][round]: each round times every shape of every config in turn."""
+    samples: list[list[list[float]]] = [[[] for _ in range(n_shapes)] for _ in runners]
+    started = time.perf_counter()
+    done = 0
+    while done < rounds.max_rounds:
+        for shape in range(n_shapes):
+            for i, runner in enumerate(runners):
+                samples[i][shape].append(runner.time_ms(shape))
+        done += 1
+        elapsed = time.perf_counter() - started
+        if done >= rounds.min_rounds and elapsed >= rounds.min_time_s:
+            break
+        if elapsed >= rounds.max_time_s and done >= rounds.floor_rounds:
+            break
+    return samples
+
+
+def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Compile as `advisor.apply` does (after loading the given artifact, for "load"), and for
+    "save" return ``torch.compiler.save_cache_artifacts()`` as base64."""
+    import torch
+    import torch._dynamo.utils
+
+    from advisor.runtime import Applied, cast_model, warm_up, warmup_inputs
+
+    wl, device, fp = _setup(spec)
+    config = CompileConfig.from_dict(spec["config"])
+    out: dict[str, Any] = {"status": "ok", "fingerprint": fp}
+    if spec["action"] == "load":
+        t0 = time.perf_counter()
+        torch.compiler.load_cache_artifacts(base64.b64decode(spec["artifact_b64"]))
+        out["load_s"] = time.perf_counter() - t0
+    torch.manual_seed(0)
+    model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
+    inputs = warmup_inputs(wl, device)
+    _phase("compiling")
+    torch._dynamo.utils.counters.clear()
+    t0 = time.perf_counter()
+    fn = torch.compile(model, **config.compile_kwargs())
+    warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference), inputs)
+    out["start_s"] = time.perf_counter() - t0
+    counters = torch._dynamo.utils.counters
+    out["cache"] = {**{k: int(v) for k, v in counters["inductor"].items() if "cache" in k},
+                    **{k: int(v) for k, v in counters["aot_autograd"].items() if "cache" in k}}
+    out["shapes"] = [{"dims": dict(d), "weight": w} for d, w in wl.traffic]
+    if spec["action"] == "save":
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is None:
+            out["reason"] = "torch.compiler.save_cache_artifacts() returned nothing on this stack"
+        else:
+            data, info = saved
+            out["artifact_b64"] = base64.b64encode(data).decode()
+            out["artifacts"] = {k: len(v) for k, v in info.artifacts.items()}
+    return out

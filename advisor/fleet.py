@@ -1,0 +1,233 @@
+"""Several workers, one sweep: Optuna's distributed optimization over the shared database.
+
+The sweep's creator queues every config of the space as a WAITING Optuna trial. Each worker
+(`advisor worker SWEEP_ID --db URL`, or one per GPU from `advisor sweep --workers N`) pops one
+queued trial at a time (the storage hands each to exactly one worker), measures it in a child
+process, stores the record and tells Optuna. While it holds a trial a worker beats (Optuna's
+heartbeat); a worker that dies (kill -9, a lost host) stops beating, and the next worker that
+looks fails the stale trial and queues it again (`RetryHeartbeatStaleTrialCallback`), so no config
+is lost. A config already stored for the sweep is never measured twice. A worker whose device or
+software stack differs from the sweep's refuses to join: its numbers would not be comparable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from advisor.config import CompileConfig
+from advisor.errors import ConfigError, WorkloadError
+from advisor.launcher import Launcher
+from advisor.space import Space
+from advisor.sweep import (
+    HEARTBEAT_INTERVAL_S,
+    Observer,
+    QuietObserver,
+    _params,
+    _state,
+    _suggest,
+    open_study,
+    record_outcome,
+)
+from advisor.workload import load_workload
+
+
+def space_of(sweep: dict[str, Any]) -> Space:
+    configs = sweep["settings"].get("space")
+    if not configs:
+        raise ConfigError(f"sweep {sweep['id']} was not created for workers (no stored space)")
+    return Space(tuple(CompileConfig.from_dict(c) for c in configs))
+
+
+def queue_missing(study: Any, space: Space, done: set[str]) -> int:
+    """Queue every config of the space that is neither stored nor queued nor running."""
+    held = {
+        _key(t.params)
+        for t in study.get_trials(deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))
+    }
+    queued = 0
+    for config in space.configs:
+        if config.key not in done and config.key not in held:
+            study.enqueue_trial(_params(config, space), user_attrs={"queued": True})
+            queued += 1
+    return queued
+
+
+def _key(params: dict[str, Any]) -> str | None:
+    try:
+        if params.get("mode") == "eager":
+            return CompileConfig(mode="eager", dtype=params["dtype"]).key
+        return CompileConfig(mode=params["mode"], dtype=params["dtype"],
+                             fullgraph=params.get("fullgraph", False),
+                             dynamic=params.get("dynamic", "auto")).key
+    except (KeyError, ConfigError):
+        return None
+
+
+class Worker:
+    """Measures queued configs of one sweep until none is left; see the module docstring."""
+
+    def __init__(self, store: Any, sweep_id: int, device: str,
+                 launcher: Launcher | None = None, observer: Observer | None = None) -> None:
+        self.store = store
+        self.sweep = store.get_sweep(sweep_id)
+        self.device = device
+        settings = self.sweep["settings"]
+        self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0))
+        self.observer = observer or QuietObserver()
+        self.space = space_of(self.sweep)
+        self.stop = threading.Event()
+
+    def check(self) -> tuple[Any, dict[str, Any]]:
+        """The workload (same source as the sweep's) and this device's fingerprint (same too)."""
+        wl = self.sweep["workload"]
+        loaded = load_workload(wl["path"])
+        if wl.get("source_sha256") and loaded.source_sha256 != wl["source_sha256"]:
+            raise WorkloadError(
+                f"{wl['path']} differs from the file sweep {self.sweep['id']} was started with; "
+                "use the same workload file on every worker"
+            )
+        fingerprint = self.launcher.probe(self.device)
+        if fingerprint["fingerprint_hash"] != self.sweep["fingerprint_hash"]:
+            fields = [k for k, v in self.sweep["fingerprint"].items()
+                      if not k.endswith("hash") and k not in ("hostname", "device_uuid", "os")
+                      and fingerprint.get(k) != v]
+            raise ConfigError(
+                f"this worker's device or stack differs from sweep {self.sweep['id']}'s "
+                f"({', '.join(fields) or 'fingerprint'}); it cannot join: start its own sweep"
+            )
+        return loaded, fingerprint
+
+    def run(self) -> int:
+        """Measure until the queue is empty; returns the number of trials this worker ran."""
+        loaded, fingerprint = self.check()
+        sweep_id = self.sweep["id"]
+        study = open_study(self.store.url, self.sweep["study_name"], heartbeat=True)
+        ran = 0
+        while not self.stop.is_set():
+            import optuna
+
+            optuna.storages.fail_stale_trials(study)
+            waiting = study.get_trials(deepcopy=False, states=(_state("WAITING"),))
+            if not waiting:
+                if not study.get_trials(deepcopy=False, states=(_state("RUNNING"),)):
+                    break
+                # Others hold the last trials; if one of them dies its trial comes back.
+                self.stop.wait(HEARTBEAT_INTERVAL_S)
+                continue
+            with self._queue_lock():
+                trial = study.ask()
+                # Beat at once: Optuna never calls a trial without any heartbeat stale.
+                study._storage.record_heartbeat(trial._trial_id)
+            if not trial.user_attrs.get("queued"):
+                # The queue emptied between our look and our ask: this is a sampler proposal.
+                trial.set_user_attr("skipped", "not a queued config")
+                study.tell(trial, state=_state("PRUNED"))
+                continue
+            config = _suggest(trial, self.space)
+            if config.key in self.store.config_keys_done(sweep_id):
+                trial.set_user_attr("skipped", "already measured")
+                study.tell(trial, state=_state("PRUNED"))
+                continue
+            self._measure(study, trial, config, loaded, fingerprint, sweep_id)
+            ran += 1
+        self._finish_if_done(study)
+        return ran
+
+    @contextlib.contextmanager
+    def _queue_lock(self) -> Iterator[None]:
+        """SQLite cannot lock the queued row Optuna pops (PostgreSQL does: SELECT ... FOR
+        UPDATE), so workers sharing a SQLite file take turns through a lock file beside it."""
+        url = self.store.url
+        if not url.startswith("sqlite"):
+            yield
+            return
+        from sqlalchemy.engine import make_url
+
+        path = f"{make_url(url).database}.queue-lock"
+        with open(path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _measure(self, study: Any, trial: Any, config: CompileConfig, loaded: Any,
+                 fingerprint: dict[str, Any], sweep_id: int) -> None:
+        from optuna.storages._heartbeat import get_heartbeat_thread
+
+        self.observer.trial_started(config)
+        settings = self.sweep["settings"]
+        shape = settings.get("shape")
+        beat = get_heartbeat_thread(trial._trial_id, study._storage)
+        beat.start()
+        try:
+            record = self.launcher.run(
+                loaded.path, config, self.device,
+                [{"dims": shape, "weight": 1.0}] if shape else None,
+                measure_warm=settings.get("measure_warm", True), policy=settings.get("policy"),
+                on_phase=self.observer.phase,
+            )
+        finally:
+            beat.join()
+        if self.stop.is_set():
+            trial.set_user_attr("interrupted", True)
+            study.tell(trial, state=_state("FAIL"))
+            return
+        record["fingerprint"] = record.get("fingerprint") or fingerprint
+        best = record_outcome(self.store, study, trial, record, config, sweep_id)
+        self.observer.trial_finished(record, best)
+
+    def _finish_if_done(self, study: Any) -> None:
+        done = self.store.config_keys_done(self.sweep["id"])
+        if not self.stop.is_set() and set(self.space.keys()) <= done:
+            self.store.finish_sweep(self.sweep["id"], "finished")
+
+    def interrupt(self) -> None:
+        self.stop.set()
+        self.launcher.kill()
+
+
+def worker_env(index: int, device: str) -> dict[str, str]:
+    env = dict(os.environ)
+    if device.startswith("cuda"):
+        env["CUDA_VISIBLE_DEVICES"] = str(index)
+    return env
+
+
+class WorkerPool:
+    """N worker processes on this host, one per GPU (CUDA_VISIBLE_DEVICES), on one sweep."""
+
+    def __init__(self, sweep_id: int, n: int, device: str, db_url: str) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.interrupted = False
+        worker_device = "cuda" if device.startswith("cuda") else "cpu"
+        for index in range(n):
+            cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
+                   "--device", worker_device]
+            env = worker_env(index, device)
+            env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` would show a password
+            self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+
+    def wait(self) -> list[int]:
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return [p.wait() for p in self.procs]
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass

@@ -1,0 +1,542 @@
+"""Replay measurement: a trial that serves a trace of requests sampled from the traffic.
+
+A trial replays instead of timing one shape at a time when its config has a shape strategy other
+than ``static`` or when its spec carries traffic (``advisor sweep --traffic requests.csv``, or any
+sweep that compares shape strategies: every config of it, the eager baseline included, replays the
+same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) measures:
+
+1. Trace: `REQUESTS` requests (env ``ADVISOR_REPLAY_REQUESTS``) sampled from the traffic by
+   weight with a fixed seed: the same trace for every config of the same traffic.
+2. Reference: fp32 eager outputs of every distinct shape of the trace, unpadded (the trial's
+   usual reference step).
+3. Start-up: compile, then one call per shape the strategy knows in advance: every bucket for a
+   bucketed strategy (one representative request padded to it); for static, dynamic and
+   mark_dynamic only the heaviest traffic shape, since a server cannot know the exact shapes of
+   its next requests. The time of these calls is `cold_compile_s` (empty caches); the warm start
+   (second process, same cache dir) repeats it.
+4. First pass: the trace once, in order, as a fresh server would meet it. A call that compiles
+   is a recompile (counted, its time added to ``compile_s_total``); a shape first met after dynamo
+   hit ``torch._dynamo.config.recompile_limit`` without being compiled runs eagerly: an eager
+   fallback. The first output of every distinct shape, cut back, is checked against its reference
+   (tolerance and quality, as in every trial). Bucketed strategies run this pass and the timed
+   ones under ``torch.compiler.set_stance("fail_on_recompile")``: a recompile fails the trial, so
+   a finished bucketed replay proves there were none.
+5. Warm-up of every executed shape, then `PASSES` timed passes over the trace (fewer if one pass
+   outlasts the sampling policy's ``max_time_s``): every request timed on its own, padding and
+   cutting included (CUDA events on a GPU, perf_counter on CPU; ``cudagraph_mark_step_begin``
+   before each call in CUDA-graph modes).
+
+The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
+timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
+with the traffic weight it serves and the latencies of its requests; ``recompiles`` counts the
+recompiles after start-up; ``cold_compile_s`` is the start-up compile. The ``replay`` key holds
+the rest (see `run_replay`). A replay with eager fallbacks is not a candidate: its ``passed`` is
+False (``replay.eager_fallbacks`` says why), so a sweep never recommends a config whose speed
+comes from silently running eager.
+
+Recompile limit: ``ADVISOR_RECOMPILE_LIMIT`` (env) sets ``torch._dynamo.config.recompile_limit``
+in the child (default: torch's own, 8); a bucketed strategy raises it to its number of buckets,
+as its deployment must (the value used is recorded).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.buckets import BucketPlan
+from advisor.config import CompileConfig, shape_name, shape_strategy
+from advisor.errors import WorkloadError
+from advisor.traffic import Traffic
+
+REQUESTS = 300
+PASSES = 3
+REQUESTS_ENV = "ADVISOR_REPLAY_REQUESTS"
+RECOMPILE_LIMIT_ENV = "ADVISOR_RECOMPILE_LIMIT"
+LIMIT_HIT = "Dynamo recompile limit exceeded"
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"{name} must be a positive whole number, not {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What a replay trial serves: the traffic, its trace and the strategy's buckets. Pure."""
+
+    traffic: Traffic
+    trace: list[int]  # indices into traffic.shapes
+    buckets: BucketPlan
+    shapes: list[dict[str, int]] = field(default_factory=list)  # distinct shapes of the trace
+    weights: list[float] = field(default_factory=list)  # their traffic weights, summing to 1
+    request_shape: list[int] = field(default_factory=list)  # trace -> index into `shapes`
+
+    @classmethod
+    def build(cls, traffic: Traffic, strategy: str, n: int | None = None) -> ReplayPlan:
+        trace = traffic.trace(n or _env_int(REQUESTS_ENV, REQUESTS))
+        used = sorted(set(trace))
+        position = {t: i for i, t in enumerate(used)}
+        total = sum(traffic.shapes[t][1] for t in used)
+        return cls(
+            traffic=traffic, trace=trace,
+            buckets=BucketPlan.for_strategy(strategy, traffic.shapes),
+            shapes=[dict(traffic.shapes[t][0]) for t in used],
+            weights=[traffic.shapes[t][1] / total for t in used],
+            request_shape=[position[t] for t in trace],
+        )
+
+    def weight(self, i: int) -> float:
+        """The traffic weight of distinct shape `i`, renormalised over the trace's shapes."""
+        return self.weights[i]
+
+    def reference_shapes(self) -> list[dict[str, Any]]:
+        """The shapes the trial's fp32 eager reference runs (unpadded, one per distinct shape)."""
+        return [{"dims": dict(d), "weight": self.weight(i)} for i, d in enumerate(self.shapes)]
+
+    def bucket_keys(self) -> list[str]:
+        """Per distinct shape: the name of the bucket (padded shape) it runs at."""
+        return [shape_name(self.buckets.bucket(d)) for d in self.shapes]
+
+    def startup(self) -> list[int]:
+        """Distinct shapes called at start-up: one per bucket, or the heaviest shape."""
+        if self.buckets.pads:
+            first: dict[str, int] = {}
+            for i, key in enumerate(self.bucket_keys()):
+                first.setdefault(key, i)
+            return sorted(first.values())
+        heaviest = max(range(len(self.shapes)), key=self.weight)
+        return [heaviest]
+
+    def padding_waste(self) -> float:
+        """The share of the trace's computed elements that are padding."""
+        return self.buckets.padding_waste(
+            [(self.shapes[i], 1.0) for i in self.request_shape]
+        )
+
+
+def replay_plan(spec: dict[str, Any], config: CompileConfig, workload: Any) -> ReplayPlan | None:
+    """The replay a trial spec asks for, or None for the usual per-shape trial."""
+    traffic = Traffic.from_spec(spec.get("shapes"))
+    if traffic is None and config.shapes == "static":
+        return None
+    if traffic is None:
+        traffic = Traffic.from_pairs(workload.traffic)
+    if shape_strategy(config.shapes)[0] == "buckets" and workload.pad is None:
+        raise WorkloadError(
+            f"shape strategy {config.shapes} pads inputs, but workload {workload.name} has no "
+            "pad() and cut(); add them (see advisor.workload) or choose static, dynamic or "
+            "mark_dynamic"
+        )
+    return ReplayPlan.build(traffic, config.shapes)
+
+
+def _limit_hits() -> int:
+    import torch._dynamo.utils as dynamo_utils
+
+    return sum(v for k, v in dynamo_utils.counters["unimplemented"].items()
+               if str(k).startswith(LIMIT_HIT))
+
+
+def _frames_ok() -> int:
+    import torch._dynamo.utils as dynamo_utils
+
+    return int(dynamo_utils.counters["frames"]["ok"])
+
+
+class _Replay:
+    """The torch side of one replay; `run()` fills the trial's record."""
+
+    def __init__(self, run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> None:
+        self.run, self.wl, self.plan, self.refs = run, workload, plan, refs
+        self.config: CompileConfig = run.config
+        self.kind = shape_strategy(self.config.shapes)[0]
+        self.limit_hit = False
+        self.eager: set[str] = set()  # buckets that run eagerly
+        self.recompiles = 0
+        self.compile_s = 0.0
+
+    # -- set-up -------------------------------------------------------------------------------
+    def _limit(self) -> int:
+        import torch._dynamo.config as dynamo_config
+
+        limit = _env_int(RECOMPILE_LIMIT_ENV, int(dynamo_config.recompile_limit))
+        if self.plan.buckets.pads:
+            limit = max(limit, len(set(self.plan.bucket_keys())))
+        dynamo_config.recompile_limit = limit
+        return limit
+
+    def _prepare(self, dtype: Any) -> list[Any]:
+        """Per distinct shape: its arguments (cast, marked dynamic when asked)."""
+        from advisor.trial import _cast_inputs
+
+        args = [_cast_inputs(self.run._inputs(self.wl, d), dtype) for d in self.plan.shapes]
+        if self.kind == "mark_dynamic":
+            _mark_dynamic(args, self.plan, lambda d: _cast_inputs(self.run._inputs(self.wl, d),
+                                                                  dtype))
+        return args
+
+    def _serve_fns(self, fn: Any, args: list[Any]) -> list[Callable[[], Any]]:
+        """Per distinct shape: one request, as served (pad, call, cut)."""
+        from advisor.trial import _Call
+
+        fns: list[Callable[[], Any]] = []
+        for dims, a in zip(self.plan.shapes, args, strict=True):
+            to = self.plan.buckets.bucket(dims)
+            if to == dims:
+                fns.append(_Call(fn, a))
+            else:
+                fns.append(_padded(fn, self.wl, a, dict(dims), to))
+        return fns
+
+    # -- phases -------------------------------------------------------------------------------
+    def _call(self, timer: Any, i: int, fns: list[Callable[[], Any]], keys: list[str],
+              seen: set[str]) -> tuple[Any, bool]:
+        """One untimed request: (output, compiled?); tracks recompiles and eager fallbacks."""
+        frames, hits = _frames_ok(), _limit_hits()
+        t0 = time.perf_counter()
+        out = timer.call(fns[i])
+        timer.sync()
+        elapsed = time.perf_counter() - t0
+        compiled = _frames_ok() > frames
+        if compiled:
+            self.compile_s += elapsed
+        new_bucket = keys[i] not in seen
+        if _limit_hits() > hits:
+            self.limit_hit = True
+        if new_bucket and self.config.compiled and not compiled and self.limit_hit:
+            self.eager.add(keys[i])
+        seen.add(keys[i])
+        return out, compiled
+
+    def _stance(self) -> Any:
+        import contextlib
+
+        import torch
+
+        if self.plan.buckets.pads and self.config.compiled:
+            return torch.compiler.set_stance("fail_on_recompile")
+        return contextlib.nullcontext()
+
+    def run_replay(self) -> None:
+        import torch
+
+        from advisor import fingerprint
+        from advisor.measure import (
+            Timer,
+            compiler_counters_reset,
+            compiler_facts,
+            profile_call,
+            warm_up,
+        )
+        from advisor.stats import Stats
+        from advisor.trial import TORCH_DTYPES, _peak_mem, _to_cpu_fp32, phase
+
+        run, rec, cfg, plan = self.run, self.run.record, self.config, self.plan
+        if cfg.dtype == "tf32":
+            torch.set_float32_matmul_precision("high")
+            torch.backends.cudnn.allow_tf32 = True
+        limit = self._limit()
+        model = run._build(self.wl, cfg.dtype)
+        args = self._prepare(getattr(torch, TORCH_DTYPES[cfg.dtype]))
+        timer = Timer(run.device, cudagraphs=cfg.uses_cudagraphs)
+        cuda = run.device.startswith("cuda")
+        keys = plan.bucket_keys()
+        seen: set[str] = set()
+        with run._grad_mode(self.wl):
+            run.stage = "compile"
+            phase("compiling")
+            compiler_counters_reset()
+            mem0 = torch.cuda.memory_reserved() if cuda else 0
+            fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
+            fns = self._serve_fns(fn, args)
+            outs: dict[int, Any] = {}
+            for i in plan.startup():
+                out, _ = self._call(timer, i, fns, keys, seen)
+                outs[i] = _to_cpu_fp32(out)
+            startup_s = self.compile_s
+            rec["cold_compile_s"] = startup_s if cfg.compiled else None
+            run.stage = "replay"
+            phase("replaying")
+            with self._stance():
+                for i in plan.request_shape:
+                    out, compiled = self._call(timer, i, fns, keys, seen)
+                    self.recompiles += int(compiled)
+                    if i not in outs:
+                        outs[i] = _to_cpu_fp32(out)
+            run.stage = "accuracy"
+            run._accuracy(self.wl, self.refs, [outs[i] for i in range(len(plan.shapes))])
+            if self.eager:
+                rec["passed"] = False
+            run.stage = "measure"
+            phase("measuring")
+            warmups = [0] * len(plan.shapes)
+            policy = run.policy
+            with self._stance():
+                for i in sorted(set(plan.request_shape)):
+                    warmups[i] = warm_up(timer, fns[i], policy)
+                samples: list[list[float]] = [[] for _ in plan.shapes]
+                per_request: list[float] = []
+                passes = 0
+                with fingerprint.Telemetry(run.device) as telemetry:
+                    started = time.perf_counter()
+                    while passes < PASSES:
+                        for i in plan.request_shape:
+                            ms = timer.time_ms(fns[i])
+                            samples[i].append(ms)
+                            per_request.append(ms)
+                        passes += 1
+                        if time.perf_counter() - started >= policy.max_time_s:
+                            break
+                mem1 = torch.cuda.memory_reserved() if cuda else 0
+                facts = compiler_facts()
+                heaviest = max(range(len(plan.shapes)), key=plan.weight)
+                bucket_rows = self._bucket_rows(samples, warmups, fns, timer, keys)
+                phase("profiling")
+                profile = profile_call(timer, fns[heaviest])
+        facts.pop("frames_compiled")
+        if cfg.compiled:
+            rec.update(facts)
+        else:
+            rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
+        rec["telemetry"] = telemetry.summary()
+        rec.update(profile)
+        stats = Stats(per_request)
+        rec["shapes"] = bucket_rows
+        rec.update(median_ms=stats.median_ms, p90_ms=stats.p90_ms, p99_ms=stats.p99_ms,
+                   mean_ms=stats.mean_ms, noisy=stats.noisy)
+        rec["recompiles"] = self.recompiles
+        rec["method"] = timer.method
+        rec["warmup_iters"] = max(warmups)
+        rec["peak_mem_bytes"] = _peak_mem(run.device)
+        expected = sum(plan.weight(i) * statistics.fmean(samples[i])
+                       for i in range(len(plan.shapes)))
+        eager_requests = sum(1 for i in plan.request_shape if keys[i] in self.eager)
+        rec["replay"] = {
+            "strategy": cfg.shapes,
+            "traffic_source": plan.traffic.source,
+            "traffic_shapes": len(plan.traffic.shapes),
+            "varying_dims": plan.traffic.varying_dims(),
+            "requests": len(plan.trace),
+            "trace_shapes": len(plan.shapes),
+            "seed": 0,
+            "passes": passes,
+            "boundaries": {d: list(b) for d, b in plan.buckets.bounds.items()},
+            "buckets": len(set(keys)),
+            "expected_ms": expected,
+            "mean_ms": stats.mean_ms,
+            "p50_ms": stats.median_ms,
+            "p90_ms": stats.p90_ms,
+            "p99_ms": stats.p99_ms,
+            "padding_waste": plan.padding_waste(),
+            "graphs": facts["graph_count"] if cfg.compiled else 0,
+            "startup_compile_s": startup_s if cfg.compiled else 0.0,
+            "compile_s_total": self.compile_s if cfg.compiled else 0.0,
+            "recompiles": self.recompiles,
+            "stance": "fail_on_recompile" if self.plan.buckets.pads and cfg.compiled else None,
+            "recompile_limit": limit,
+            "recompile_limit_hit": self.limit_hit,
+            "eager_fallbacks": len(self.eager),
+            "eager_fallback_buckets": sorted(self.eager),
+            "eager_fallback_requests": eager_requests / len(plan.trace),
+            "cudagraph_mem_bytes": (mem1 - mem0) if cuda and cfg.uses_cudagraphs else None,
+        }
+
+    def _bucket_rows(self, samples: list[list[float]], warmups: list[int],
+                     fns: list[Callable[[], Any]], timer: Any, keys: list[str]) -> list[dict]:
+        """One `shapes` entry per bucket: its traffic weight and its requests' latencies."""
+        from advisor.measure import throughput_per_s
+        from advisor.stats import Stats
+
+        plan, rows = self.plan, []
+        for key in dict.fromkeys(sorted(set(keys), key=lambda k: _size_key(plan, keys, k))):
+            members = [i for i, k in enumerate(keys) if k == key]
+            bucket_samples = [ms for i in members for ms in samples[i]]
+            if not bucket_samples:
+                continue
+            heaviest = max(members, key=plan.weight)
+            stats = Stats(bucket_samples)
+            row = {"shape": key, "dims": plan.buckets.bucket(plan.shapes[members[0]]),
+                   "weight": sum(plan.weight(i) for i in members)}
+            row.update(stats.to_dict())
+            row["throughput_per_s"] = throughput_per_s(timer, fns[heaviest],
+                                                       self.run.policy.throughput_calls)
+            row["warmup_iters"] = max(warmups[i] for i in members)
+            row["requests"] = sum(1 for i in plan.request_shape if i in members)
+            row["shapes_served"] = len(members)
+            row["eager"] = key in self.eager
+            rows.append(row)
+        return rows
+
+
+def _size_key(plan: ReplayPlan, keys: list[str], key: str) -> tuple[int, ...]:
+    i = keys.index(key)
+    return tuple(plan.buckets.bucket(plan.shapes[i]).values())
+
+
+class _padded:
+    """A request padded to its bucket: pad, call, cut."""
+
+    def __init__(self, fn: Any, wl: Any, args: Any, from_dims: dict[str, int],
+                 to_dims: dict[str, int]) -> None:
+        self.fn, self.wl, self.args = fn, wl, args
+        self.from_dims, self.to_dims = from_dims, to_dims
+
+    def __call__(self) -> Any:
+        padded = self.wl.pad(self.args, self.from_dims, self.to_dims)
+        out = self.fn(**padded) if isinstance(padded, dict) else self.fn(*padded)
+        return self.wl.cut(out, self.from_dims)
+
+
+def _tensors(args: Any) -> list[Any]:
+    import torch
+
+    if isinstance(args, torch.Tensor):
+        return [args]
+    if isinstance(args, dict):
+        return [t for key in args for t in _tensors(args[key])]
+    if isinstance(args, (list, tuple)):
+        return [t for item in args for t in _tensors(item)]
+    return []
+
+
+def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[str, list]:
+    """For every varying dim: the (tensor position, axis) pairs whose size is that dim.
+
+    Found by building the inputs of two shapes that differ only in that dim and keeping the
+    axes whose size changed from one size of the dim to the other.
+    """
+    base = dict(plan.shapes[0])
+    base_tensors = _tensors(make(base))
+    axes: dict[str, list] = {}
+    for dim in plan.traffic.varying_dims():
+        other = next(v for v in plan.traffic.values(dim) if v != base[dim])
+        probe = _tensors(make({**base, dim: other}))
+        axes[dim] = [
+            (t, a) for t, (x, y) in enumerate(zip(base_tensors, probe, strict=True))
+            for a in range(x.dim())
+            if x.shape[a] == base[dim] and y.shape[a] == other
+        ]
+    return axes
+
+
+def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, int]], Any]
+                  ) -> None:
+    """mark_dynamic: the axes of every varying dim, with the range the traffic spans."""
+    import torch
+
+    axes = _dim_axes(plan, make)
+    for a in args:
+        tensors = _tensors(a)
+        for dim, pairs in axes.items():
+            values = plan.traffic.values(dim)
+            low, high = max(2, values[0]), values[-1]
+            for t, axis in pairs:
+                if tensors[t].shape[axis] >= 2:  # sizes 0 and 1 always specialise
+                    torch._dynamo.mark_dynamic(tensors[t], axis, min=low, max=max(high, low))
+
+
+def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> None:
+    """Measure a replay inside the trial child and fill ``run.record`` (see the module doc).
+
+    ``record["replay"]``: strategy, traffic_source, traffic_shapes, varying_dims, requests,
+    trace_shapes, seed, passes, boundaries (per padded dim), buckets, expected_ms (the
+    traffic-weighted mean latency), mean_ms, p50_ms, p90_ms, p99_ms (per request), padding_waste,
+    graphs, startup_compile_s, compile_s_total (start-up + compiles met while serving),
+    recompiles (after start-up), stance, recompile_limit, recompile_limit_hit, eager_fallbacks,
+    eager_fallback_buckets, eager_fallback_requests (share of the trace), cudagraph_mem_bytes
+    (GPU memory reserved by the compiled graphs, CUDA-graph modes only).
+    """
+    _Replay(run, workload, plan, refs).run_replay()
+
+
+def warm_start(spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan,
+               device: str) -> dict[str, Any]:
+    """The replay's start-up (compile + one call per start-up shape) on a warm cache dir."""
+    import torch
+
+    from advisor.measure import Timer
+    from advisor.trial import _cast_inputs, _torch_dtype, phase
+
+    class _Run:  # the little of TrialRun that the start-up needs
+        def __init__(self) -> None:
+            self.config, self.device = config, device
+
+        def _inputs(self, wl: Any, dims: dict[str, int]) -> Any:
+            torch.manual_seed(0)
+            return wl.inputs(dict(dims), device)
+
+    replay = _Replay(_Run(), workload, plan, [])
+    replay._limit()
+    if config.dtype == "tf32":
+        torch.set_float32_matmul_precision("high")
+    torch.manual_seed(0)
+    model = workload.build(device, _torch_dtype(config.dtype))
+    dtype = _torch_dtype(config.dtype)
+    args = [_cast_inputs(replay.run._inputs(workload, d), dtype) for d in plan.shapes]
+    if replay.kind == "mark_dynamic":
+        _mark_dynamic(args, plan, lambda d: _cast_inputs(replay.run._inputs(workload, d), dtype))
+    timer = Timer(device, cudagraphs=config.uses_cudagraphs)
+    ctx = torch.inference_mode() if workload.inference else torch.enable_grad()
+    with ctx:
+        phase("warm-start")
+        t0 = time.perf_counter()
+        fn = torch.compile(model, **config.compile_kwargs())
+        fns = replay._serve_fns(fn, args)
+        for i in plan.startup():
+            timer.call(fns[i])
+        timer.sync()
+        return {"warm_compile_s": time.perf_counter() - t0}
+
+
+# --- the strategies side by side (parent side: plain records in, rows out) --------------------
+
+
+def strategy_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replay records of one sweep as rows for a side-by-side table, fastest expected first.
+
+    Only the strategies of the best mode and dtype (the passed replay with the lowest expected
+    latency) are kept, plus the eager fp32 baseline.
+    """
+    replays = [r for r in records if r.get("status") == "ok" and isinstance(r.get("replay"), dict)]
+    if not replays:
+        return []
+    candidates = [r for r in replays if r.get("passed")] or replays
+    best = min(candidates, key=lambda r: r["replay"]["expected_ms"])
+    mode, dtype = best["config"]["mode"], best["config"]["dtype"]
+    rows = []
+    for r in replays:
+        cfg = r["config"]
+        baseline = cfg["mode"] == "eager" and cfg["dtype"] == "fp32"
+        if not baseline and (cfg["mode"], cfg["dtype"]) != (mode, dtype):
+            continue
+        rp = r["replay"]
+        rows.append({
+            "config": CompileConfig.from_dict(cfg).label,
+            "strategy": rp["strategy"] if not baseline else "eager fp32 (baseline)",
+            "expected_ms": rp["expected_ms"],
+            "p50_ms": rp["p50_ms"],
+            "p99_ms": rp["p99_ms"],
+            "padding_waste": rp["padding_waste"],
+            "graphs": rp["graphs"],
+            "recompiles": rp["recompiles"],
+            "compile_s": rp["compile_s_total"],
+            "eager_fallbacks": rp["eager_fallbacks"],
+            "boundaries": rp["boundaries"],
+            "passed": bool(r.get("passed")),
+        })
+    rows.sort(key=lambda row: (not row["passed"], row["expected_ms"]))
+    return rows
+
+
+def format_boundaries(boundaries: dict[str, list[int]]) -> str:
+    return "; ".join(f"{d}: {','.join(map(str, b))}" for d, b in boundaries.items()) or "-"

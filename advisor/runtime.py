@@ -1,0 +1,307 @@
+"""Apply a stored recommendation in a serving process: `apply`.
+
+    import advisor
+    model = advisor.apply(model, workload="reranker", db="postgresql+psycopg://...")
+    scores = model(**inputs)          # compiled as recommended for this device and stack
+
+`apply` collects this process's fingerprint (device, driver, CUDA, torch, triton, ...), reads the
+workload's trials measured on it, and takes the recommendation (policy `latency` unless told
+otherwise; a stored confirmation's paired figures when it has one). It then
+
+- casts the model (an ``nn.Module``, in place) to the recommended dtype; the returned callable
+  casts floating-point tensor inputs to it too (tf32 sets float32 matmul precision "high");
+- loads the stored warm-start artifact (``torch.compiler.load_cache_artifacts``) when one was
+  saved for this config on this exact fingerprint (same torch, triton, driver, device);
+- compiles with the recommended mode or options, fullgraph and dynamic settings;
+- warms up: calls it once per traffic shape of the workload, in traffic order, so that every
+  shape is compiled before traffic arrives (needs the workload file: given, or found at the path
+  its trials recorded).
+
+Never silently: no recommendation (nothing measured, nothing passed, no database) gives the
+model back uncompiled with a `RecommendationWarning`; trials measured only on another stack give
+that stack's recommendation with a warning naming every field that changed (no artifact is
+loaded across stacks). Imports torch, lazily, like every module that runs models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.errors import AdvisorError
+from advisor.recommend import (
+    TORCH_DTYPE_NAMES,
+    Constraints,
+    Recommendation,
+    Staleness,
+    nearest_fingerprint,
+    recommend,
+)
+from advisor.workload import Workload, load_workload
+
+
+class RecommendationWarning(UserWarning):
+    """`apply` could not use a recommendation as measured (none, or another stack's)."""
+
+
+@dataclass
+class Applied:
+    """The callable `apply` returns: the compiled model (or the model itself when eager)."""
+
+    fn: Callable[..., Any]
+    model: Any
+    config: CompileConfig
+    recommendation: Recommendation | None = None
+    fingerprint_hash: str | None = None
+    staleness: Staleness | None = None
+    artifact: dict[str, Any] | None = None  # the artifact loaded: uuid, size_bytes, load_s
+    warmup_s: float | None = None  # compile + first call of every traffic shape
+    inference: bool = True
+    reason: str = ""  # why the model runs eager without a recommendation
+
+    @property
+    def compiled(self) -> bool:
+        return self.config.compiled and self.recommendation is not None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        dtype = _cast_dtype(self.config)
+        if dtype is not None:
+            args, kwargs = cast_floating((args, kwargs), dtype)
+        ctx = torch.inference_mode() if self.inference else contextlib.nullcontext()
+        with ctx:
+            if self.config.uses_cudagraphs:
+                torch.compiler.cudagraph_mark_step_begin()
+            out = self.fn(*args, **kwargs)
+        return _clone(out) if self.config.uses_cudagraphs else out
+
+
+def apply(
+    model: Any,
+    workload: str | Path | Workload,
+    db: str | None = None,
+    device: str | None = None,
+    *,
+    policy: str = "latency",
+    calls_per_process: int | None = None,
+    constraints: Constraints | None = None,
+    warmup: bool = True,
+    use_artifact: bool = True,
+) -> Applied:
+    """Compile ``model`` as recommended for ``workload`` on this device and software stack.
+
+    ``workload``: its name, its file (``.py``) or a `Workload`. ``db``: the results database
+    URL (None: $ADVISOR_DB_URL, else sqlite:///advisor.db). ``device``: where ``model`` runs
+    (default: cuda when available, else cpu). See the module docstring for what is done.
+    """
+    import torch
+
+    from advisor import fingerprint
+    from advisor.db.store import ResultStore
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    wl = workload if isinstance(workload, Workload) else None
+    if wl is None and (str(workload).endswith(".py") or Path(str(workload)).is_file()):
+        wl = load_workload(workload).workload
+    name = wl.name if wl is not None else str(workload)
+    fp = fingerprint.collect(device)
+    try:
+        with ResultStore.from_url(db, create=False) as store:
+            found = _lookup(store, name, fp, policy, calls_per_process, constraints, use_artifact)
+    except AdvisorError as e:
+        return _eager(model, f"cannot read recommendations for {name}: {e}", wl, fp)
+    if isinstance(found, str):
+        return _eager(model, found, wl, fp)
+    rec, staleness, artifact, path = found
+    if staleness is not None:
+        warnings.warn(f"advisor.apply({name}): {staleness.warning}", RecommendationWarning,
+                      stacklevel=2)
+    if wl is None and warmup:
+        wl = _stored_workload(path, name)
+    assert rec.best is not None
+    config = CompileConfig.from_dict(rec.best.config)
+    model = cast_model(model, config)
+    loaded = _load_artifact(artifact, name) if artifact is not None else None
+    inference = wl.inference if wl is not None else True
+    fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
+    applied = Applied(fn=fn, model=model, config=config, recommendation=rec,
+                      fingerprint_hash=fp["fingerprint_hash"], staleness=staleness,
+                      artifact=loaded, inference=inference)
+    if warmup and wl is not None:
+        applied.warmup_s = warm_up(applied, warmup_inputs(wl, device))
+    return applied
+
+
+def _lookup(
+    store: Any, name: str, fp: dict[str, Any], policy: str, calls: int | None,
+    constraints: Constraints | None, use_artifact: bool,
+) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None, str | None]:
+    """The recommendation (with staleness, artifact, workload path) or why there is none."""
+    here = fp["fingerprint_hash"]
+    records = store.trials(workload=name, fingerprint_hash=here)
+    staleness = None
+    if not records:
+        measured = store.fingerprints(name)
+        if not measured:
+            return f"no trials of {name} in {store.masked_url}: sweep it first"
+        staleness = nearest_fingerprint(fp, measured)
+        if staleness.measured_hash is None:
+            return f"no trials of {name} on this kind of device ({fp.get('device_kind')})"
+        records = store.trials(workload=name, fingerprint_hash=staleness.measured_hash)
+    used = staleness.measured_hash if staleness else here
+    confirmations = store.confirmations(name, used, limit=1)
+    rec = recommend(name, records, used, policy=policy, calls_per_process=calls,
+                    constraints=constraints,
+                    confirmation=confirmations[0] if confirmations else None)
+    if rec.best is None:
+        return f"no recommendation for {name}: {rec.sentence}"
+    key = CompileConfig.from_dict(rec.best.config).key
+    artifact = None
+    if use_artifact and staleness is None and rec.best.config["mode"] != "eager":
+        artifact = store.get_artifact(name, here, key)
+    path = next((r["workload"].get("path") for r in reversed(records) if r.get("workload")), None)
+    return rec, staleness, artifact, path
+
+
+def _eager(model: Any, reason: str, wl: Workload | None, fp: dict[str, Any]) -> Applied:
+    warnings.warn(f"advisor.apply: {reason}; running the model eager", RecommendationWarning,
+                  stacklevel=3)
+    return Applied(fn=model, model=model, config=EAGER_FP32, fingerprint_hash=fp.get(
+        "fingerprint_hash"), inference=wl.inference if wl is not None else True, reason=reason)
+
+
+def _stored_workload(path: str | None, name: str) -> Workload | None:
+    if path and Path(path).is_file():
+        try:
+            return load_workload(path).workload
+        except AdvisorError:
+            pass
+    warnings.warn(f"advisor.apply({name}): the workload file is not here ({path}); no warm-up: "
+                  "each traffic shape compiles on its first call. Pass workload=FILE.py",
+                  RecommendationWarning, stacklevel=3)
+    return None
+
+
+def _load_artifact(artifact: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """Load warm-start bytes into this process's compile caches; None (and a warning) when
+    they cannot be used."""
+    import torch
+
+    data = artifact["data"]
+    if hashlib.sha256(data).hexdigest() != artifact["sha256"]:
+        warnings.warn(f"advisor.apply({name}): the stored cache artifact is corrupt; "
+                      "compiling cold", RecommendationWarning, stacklevel=3)
+        return None
+    if artifact.get("torch_version") != torch.__version__:
+        return None  # another stack: its fingerprint would differ; never loaded across stacks
+    t0 = time.perf_counter()
+    try:
+        torch.compiler.load_cache_artifacts(data)
+    except Exception as e:  # noqa: BLE001 - a cold compile still works
+        warnings.warn(f"advisor.apply({name}): loading the cache artifact failed ({e}); "
+                      "compiling cold", RecommendationWarning, stacklevel=3)
+        return None
+    return {"uuid": artifact["uuid"], "size_bytes": artifact["size_bytes"],
+            "load_s": time.perf_counter() - t0}
+
+
+# --- what apply and the artifact child share: the same compile, the same calls -------------
+
+
+def _cast_dtype(config: CompileConfig) -> Any:
+    """The dtype inputs are cast to (None: fp32 and tf32 take inputs as given)."""
+    import torch
+
+    if config.dtype in ("bf16", "fp16"):
+        return getattr(torch, TORCH_DTYPE_NAMES[config.dtype])
+    return None
+
+
+def set_precision(config: CompileConfig) -> None:
+    """float32 matmul precision for the config: "high" (TF32) for tf32, else "highest"."""
+    import torch
+
+    torch.set_float32_matmul_precision("high" if config.dtype == "tf32" else "highest")
+
+
+def cast_model(model: Any, config: CompileConfig) -> Any:
+    """The model in the config's dtype (an nn.Module is cast in place); precision set."""
+    import torch
+
+    set_precision(config)
+    dtype = _cast_dtype(config)
+    if dtype is not None and isinstance(model, torch.nn.Module):
+        model = model.to(dtype)
+    return model
+
+
+def cast_floating(args: Any, dtype: Any) -> Any:
+    """``args`` with every floating-point tensor cast to ``dtype`` (nesting kept)."""
+    import torch
+
+    if isinstance(args, torch.Tensor):
+        return args.to(dtype) if args.is_floating_point() else args
+    if isinstance(args, dict):
+        return {k: cast_floating(v, dtype) for k, v in args.items()}
+    if isinstance(args, (list, tuple)):
+        return type(args)(cast_floating(v, dtype) for v in args)
+    return args
+
+
+def _clone(out: Any) -> Any:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, dict):
+        return {k: _clone(v) for k, v in out.items()}
+    if isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
+        return type(out)(_clone(v) for v in out)
+    return out
+
+
+def warmup_inputs(wl: Workload, device: str) -> list[Any]:
+    """The workload's inputs for each traffic shape, in traffic order (seeded as trials are)."""
+    import torch
+
+    found = []
+    for dims, _weight in wl.traffic:
+        torch.manual_seed(0)
+        found.append(wl.inputs(dict(dims), device))
+    return found
+
+
+def warm_up(applied: Applied, inputs: Sequence[Any]) -> float:
+    """Call ``applied`` once per inputs (compiling each shape); returns the seconds taken."""
+    import torch
+
+    t0 = time.perf_counter()
+    for args in inputs:
+        if isinstance(args, dict):
+            applied(**args)
+        else:
+            applied(*args)
+    if str(next(_tensors(inputs), torch.empty(0)).device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def _tensors(data: Any) -> Any:
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        yield data
+    elif isinstance(data, dict):
+        for value in data.values():
+            yield from _tensors(value)
+    elif isinstance(data, (list, tuple)):
+        for value in data:
+            yield from _tensors(value)

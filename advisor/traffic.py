@@ -1,0 +1,190 @@
+"""Traffic: the shapes a component serves, with their weights. Pure: no torch, no database.
+
+Two sources. A workload declares its traffic (``Workload.traffic``: shapes with weights), and a
+user can give a log of real requests, a CSV file (``advisor sweep FILE --traffic requests.csv``)::
+
+    batch,seq           header: the workload's dim names, in any order
+    50,128              one observed request per row
+    12,64
+    50,128
+
+An optional ``count`` column says how many requests a row stands for (``batch,seq,count``).
+Blank lines and lines starting with ``#`` are skipped. Identical rows are merged: the traffic is
+the distinct shapes, each weighted by its share of the requests. A file that is missing, empty,
+has no rows, names a column that is not a dim of the workload, misses one of its dims, or holds a
+value that is not a positive whole number is a `ConfigError` whose one line names the file, the
+line and the fix.
+
+A trial receives its traffic inside the spec's ``shapes`` list: entries ``{"dims", "weight",
+"traffic": true}`` (`Traffic.to_spec` / `Traffic.from_spec`); such a trial replays a trace sampled
+from it (advisor.replay) instead of timing each shape on its own. `Traffic.trace` samples the
+trace: a fixed seed and the same traffic give the same trace, for every config.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.config import shape_name
+from advisor.errors import ConfigError
+
+COUNT_COLUMN = "count"
+TRACE_SEED = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Traffic:
+    """Distinct shapes with weights that sum to 1, in a stable order (sorted by their sizes).
+
+    `requests`: how many requests the shapes were counted from (a log), or None (declared).
+    `source`: where it came from (a file name, or ``workload``).
+    """
+
+    shapes: tuple[tuple[dict[str, int], float], ...]
+    requests: int | None = None
+    source: str = "workload"
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[dict[str, int], float]], requests: int | None = None,
+                   source: str = "workload") -> Traffic:
+        """Merge equal shapes, normalise the weights, sort by sizes."""
+        merged: dict[tuple[tuple[str, int], ...], float] = {}
+        for dims, weight in pairs:
+            key = tuple(dims.items())
+            merged[key] = merged.get(key, 0.0) + float(weight)
+        total = sum(merged.values())
+        if not merged or total <= 0:
+            raise ConfigError(f"{source}: the traffic has no shapes with a positive weight")
+        order = sorted(merged, key=lambda key: tuple(size for _, size in key))
+        shapes = tuple((dict(key), merged[key] / total) for key in order)
+        return cls(shapes, requests, source)
+
+    @property
+    def dims(self) -> list[str]:
+        return list(self.shapes[0][0])
+
+    @property
+    def weights(self) -> list[float]:
+        return [w for _, w in self.shapes]
+
+    def values(self, dim: str) -> list[int]:
+        """The distinct sizes of one dim, ascending."""
+        return sorted({dims[dim] for dims, _ in self.shapes})
+
+    def varying_dims(self) -> list[str]:
+        """The dims whose size changes from request to request (the others never recompile)."""
+        return [d for d in self.dims if len(self.values(d)) > 1]
+
+    def trace(self, n: int, seed: int = TRACE_SEED) -> list[int]:
+        """`n` requests sampled (with replacement, by weight) as indices into `shapes`."""
+        rng = random.Random(seed)
+        return rng.choices(range(len(self.shapes)), weights=self.weights, k=n)
+
+    def to_spec(self) -> list[dict[str, Any]]:
+        """The trial spec's ``shapes`` entries that ask the child for a replay."""
+        return [{"dims": dict(d), "weight": w, "traffic": True} for d, w in self.shapes]
+
+    @classmethod
+    def from_spec(cls, entries: Any) -> Traffic | None:
+        """The traffic inside a trial spec's ``shapes``, or None when it holds none."""
+        if not entries or not any(isinstance(e, dict) and e.get("traffic") for e in entries):
+            return None
+        return cls.from_pairs(((e["dims"], e["weight"]) for e in entries), source="spec")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "requests": self.requests,
+            "shapes": [{"shape": shape_name(d), "dims": d, "weight": w} for d, w in self.shapes],
+        }
+
+
+def _where(source: str, line: int | None) -> str:
+    return f"{source} line {line}" if line is not None else source
+
+
+def _header(row: list[str], source: str, line: int, dims: Sequence[str] | None) -> list[str]:
+    names = [name.strip() for name in row]
+    example = ",".join(dims) if dims else "batch,seq"
+    for name in names:
+        if not name.isidentifier():
+            raise ConfigError(f"{_where(source, line)}: header column {name!r} is not a dim name; "
+                              f"the first line must name the dims, e.g. {example}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"{_where(source, line)}: column {twice[0]} is named twice")
+    if dims is not None:
+        allowed = ", ".join(dims)
+        for name in names:
+            if name not in dims and name != COUNT_COLUMN:
+                raise ConfigError(f"{_where(source, line)}: column {name!r} is not a dim of the "
+                                  f"workload (its dims: {allowed}; optional: {COUNT_COLUMN})")
+        missing = [d for d in dims if d not in names]
+        if missing:
+            raise ConfigError(f"{_where(source, line)}: no column for dim {missing[0]} "
+                              f"(the workload's dims: {allowed})")
+    if all(name == COUNT_COLUMN for name in names):
+        raise ConfigError(f"{_where(source, line)}: the header names no dims; "
+                          f"the first line must name the dims, e.g. {example}")
+    return names
+
+
+def _positive(text: str, name: str, source: str, line: int) -> int:
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) <= 0:
+        raise ConfigError(f"{_where(source, line)}: {name} must be a positive whole number, "
+                          f"not {value!r}")
+    return int(value)
+
+
+def parse_traffic(text: str, source: str = "traffic",
+                  dims: Sequence[str] | None = None) -> Traffic:
+    """A traffic CSV's text -> `Traffic`; `dims`: the workload's dim names (checked, and the
+    order of every shape's dims), or None to take the header's."""
+    header: list[str] | None = None
+    pairs: list[tuple[dict[str, int], float]] = []
+    reader = csv.reader(io.StringIO(text))
+    for row in reader:
+        line = reader.line_num
+        if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
+            continue
+        if header is None:
+            header = _header(row, source, line, dims)
+            continue
+        if len(row) != len(header):
+            raise ConfigError(f"{_where(source, line)}: {len(row)} values for {len(header)} "
+                              f"columns ({','.join(header)})")
+        values = {name: _positive(v, name, source, line) for name, v in zip(header, row,
+                                                                            strict=True)}
+        count = values.pop(COUNT_COLUMN, 1)
+        order = list(dims) if dims is not None else list(values)
+        pairs.append(({d: values[d] for d in order}, float(count)))
+    if header is None:
+        example = ",".join(dims) if dims else "batch,seq"
+        raise ConfigError(f"{source}: the traffic file is empty; write a header naming the dims "
+                          f"({example}), then one row per observed request")
+    if not pairs:
+        raise ConfigError(f"{source}: no requests after the header; add one row per observed "
+                          "request")
+    return Traffic.from_pairs(pairs, requests=int(sum(w for _, w in pairs)), source=source)
+
+
+def load_traffic(path: str | Path, dims: Sequence[str] | None = None) -> Traffic:
+    """Read and parse a traffic CSV file (see the module docstring)."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{file}: no such traffic file; pass a CSV with a header naming the "
+                          "dims and one row per request")
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file}: not a UTF-8 text file; save the traffic as CSV") from None
+    except OSError as e:
+        raise ConfigError(f"{file}: cannot be read ({e.strerror or e})") from None
+    return parse_traffic(text, str(file), dims)

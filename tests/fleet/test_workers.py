@@ -1,0 +1,122 @@
+"""Several workers on one sweep (real processes, real database), retry after kill -9, compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from advisor.db.store import ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+FOUR = str(ROOT / "tests" / "sweep" / "four_dtypes.py")
+SLOW = str(ROOT / "tests" / "workloads" / "slow_build.py")
+EAGER_ALL = ["--device", "cpu", "--modes", "eager", "--dtypes", "fp32,tf32,bf16,fp16",
+             "--no-warm"]
+
+pytestmark = pytest.mark.slow
+
+
+def advisor(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
+    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def study_states(url: str, study_name: str) -> list[str]:
+    import optuna
+
+    study = optuna.load_study(study_name=study_name, storage=url)
+    return [t.state.name for t in study.get_trials(deepcopy=False)]
+
+
+def test_three_workers_measure_every_config_exactly_once(db_url: str) -> None:
+    done = advisor("sweep", FOUR, "--db", db_url, *EAGER_ALL, "--workers", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["status"] == "finished"
+    with ResultStore.from_url(db_url) as store:
+        records = store.trials(sweep_id=outcome["sweep_id"])
+        sweep = store.get_sweep(outcome["sweep_id"])
+    keys = [r["config_key"] for r in records]
+    assert sorted(keys) == sorted(f"eager/{d}" for d in ("fp32", "tf32", "bf16", "fp16"))
+    assert sweep["status"] == "finished"
+    assert study_states(db_url, outcome["study_name"]).count("COMPLETE") == 4
+    assert outcome["recommendation"]["best"] is not None
+
+
+def _workers_of(root: psutil.Process) -> list[psutil.Process]:
+    return [p for p in root.children(recursive=True)
+            if "worker" in p.cmdline() and "advisor" in " ".join(p.cmdline())]
+
+
+def _trial_children(worker: psutil.Process) -> list[psutil.Process]:
+    # Trials run in /tmp/advisor-trial-*; the worker's first child is its device probe.
+    return [p for p in worker.children() if "advisor-trial-" in " ".join(p.cmdline())]
+
+
+def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:
+    env = {**os.environ, "ADVISOR_HEARTBEAT_S": "1", "ADVISOR_HEARTBEAT_GRACE_S": "4"}
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "advisor", "sweep", SLOW, "--db", db_url, *EAGER_ALL,
+         "--workers", "2", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    root = psutil.Process(sweep.pid)
+    victim, orphan = None, None
+    deadline = time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline:
+        for w in _workers_of(root):
+            children = _trial_children(w)
+            if children:
+                victim, orphan = w, children[0]
+                break
+        else:
+            time.sleep(0.2)
+    assert victim is not None, "no worker ever held a trial"
+    os.kill(victim.pid, signal.SIGKILL)
+    out, err = sweep.communicate(timeout=300)
+    assert sweep.returncode == 0, err
+    outcome = json.loads(out)
+    # The killed worker's trial died with it (no orphan measuring on), and was retried.
+    assert not orphan.is_running() or orphan.status() == psutil.STATUS_ZOMBIE
+    with ResultStore.from_url(db_url) as store:
+        keys = [r["config_key"] for r in store.trials(sweep_id=outcome["sweep_id"])]
+    assert sorted(keys) == sorted(f"eager/{d}" for d in ("fp32", "tf32", "bf16", "fp16"))
+    states = study_states(db_url, outcome["study_name"])
+    assert states.count("COMPLETE") == 4
+    assert states.count("FAIL") >= 1  # the stale trial, failed and queued again
+
+
+def test_second_host_gets_its_own_sweep_and_compare_shows_both(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fleet.db'}"
+    first = advisor("sweep", FOUR, "--db", url, *EAGER_ALL[:4], "--dtypes", "fp32,bf16",
+                    "--no-warm", "--json")
+    assert first.returncode == 0, first.stderr
+    other = {"ADVISOR_FINGERPRINT_OVERRIDES": json.dumps(
+        {"device_name": "Simulated H200", "torch_version": "2.99.0"})}
+    second = advisor("sweep", FOUR, "--db", url, *EAGER_ALL[:4], "--dtypes", "fp32,bf16",
+                     "--no-warm", "--json", env=other)
+    assert second.returncode == 0, second.stderr
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    assert a["sweep_id"] != b["sweep_id"]
+    assert a["fingerprint"]["fingerprint_hash"] != b["fingerprint"]["fingerprint_hash"]
+
+    compared = advisor("compare", "four-dtypes", "--db", url, "--json")
+    assert compared.returncode == 0, compared.stderr
+    devices = {d["device"] for d in json.loads(compared.stdout)["devices"]}
+    assert "Simulated H200" in devices and len(devices) == 2
+    table = advisor("compare", "four-dtypes", "--db", url)
+    assert "Simulated H200" in table.stdout
+
+    # A worker on the simulated host may not join the first host's sweep.
+    refused = advisor("worker", str(a["sweep_id"]), "--db", url, "--device", "cpu", env=other)
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "differs" in lines[0] and "device_name" in lines[0]
