@@ -51,14 +51,25 @@ def test_three_workers_measure_every_config_exactly_once(db_url: str) -> None:
     assert outcome["recommendation"]["best"] is not None
 
 
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except psutil.Error:  # gone, or a zombie, since it was listed
+        return []
+
+
 def _workers_of(root: psutil.Process) -> list[psutil.Process]:
     return [p for p in root.children(recursive=True)
-            if "worker" in p.cmdline() and "advisor" in " ".join(p.cmdline())]
+            if "worker" in _cmdline(p) and "advisor" in " ".join(_cmdline(p))]
 
 
 def _trial_children(worker: psutil.Process) -> list[psutil.Process]:
     # Trials run in /tmp/advisor-trial-*; the worker's first child is its device probe.
-    return [p for p in worker.children() if "advisor-trial-" in " ".join(p.cmdline())]
+    try:
+        children = worker.children()
+    except psutil.Error:
+        return []
+    return [p for p in children if "advisor-trial-" in " ".join(_cmdline(p))]
 
 
 def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.gpu
 
 WORKLOADS = Path(__file__).parents[1] / "workloads"
 TINY_MLP = WORKLOADS / "tiny_mlp.py"
-ADVISOR = Path(sys.executable).with_name("advisor")
+ADVISOR = [sys.executable, "-m", "advisor"]  # works where the console script is not installed
 POLICY: dict[str, Any] = {
     "warmup_iters": 10,
     "warmup_max_s": 5.0,
@@ -172,7 +172,7 @@ def test_telemetry_samples_while_the_gpu_works() -> None:
 
 def test_cli_defaults_to_cuda_when_a_gpu_is_present() -> None:
     done = subprocess.run(
-        [str(ADVISOR), "trial", str(TINY_MLP), "--mode", "eager", "--json", "--no-warm"],
+        [*ADVISOR, "trial", str(TINY_MLP), "--mode", "eager", "--json", "--no-warm"],
         capture_output=True,
         text=True,
         timeout=600,
