@@ -8,6 +8,8 @@ from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, print_json
 
+CLOCK_SKEW_LIMIT_S = 5.0  # heartbeats of fleet workers compare times across hosts
+
 
 @app.command()
 def doctor(
@@ -32,8 +34,13 @@ def doctor(
     try:
         from advisor.db.store import ResultStore
 
+        from datetime import UTC, datetime
+
         store = ResultStore.from_url(db)
-        checks.append(("database", True, f"{store.masked_url} at {store.revision()}"))
+        checks.append(("database", True, f"{store.masked_url}, schema revision {store.revision()}"))
+        skew_s = (store.server_time() - datetime.now(UTC)).total_seconds()
+        checks.append(("clock", abs(skew_s) < CLOCK_SKEW_LIMIT_S,
+                       f"database server clock {skew_s:+.2f} s from this host's"))
     except AdvisorError as e:
         checks.append(("database", False, str(e).splitlines()[0]))
     if as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, true
@@ -512,3 +513,11 @@ def artifact_dicts(
             out["data"] = bytes(out["data"])
         found.append(out)
     return found
+
+
+def server_time(connection: Any, dialect: str) -> datetime:
+    """The server's current time in UTC (SQLite: the local clock, it has no server)."""
+    if dialect == "sqlite":
+        return datetime.now(UTC)
+    value = connection.execute(select(func.now())).scalar_one()
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)

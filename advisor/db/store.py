@@ -138,6 +138,11 @@ class ResultStore:
         with translated(self._url, "analyzing the tables"):
             schema.analyze(self._engine)
 
+    def server_time(self) -> datetime:
+        """The database server's clock (UTC), to check the skew between hosts of a fleet."""
+        with translated(self._url, "reading the server clock"), self._engine.connect() as c:
+            return queries.server_time(c, self.dialect)
+
     def close(self) -> None:
         self._engine.dispose()
 
@@ -435,7 +440,7 @@ class ResultStore:
         with self._write("storing a cache artifact") as session:
             row |= _keyed(session, self._ids, owner, "cache artifact")
             session.execute(insert(queries.A), row)
-        return row["uuid"]
+        return str(row["uuid"])
 
     def get_artifact(
         self, workload: str, fingerprint_hash: str, config_key: str
@@ -498,7 +503,7 @@ def _keyed(session: Session, ids: writes.IdCache, owner: dict[str, Any], what: s
     rows.check_workload(owner.get("workload"), what)
     rows.check_fingerprint(owner.get("fingerprint"), what)
     workload, fingerprint = owner["workload"], owner["fingerprint"]
-    found = {
+    found: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {
         "workload": {rows.workload_key(workload): rows.workload_row(workload)},
         "device": {(fingerprint["device_hash"],): rows.device_row(fingerprint)},
         "env": {(fingerprint["env_hash"],): rows.environment_row(fingerprint)},
