@@ -3,6 +3,7 @@
 Public API (importing this package never imports torch)::
 
     from advisor import Workload, Quality, CompileConfig
+    model = advisor.apply(model, workload="reranker", db=URL)   # the recommendation, applied
 """
 
 from advisor.config import CompileConfig
@@ -14,6 +15,7 @@ from advisor.errors import (
     TrialFailed,
     WorkloadError,
 )
+from advisor.runtime import apply
 from advisor.workload import Quality, Workload, load_workload
 
 __version__ = "0.1.0"
@@ -29,5 +31,6 @@ __all__ = [
     "Workload",
     "WorkloadError",
     "__version__",
+    "apply",
     "load_workload",
 ]

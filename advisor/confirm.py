@@ -35,6 +35,7 @@ from typing import Any
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Constraints, Recommendation, median_ci, paired_speedup, recommend
+from advisor.stats import Stats
 
 DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
 MAX_ROUNDS = 1000
@@ -188,11 +189,13 @@ def summarize(
             entry["failure"] = (result.get("failures") or {}).get(config.key, "not measured")
             out["entries"].append(entry)
             continue
-        medians = [_median(s) for s in mine]
-        total = sum(weights)
+        stats = [Stats(s) for s in mine]
+        medians = [s.median_ms for s in stats]
         speedup, speedup_ci = paired_speedup(eager, mine, weights)
         entry.update(
-            median_ms=sum(m * w for m, w in zip(medians, weights, strict=True)) / total,
+            median_ms=_weighted(medians, weights),
+            p90_ms=_weighted([s.p90_ms for s in stats], weights),
+            p99_ms=_weighted([s.p99_ms for s in stats], weights),
             median_ci_ms=list(median_ci(mine, weights)),
             shape_medians_ms=medians, speedup=speedup, speedup_ci=list(speedup_ci),
             samples_ms=mine,
@@ -201,10 +204,8 @@ def summarize(
     return out
 
 
-def _median(samples: list[float]) -> float:
-    from advisor.stats import Stats
-
-    return Stats(samples).median_ms
+def _weighted(values: list[float], weights: list[float]) -> float:
+    return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
 
 
 def save_artifact(
@@ -216,6 +217,7 @@ def save_artifact(
     workload_path: str | Path,
     *,
     trial_uuid: str | None = None,
+    buckets: dict[str, Any] | None = None,
     verify: bool = True,
     launcher: Any = None,
     on_phase: Any = None,
@@ -226,7 +228,7 @@ def save_artifact(
         return None, "eager needs no warm-start artifact"
     launcher = _launcher(launcher)
     spec = {"child": "artifact", "action": "save", "workload_path": str(workload_path),
-            "device": device, "config": config.to_dict()}
+            "device": device, "config": config.to_dict(), "buckets": buckets}
     saved = launcher.run_child(spec, on_phase)
     if saved.get("status") != "ok":
         return None, f"saving the cache artifact failed: {_last_line(saved.get('error_tail'))}"
@@ -271,7 +273,8 @@ def confirm_and_save(
         wl_dict, path = _workload_of(records, kwargs.get("workload_path"))
         artifact, note = save_artifact(
             store, wl_dict, fingerprint, device, CompileConfig.from_dict(rec.best.config), path,
-            trial_uuid=rec.best.trial_uuid, verify=verify, launcher=kwargs.get("launcher"),
+            trial_uuid=rec.best.trial_uuid, buckets=rec.best.buckets, verify=verify,
+            launcher=kwargs.get("launcher"),
             on_phase=kwargs.get("on_phase"),
         )
     return Outcome(confirmation, rec, artifact, note)
@@ -438,7 +441,7 @@ def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     import torch._dynamo.utils
 
-    from advisor.runtime import Applied, cast_model, warm_up, warmup_inputs
+    from advisor.runtime import Applied, bucket_plan, cast_model, warm_up, warmup_inputs
 
     wl, device, fp = _setup(spec)
     config = CompileConfig.from_dict(spec["config"])
@@ -449,17 +452,20 @@ def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
         out["load_s"] = time.perf_counter() - t0
     torch.manual_seed(0)
     model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
-    inputs = warmup_inputs(wl, device)
+    plan = bucket_plan(config, spec.get("buckets"), wl.name, wl)
+    inputs = warmup_inputs(wl, device, plan)
     _phase("compiling")
     torch._dynamo.utils.counters.clear()
     t0 = time.perf_counter()
     fn = torch.compile(model, **config.compile_kwargs())
-    warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference), inputs)
+    warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference, buckets=plan,
+                    workload=wl), inputs)
     out["start_s"] = time.perf_counter() - t0
     counters = torch._dynamo.utils.counters
     out["cache"] = {**{k: int(v) for k, v in counters["inductor"].items() if "cache" in k},
                     **{k: int(v) for k, v in counters["aot_autograd"].items() if "cache" in k}}
-    out["shapes"] = [{"dims": dict(d), "weight": w} for d, w in wl.traffic]
+    shapes = plan.buckets(wl.traffic) if plan else wl.traffic
+    out["shapes"] = [{"dims": dict(d), "weight": w} for d, w in shapes]
     if spec["action"] == "save":
         saved = torch.compiler.save_cache_artifacts()
         if saved is None:

@@ -150,10 +150,11 @@ class Constraints:
     max_memory_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_compile_s", "max_memory_bytes"):
+        for name, flag in (("max_compile_s", "--max-compile-s"), ("max_memory_bytes",
+                                                                 "--max-memory")):
             value = getattr(self, name)
             if value is not None and not value > 0:
-                raise ConfigError(f"{name} must be more than zero, not {value!r}")
+                raise ConfigError(f"{name} ({flag}) must be more than zero, not {value!r}")
 
     def violation(self, rec: dict[str, Any]) -> str | None:
         """Why a record breaks a limit (None: it meets them all)."""
@@ -211,7 +212,7 @@ class Ranked:
     confirmed: bool = False  # figures from an interleaved confirmation run
     speedup_ci: list[float] | None = None  # confirmed: interval of the paired speedup
     shapes: list[dict[str, Any]] | None = None  # the measured shapes: shape, dims, weight
-    buckets: Any = None  # the trial's shape buckets, when it measured a bucketing strategy
+    buckets: dict[str, Any] | None = None  # shape strategy: strategy, boundaries, padding waste
 
     @property
     def config_key(self) -> str:
@@ -296,7 +297,7 @@ class Recommendation:
         text = f"for {n:,} calls per process, {b.label}: {b.total_s:.3g} s in all"
         if b.config["mode"] != "eager":
             text += f" ({b.cold_compile_s or 0:.1f} s cold compile + {n:,} x {b.median_ms:.3g} ms)"
-        if base is not None and base.total_s is not None and b is not base:
+        if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
             text += f" vs {base.total_s:.3g} s eager fp32"
         if b.config["mode"] != "eager":
             if b.break_even_calls is not None:
@@ -347,7 +348,8 @@ def break_even_calls(cold_compile_s: float | None, median_ms: float,
     """Calls after which a config's compile has paid for itself against eager (None: never)."""
     if eager_ms is None or median_ms >= eager_ms:
         return None
-    return math.ceil((cold_compile_s or 0.0) * 1000 / (eager_ms - median_ms))
+    calls = (cold_compile_s or 0.0) * 1000 / (eager_ms - median_ms)
+    return math.ceil(calls * (1 - 1e-9))  # float noise: 1000000.0000005 is 1 000 000 calls
 
 
 def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
@@ -373,8 +375,17 @@ def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
             {"shape": s.get("shape"), "dims": s.get("dims"), "weight": s.get("weight")}
             for s in rec.get("shapes") or []
         ] or None,
-        buckets=rec.get("buckets"),
+        buckets=_buckets_of(config, rec),
     )
+
+
+def _buckets_of(config: CompileConfig, rec: dict[str, Any]) -> dict[str, Any] | None:
+    """A shape strategy's measured buckets: strategy and boundaries per padded dim."""
+    if config.shapes == "static":
+        return None
+    replay = rec.get("replay") or {}
+    return {"strategy": config.shapes, "boundaries": replay.get("boundaries") or {},
+            "padding_waste": replay.get("padding_waste")}
 
 
 def _simplicity(r: Ranked) -> tuple[int, int, float]:
@@ -434,7 +445,7 @@ class _Policy:
         return f"{r.score:.3g} ms"
 
 
-def _check_policy(policy: str, calls_per_process: int | None) -> None:
+def check_policy(policy: str, calls_per_process: int | None) -> None:
     if policy not in POLICIES:
         raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
     if policy == "break-even" and (calls_per_process is None or calls_per_process < 1):
@@ -501,7 +512,7 @@ def recommend(
 ) -> Recommendation:
     """The recommendation under ``policy`` over ``records`` (trials of one workload on one
     fingerprint), optionally decided on a stored ``confirmation``'s paired figures."""
-    _check_policy(policy, calls_per_process)
+    check_policy(policy, calls_per_process)
     pol = _Policy(policy, calls_per_process)
     constraints = constraints or Constraints()
     ok = [r for r in records if r["status"] == "ok" and r.get("median_ms")]
@@ -577,6 +588,7 @@ def _confirmed(
             return r
         out = replace(
             r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
+            p90_ms=e.get("p90_ms", r.p90_ms), p99_ms=e.get("p99_ms", r.p99_ms),
             speedup=e.get("speedup"), speedup_ci=e.get("speedup_ci"), confirmed=True,
             break_even_calls=break_even_calls(
                 None if r.config["mode"] == "eager" else r.cold_compile_s, e["median_ms"],
@@ -733,11 +745,11 @@ def to_python(rec: Recommendation) -> str:
     data = export_dict(rec)
     lines = [f"# advisor recommendation for {rec.workload} (fingerprint {rec.fingerprint_hash}, "
              f"policy {rec.policy})"]
-    lines += [f"# {part}" for part in _wrap(rec.sentence)]
+    lines += _comment(rec.sentence)
     if rec.note:
-        lines += [f"# note: {part}" for part in _wrap(rec.note)]
+        lines += _comment("note: " + rec.note)
     if rec.staleness and not rec.staleness.get("exact"):
-        lines += [f"# WARNING: {part}" for part in _wrap(rec.staleness["warning"])]
+        lines += _comment("WARNING: " + rec.staleness["warning"])
     if rec.best is None:
         return "\n".join([*lines, "# nothing to apply: keep the model eager"]) + "\n"
     b = rec.best
@@ -768,13 +780,25 @@ def to_python(rec: Recommendation) -> str:
     cast = f".to({dtype['torch_dtype']})" if dtype["cast_model"] else ""
     lines.append(f"    out = model(x{cast})" + ("  # clone outputs you keep (CUDA graphs reuse "
                                                "them)" if config.uses_cudagraphs else ""))
+    if b.buckets and b.buckets.get("boundaries"):
+        lines += _comment(f"shape strategy {b.buckets['strategy']}: pad each request up to its "
+                          f"bucket, boundaries {b.buckets['boundaries']}, and cut the outputs "
+                          "back (advisor.apply(...).request(dims, ...) does it with the "
+                          "workload's pad and cut); warm up every bucket before traffic")
+    elif b.buckets:
+        lines += _comment(f"shape strategy {b.buckets['strategy']}")
     if rec.artifact:
         lines.append("# warm start: advisor.apply(model, workload=..., db=...) loads the stored "
                      "cache artifact")
     return "\n".join(lines) + "\n"
 
 
-def _wrap(text: str, width: int = 96) -> list[str]:
+def _comment(text: str) -> list[str]:
+    """``text`` as wrapped comment lines, continuations indented."""
+    return [("# " if i == 0 else "#   ") + part for i, part in enumerate(_wrap(text))]
+
+
+def _wrap(text: str, width: int = 94) -> list[str]:
     words, out, line = text.split(), [], ""
     for word in words:
         if line and len(line) + 1 + len(word) > width:
@@ -801,7 +825,11 @@ def _yaml_scalar(value: Any) -> str:
             return ".nan"
         if math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
-        return repr(value)
+        text = repr(value)
+        mantissa, e, exponent = text.partition("e")
+        if e and "." not in mantissa:  # YAML 1.1 readers want 1.0e-06, not 1e-06
+            text = f"{mantissa}.0e{exponent}"
+        return text
     text = str(value)
     if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
         return text

@@ -15,7 +15,10 @@ otherwise; a stored confirmation's paired figures when it has one). It then
 - compiles with the recommended mode or options, fullgraph and dynamic settings;
 - warms up: calls it once per traffic shape of the workload, in traffic order, so that every
   shape is compiled before traffic arrives (needs the workload file: given, or found at the path
-  its trials recorded).
+  its trials recorded);
+- under a bucketed shape strategy (``buckets:...``), takes the bucket boundaries the trial
+  measured, warms up every bucket instead, and `Applied.request` pads each request to its
+  bucket and cuts the outputs back (the workload's ``pad`` and ``cut``).
 
 Never silently: no recommendation (nothing measured, nothing passed, no database) gives the
 model back uncompiled with a `RecommendationWarning`; trials measured only on another stack give
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.buckets import BucketPlan
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import AdvisorError
 from advisor.recommend import (
@@ -65,10 +69,27 @@ class Applied:
     warmup_s: float | None = None  # compile + first call of every traffic shape
     inference: bool = True
     reason: str = ""  # why the model runs eager without a recommendation
+    buckets: BucketPlan | None = None  # a bucketed recommendation: how requests are padded
+    workload: Workload | None = None  # its pad and cut, for `request`
 
     @property
     def compiled(self) -> bool:
         return self.config.compiled and self.recommendation is not None
+
+    def request(self, dims: dict[str, int], *args: Any, **kwargs: Any) -> Any:
+        """One request of shape ``dims`` (the workload's named dims): under a bucketed
+        recommendation padded to its bucket (the workload's ``pad``), run, and cut back
+        (``cut``); otherwise a plain call."""
+        if self.buckets is None or self.workload is None or self.workload.pad is None:
+            return self(*args, **kwargs)
+        dtype = _cast_dtype(self.config)
+        inputs: Any = kwargs if kwargs else args
+        if dtype is not None:
+            inputs = cast_floating(inputs, dtype)
+        padded = self.workload.pad(inputs, dict(dims), self.buckets.bucket(dict(dims)))
+        out = self(**padded) if isinstance(padded, dict) else self(*padded)
+        assert self.workload.cut is not None
+        return self.workload.cut(out, dict(dims))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import torch
@@ -105,15 +126,20 @@ def apply(
     import torch
 
     from advisor import fingerprint
-    from advisor.db.store import ResultStore
+    from advisor.db.engine import display_url
+    from advisor.db.store import ResultStore, database_revision
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     wl = workload if isinstance(workload, Workload) else None
-    if wl is None and (str(workload).endswith(".py") or Path(str(workload)).is_file()):
+    if not isinstance(workload, Workload) and (
+        str(workload).endswith(".py") or Path(workload).is_file()
+    ):
         wl = load_workload(workload).workload
     name = wl.name if wl is not None else str(workload)
     fp = fingerprint.collect(device)
     try:
+        if database_revision(db).current is None:  # never creates a database
+            return _eager(model, f"no advisor results database at {display_url(db)}", wl, fp)
         with ResultStore.from_url(db, create=False) as store:
             found = _lookup(store, name, fp, policy, calls_per_process, constraints, use_artifact)
     except AdvisorError as e:
@@ -128,16 +154,41 @@ def apply(
         wl = _stored_workload(path, name)
     assert rec.best is not None
     config = CompileConfig.from_dict(rec.best.config)
+    plan = bucket_plan(config, rec.best.buckets, name, wl)
     model = cast_model(model, config)
     loaded = _load_artifact(artifact, name) if artifact is not None else None
     inference = wl.inference if wl is not None else True
     fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
     applied = Applied(fn=fn, model=model, config=config, recommendation=rec,
                       fingerprint_hash=fp["fingerprint_hash"], staleness=staleness,
-                      artifact=loaded, inference=inference)
+                      artifact=loaded, inference=inference, buckets=plan, workload=wl)
     if warmup and wl is not None:
-        applied.warmup_s = warm_up(applied, warmup_inputs(wl, device))
+        applied.warmup_s = warm_up(applied, warmup_inputs(wl, device, plan))
     return applied
+
+
+def bucket_plan(config: CompileConfig, buckets: dict[str, Any] | None, name: str,
+                wl: Workload | None) -> BucketPlan | None:
+    """The bucket plan of a bucketed recommendation (its measured boundaries), with dynamo's
+    recompile limit raised to its number of buckets; None for other shape strategies."""
+    import torch._dynamo
+
+    strategy = config.shapes
+    if strategy == "mark_dynamic":
+        warnings.warn(f"advisor.apply({name}): the recommendation marks the varying dims "
+                      "dynamic; mark them yourself (torch._dynamo.mark_dynamic) before the "
+                      "first call", RecommendationWarning, stacklevel=3)
+    if not strategy.startswith("buckets") or not buckets or not buckets.get("boundaries"):
+        return None
+    plan = BucketPlan(strategy, {d: tuple(b) for d, b in buckets["boundaries"].items()})
+    if wl is None or wl.pad is None:
+        warnings.warn(f"advisor.apply({name}): the recommendation pads requests to buckets "
+                      f"{plan.to_dict()['bounds']}; without the workload's pad and cut, "
+                      "`request` cannot pad them", RecommendationWarning, stacklevel=3)
+    n = len(plan.buckets(wl.traffic)) if wl is not None else 1
+    limit = torch._dynamo.config.recompile_limit
+    torch._dynamo.config.recompile_limit = max(limit, n)
+    return plan
 
 
 def _lookup(
@@ -268,12 +319,14 @@ def _clone(out: Any) -> Any:
     return out
 
 
-def warmup_inputs(wl: Workload, device: str) -> list[Any]:
-    """The workload's inputs for each traffic shape, in traffic order (seeded as trials are)."""
+def warmup_inputs(wl: Workload, device: str, plan: BucketPlan | None = None) -> list[Any]:
+    """The workload's inputs for each traffic shape, in traffic order (each bucket's shape,
+    in bucket order, under a bucket plan), seeded as trials are."""
     import torch
 
+    shapes = [d for d, _ in plan.buckets(wl.traffic)] if plan else [d for d, _ in wl.traffic]
     found = []
-    for dims, _weight in wl.traffic:
+    for dims in shapes:
         torch.manual_seed(0)
         found.append(wl.inputs(dict(dims), device))
     return found

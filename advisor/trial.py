@@ -454,16 +454,16 @@ def main(argv: list[str]) -> int:
         spec = json.load(f)
     if spec.get("probe"):
         result = fingerprint.collect(spec["device"])
-    elif spec.get("child"):  # advisor.confirm's children: confirmation, cache artifact
-        from advisor.confirm import child_main
-
-        result = child_main(spec)
     elif spec.get("warm_only"):
         try:
             result: dict[str, Any] = warm_start(spec)
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
             result = {"warm_compile_s": None, "error": _tail(traceback.format_exc()),
                       "error_type": type(exc).__name__}
+    elif spec.get("child"):  # advisor.confirm's children: confirmation, cache artifact
+        from advisor.confirm import child_main
+
+        result = child_main(spec)
     else:
         result = TrialRun(spec).run()
     with open(result_path + ".tmp", "w") as f:

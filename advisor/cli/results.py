@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import typer
 from rich.table import Table
 
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on, print_json
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, ConfigError, TrialFailed
+
+if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
+    from advisor.recommend import Constraints, Recommendation
 
 
-def _store(db: str | None) -> object:
+def _store(db: str | None) -> ResultStore:
     from advisor.db.store import ResultStore
 
     return ResultStore.from_url(db)
@@ -84,6 +91,9 @@ def show(
     render.recommendation(rec)
 
 
+FORMATS = ("table", "json", "python", "yaml")
+
+
 @app.command("recommend")
 def recommend_cmd(
     workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
@@ -94,27 +104,207 @@ def recommend_cmd(
     fingerprint: str | None = typer.Option(
         None, "--fingerprint", help="Recommend for this fingerprint hash instead of this device."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    policy: str = typer.Option(
+        "latency", "--policy",
+        help="latency (traffic-weighted p50), tail (p99), throughput, or break-even.",
+    ),
+    calls_per_process: int | None = typer.Option(
+        None, "--calls-per-process",
+        help="break-even: calls a process serves in its life (compile time + N x latency).",
+    ),
+    max_compile_s: float | None = typer.Option(
+        None, "--max-compile-s", help="Only configs whose cold compile takes at most this."
+    ),
+    max_memory: str | None = typer.Option(
+        None, "--max-memory", help="Only configs whose peak memory is at most this, e.g. 2GiB."
+    ),
+    confirm: bool = typer.Option(
+        False, "--confirm",
+        help="Re-measure the top configs and eager fp32 interleaved in one process on this "
+        "device, decide on those paired figures, and save the winner's warm-start artifact.",
+    ),
+    top: int = typer.Option(3, "--top", help="--confirm: how many compiled configs."),
+    artifact: bool = typer.Option(
+        True, "--artifact/--no-artifact", help="--confirm: save the warm-start artifact."
+    ),
+    file: Path | None = typer.Option(
+        None, "--file", help="--confirm: the workload file (default: the path its trials name)."
+    ),
+    fmt: str = typer.Option(
+        "table", "--format",
+        help="table; or json, python, yaml: what to paste into a serving process.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the whole recommendation and its evidence as JSON."
+    ),
 ) -> None:
     """Recommend the best measured config of a workload for this device and software stack."""
-    from advisor.devices import resolve_device
-    from advisor.launcher import Launcher
-    from advisor.recommend import recommend
+    from advisor.recommend import Constraints, check_policy, parse_bytes
 
     try:
-        store = _store(db)
-        if workload not in store.workloads():  # type: ignore[attr-defined]
-            fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
-        if fingerprint is None:
-            fingerprint = Launcher().probe(resolve_device(device))["fingerprint_hash"]
-        records = store.trials(workload=workload, fingerprint_hash=fingerprint)  # type: ignore[attr-defined]
+        check_policy(policy, calls_per_process)
+        constraints = Constraints(max_compile_s, parse_bytes(max_memory) if max_memory else None)
+        if fmt not in FORMATS:
+            raise ConfigError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+        if top < 1:
+            raise ConfigError("--top must be at least 1")
+        if file is not None and not file.is_file():
+            raise ConfigError(f"{file}: no such workload file")
+        rec = _recommendation(
+            workload, db, device, fingerprint, policy, calls_per_process, constraints,
+            confirm=confirm, top=top, artifact=artifact, file=file,
+        )
+    except TrialFailed as e:
+        typer.echo(f"advisor: error: {e}", err=True)
+        raise typer.Exit(1) from None
     except AdvisorError as e:
         fail_on(e)
+    _print_recommendation(rec, "json" if as_json else fmt, full=as_json)
+
+
+def _recommendation(
+    workload: str, db: str | None, device: str | None, fingerprint: str | None, policy: str,
+    calls: int | None, constraints: Constraints, *, confirm: bool, top: int, artifact: bool,
+    file: Path | None,
+) -> Recommendation:
+    """The recommendation the command prints (staleness and artifact filled in)."""
+    from dataclasses import replace
+
+    from advisor.devices import resolve_device
+    from advisor.launcher import Launcher
+    from advisor.recommend import nearest_fingerprint, recommend
+
+    store = _store(db)
+    if workload not in store.workloads():
+        fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
+    here: dict | None = None
+    if fingerprint is None or confirm:
+        device = resolve_device(device)
+        here = Launcher().probe(device)
+    staleness = None
+    if fingerprint is None:
+        assert here is not None
+        fingerprint = here["fingerprint_hash"]
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+        if not records:
+            staleness = nearest_fingerprint(here, store.fingerprints(workload))
+            if staleness.measured_hash is None:
+                fail(f"no trials of {workload} on this device and stack (fingerprint "
+                     f"{fingerprint}) nor on this kind of device; sweep it here, or pass "
+                     "--fingerprint")
+            if confirm:
+                fail(f"--confirm measures on this device, but {workload} was never swept on "
+                     f"this stack (fingerprint {fingerprint}); sweep it here first")
+            typer.echo(f"advisor: warning: {staleness.warning}", err=True)
+            fingerprint = staleness.measured_hash
+            records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+    else:
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
     if not records:
         fail(f"no trials of {workload} on this device and stack (fingerprint {fingerprint}); "
              "sweep it here, or pass --fingerprint")
-    rec = recommend(workload, records, fingerprint)
-    if as_json:
-        print_json(rec.to_dict())
+    kwargs: dict[str, Any] = {
+        "policy": policy, "calls_per_process": calls, "constraints": constraints
+    }
+    if confirm:
+        rec = _confirm(store, workload, here, device, fingerprint, kwargs, top, artifact, file)
     else:
-        render.recommendation(rec)
+        found = store.confirmations(workload, fingerprint, limit=1)
+        rec = recommend(workload, records, fingerprint, confirmation=found[0] if found else None,
+                        **kwargs)
+    return replace(rec, staleness=staleness.to_dict() if staleness else None,
+                   artifact=_artifact_of(store, rec))
+
+
+def _confirm(store: ResultStore, workload: str, here: dict | None, device: str | None,
+             fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
+             file: Path | None) -> Recommendation:
+    from advisor.confirm import confirm_and_save
+    from advisor.launcher import Launcher
+
+    assert here is not None and device is not None
+    if here["fingerprint_hash"] != fingerprint:
+        fail(f"--confirm measures on this device (fingerprint {here['fingerprint_hash']}), "
+             f"not on fingerprint {fingerprint}; drop --fingerprint or run it there")
+
+    def phase(name: str) -> None:
+        typer.echo(f"confirming: {name}", err=True)
+
+    outcome = confirm_and_save(
+        store, workload, here, device, save=artifact, top=top, workload_path=file,
+        launcher=Launcher(), on_phase=phase, **kwargs,
+    )
+    if artifact and outcome.artifact is None:
+        typer.echo(f"advisor: no warm-start artifact saved: {outcome.artifact_note}", err=True)
+    return outcome.recommendation
+
+
+def _artifact_of(store: ResultStore, rec: Recommendation) -> dict | None:
+    """The newest stored artifact of the recommended config on its fingerprint (no bytes)."""
+    from advisor.config import CompileConfig
+
+    best = rec.best
+    if best is None:
+        return None
+    key = CompileConfig.from_dict(best.config).key
+    for found in store.artifacts(rec.workload):
+        if found["fingerprint_hash"] == rec.fingerprint_hash and found["config_key"] == key:
+            keep = ("uuid", "created_at", "size_bytes", "sha256", "torch_version",
+                    "cold_start_s", "warm_start_s")
+            return {k: found[k] for k in keep}
+    return None
+
+
+def _print_recommendation(rec: Recommendation, fmt: str, full: bool) -> None:
+    from advisor.recommend import export_dict, to_python, to_yaml
+
+    if full:
+        print_json(rec.to_dict())
+    elif fmt == "json":
+        print_json(export_dict(rec))
+    elif fmt == "python":
+        typer.echo(to_python(rec), nl=False)
+    elif fmt == "yaml":
+        typer.echo(to_yaml(export_dict(rec)), nl=False)
+    else:
+        _table(rec)
+
+
+def _table(rec: Recommendation, top: int = 8) -> None:
+    """The configs under the policy, with intervals and break-even, then the sentence."""
+    title = (f"{rec.workload}: best configs by {rec.policy} ({rec.n_trials} trials, "
+             f"{rec.n_failed} failed, {rec.n_rejected} rejected, "
+             f"{rec.n_excluded} over the limits)")
+    table = Table(title=title)
+    columns = ("config", "speedup", "median", "95% CI", "p99", "calls/s", "cold", "warm",
+               "pays off after", "peak mem", "confirmed")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "config" else "right")
+    rows = list(rec.ranked[:top])
+    if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
+        rows.append(rec.baseline)
+    for r in rows:
+        ci = f"{r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}" if r.median_ci_ms else "-"
+        pays = "-" if r.config["mode"] == "eager" else (
+            f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
+        mem = f"{r.peak_mem_bytes / 2**20:.0f} MiB" if r.peak_mem_bytes else "-"
+        table.add_row(
+            r.label, render.fmt(r.speedup, "x", 2), render.fmt(r.median_ms, " ms"), ci,
+            render.fmt(r.p99_ms, " ms"),
+            f"{r.throughput_per_s:,.0f}" if r.throughput_per_s else "-",
+            render.fmt(r.cold_compile_s, " s", 1), render.fmt(r.warm_compile_s, " s", 1), pays,
+            mem, "yes" if r.confirmed else "",
+        )
+    render.console.print(table)
+    staleness = rec.staleness
+    if staleness and not staleness["exact"]:
+        render.console.print(f"[yellow]warning: {staleness['warning']}[/yellow]")
+    render.console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
+    if rec.note:
+        render.console.print(f"note: {rec.note}")
+    if rec.artifact:
+        a = rec.artifact
+        render.console.print(
+            f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB, cold start "
+            f"{render.fmt(a['cold_start_s'], ' s', 1)}, with the artifact "
+            f"{render.fmt(a['warm_start_s'], ' s', 1)} (advisor.apply loads it)")

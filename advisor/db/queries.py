@@ -521,3 +521,19 @@ def server_time(connection: Any, dialect: str) -> datetime:
         return datetime.now(UTC)
     value = connection.execute(select(func.now())).scalar_one()
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def measured_shapes(session: Session, workload: str) -> list[dict[str, Any]]:
+    """One workload's traffic shapes measured per device x environment (ok trials): device_hash,
+    env_hash, shape (its name, ``batch=50,seq=128``)."""
+    query = (
+        select(D.c.device_hash, E.c.env_hash, SH.c.shape)
+        .distinct()
+        .select_from(SH)
+        .join(T, T.c.id == SH.c.trial_id)
+        .join(D, D.c.id == T.c.device_id)
+        .join(E, E.c.id == T.c.environment_id)
+        .where(T.c.status == "ok", T.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
+        .order_by(D.c.device_hash, E.c.env_hash, SH.c.shape)
+    )
+    return [dict(row) for row in session.execute(query).mappings()]

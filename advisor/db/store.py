@@ -367,6 +367,12 @@ class ResultStore:
         with self._read("reading trials") as session:
             return queries.trial_records(session, where)
 
+    def measured_shapes(self, workload: str) -> list[dict[str, Any]]:
+        """The traffic shapes one workload's ok trials measured, per device x environment:
+        device_hash, env_hash and shape (``batch=50,seq=128``)."""
+        with self._read("reading measured shapes") as session:
+            return queries.measured_shapes(session, workload)
+
     # recommendations: measured fingerprints, confirmations, warm-start artifacts
 
     def fingerprints(self, workload: str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ EXPECTED = {
     "Workload",
     "WorkloadError",
     "__version__",
+    "apply",
     "load_workload",
 }
 

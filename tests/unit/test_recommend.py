@@ -1,4 +1,5 @@
-"""The latency policy on hand-built trial records whose right answer is known."""
+"""Policies, statistics, confirmation, staleness and export on hand-built trial records whose
+right answer is known."""
 
 from __future__ import annotations
 
@@ -9,7 +10,22 @@ from typing import Any
 import pytest
 
 from advisor.config import CompileConfig
-from advisor.recommend import TIE_RATIO, recommend
+from advisor.errors import ConfigError
+from advisor.recommend import (
+    TIE_RATIO,
+    Constraints,
+    break_even_calls,
+    export_dict,
+    fingerprint_changes,
+    median_ci,
+    nearest_fingerprint,
+    paired_speedup,
+    parse_bytes,
+    recommend,
+    to_python,
+    to_yaml,
+    traffic_throughput,
+)
 from advisor.record import empty_record
 
 _uuids = itertools.count()
@@ -230,3 +246,493 @@ def test_to_dict_is_json_and_carries_the_sentence() -> None:
     assert data["baseline"]["label"] == "fp32 + eager"
     assert data["fingerprint_hash"] == "abc" and data["n_failed"] == 1
     assert len(data["ranked"]) == 2
+
+
+# === policies, statistics, confirmation, staleness, export (issue 6) ==========================
+
+def shapes(*pairs: tuple[float, float]) -> list[dict[str, Any]]:
+    """Per-shape results with (weight, throughput_per_s)."""
+    return [
+        {"shape": f"batch={i}", "dims": {"batch": i}, "weight": w, "throughput_per_s": t}
+        for i, (w, t) in enumerate(pairs, start=1)
+    ]
+
+
+# --- tail and throughput ----------------------------------------------------------------------
+
+
+def test_tail_picks_the_lowest_p99_not_the_lowest_median() -> None:
+    records = [
+        eager_fp32(10.0, p99_ms=30.0),
+        trial("default", median_ms=4.0, p99_ms=20.0),  # fastest median, long tail
+        trial("default", "bf16", 5.0, p99_ms=6.0),
+    ]
+    assert recommend("w", records).best.label == "fp32 + default"  # type: ignore[union-attr]
+    rec = recommend("w", records, policy="tail")
+    assert rec.best is not None and rec.best.label == "bf16 + default"
+    assert [r.score for r in rec.ranked] == [6.0, 20.0, 30.0]
+    assert rec.sentence == "bf16 + default: p99 6 ms vs 30 ms eager fp32 (median 5 ms)"
+
+
+def test_traffic_throughput_is_the_harmonic_mix_of_the_shapes() -> None:
+    # weights 0.75 / 0.25 of 1000 and 500 calls/s: 1 / (0.75/1000 + 0.25/500) = 1 / 0.00125
+    assert traffic_throughput(shapes((3, 1000.0), (1, 500.0))) == pytest.approx(800.0)
+    assert traffic_throughput(shapes((1, 250.0))) == pytest.approx(250.0)
+    assert traffic_throughput(shapes((1, 250.0), (1, 0.0))) is None  # one shape unmeasured
+    assert traffic_throughput([]) is None
+
+
+def test_throughput_picks_the_most_calls_per_second() -> None:
+    records = [
+        eager_fp32(10.0, shapes=shapes((1, 90.0))),
+        trial("default", median_ms=4.0, shapes=shapes((1, 300.0))),
+        trial("default", "bf16", 5.0, shapes=shapes((1, 900.0))),  # batches better
+        trial("max-autotune", median_ms=3.0, shapes=[]),  # no throughput figure: left out
+    ]
+    rec = recommend("w", records, policy="throughput")
+    assert rec.best is not None and rec.best.label == "bf16 + default"
+    assert [r.throughput_per_s for r in rec.ranked] == pytest.approx([900.0, 300.0, 90.0])
+    assert rec.excluded == {"no throughput figure": 1} and rec.n_excluded == 1
+    assert rec.sentence == "bf16 + default: 900 calls/s vs 90 eager fp32 (median 5 ms)"
+
+
+def test_throughput_ties_go_to_the_simpler_config() -> None:
+    records = [
+        eager_fp32(10.0, shapes=shapes((1, 100.0))),
+        trial("max-autotune", median_ms=4.0, shapes=shapes((1, 1000.0))),
+        trial("default", median_ms=4.0, shapes=shapes((1, 990.0))),  # 1% fewer: a tie
+    ]
+    rec = recommend("w", records, policy="throughput")
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert "within 2% of the fastest (fp32 + max-autotune, 1,000 calls/s)" in rec.note
+
+
+# --- break-even -------------------------------------------------------------------------------
+
+
+def test_break_even_calls_by_hand() -> None:
+    # 30 s of compile saved at 10 - 5 = 5 ms per call: 30 000 ms / 5 ms = 6 000 calls
+    assert break_even_calls(30.0, 5.0, 10.0) == 6000
+    assert break_even_calls(30.0, 7.0, 10.0) == 10000
+    assert break_even_calls(1.0, 9.999, 10.0) == 1000000
+    assert break_even_calls(30.0, 10.0, 10.0) is None  # not faster: never
+    assert break_even_calls(30.0, 12.0, 10.0) is None
+    assert break_even_calls(None, 5.0, 10.0) == 0  # no compile: pays off at once
+    assert break_even_calls(30.0, 5.0, None) is None  # no baseline
+
+
+BREAK_EVEN = [
+    eager_fp32(10.0),
+    trial("default", median_ms=5.0, cold_compile_s=30.0),  # pays off after 6 000 calls
+    trial("max-autotune", median_ms=4.0, cold_compile_s=120.0),  # after 20 000 calls
+]
+
+
+def test_every_config_says_when_compiling_pays_off() -> None:
+    rec = recommend("w", BREAK_EVEN)
+    found = {r.label: r.break_even_calls for r in rec.ranked}
+    assert found == {"fp32 + eager": None, "fp32 + default": 6000, "fp32 + max-autotune": 20000}
+
+
+def test_a_short_lived_process_stays_eager() -> None:
+    rec = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=1000)
+    # eager 1000 x 10 ms = 10 s; default 30 + 5 = 35 s; max-autotune 120 + 4 = 124 s
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+    assert [(r.label, r.total_s) for r in rec.ranked] == [
+        ("fp32 + eager", pytest.approx(10.0)), ("fp32 + default", pytest.approx(35.0)),
+        ("fp32 + max-autotune", pytest.approx(124.0)),
+    ]  # fmt: skip
+    assert rec.sentence == (
+        "for 1,000 calls per process, fp32 + eager: 10 s in all; compiling does not pay off "
+        "within 1,000 calls (soonest: fp32 + default pays off after 6,000 calls)"
+    )
+
+
+def test_a_long_lived_process_compiles_and_the_crossing_moves_with_n() -> None:
+    picks = {
+        n: recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=n).best.label  # type: ignore[union-attr]
+        for n in (5_000, 10_000, 100_000, 1_000_000)
+    }
+    # 10 000 calls: eager 100 s, default 30 + 50 = 80 s, max-autotune 120 + 40 = 160 s
+    # 1 000 000 calls: default 5 030 s, max-autotune 4 120 s
+    assert picks == {5_000: "fp32 + eager", 10_000: "fp32 + default",
+                     100_000: "fp32 + default", 1_000_000: "fp32 + max-autotune"}  # fmt: skip
+    rec = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=10_000)
+    assert rec.sentence == (
+        "for 10,000 calls per process, fp32 + default: 80 s in all (30.0 s cold compile + "
+        "10,000 x 5 ms) vs 100 s eager fp32; compiling pays off after 6,000 calls"
+    )
+
+
+def test_exactly_at_the_crossing_it_is_a_tie_and_eager_wins() -> None:
+    rec = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=6000)
+    # eager 60 s, default 30 + 30 = 60 s: equal, and eager is simpler
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+
+
+def test_break_even_needs_a_call_count_and_policies_are_checked() -> None:
+    with pytest.raises(ConfigError, match="--calls-per-process"):
+        recommend("w", BREAK_EVEN, policy="break-even")
+    with pytest.raises(ConfigError, match="--calls-per-process"):
+        recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=0)
+    with pytest.raises(ConfigError, match="unknown policy 'fastest'"):
+        recommend("w", BREAK_EVEN, policy="fastest")
+
+
+# --- constraints ------------------------------------------------------------------------------
+
+
+def test_parse_bytes() -> None:
+    assert parse_bytes("2GiB") == 2 * 2**30
+    assert parse_bytes("512 MiB") == 512 * 2**20
+    assert parse_bytes("1.5GB") == 1_500_000_000
+    assert parse_bytes("1000") == 1000
+    assert parse_bytes("3g") == 3_000_000_000
+    for bad in ("lots", "2 parsecs", "-1GiB", "0", ""):
+        with pytest.raises(ConfigError, match="bad memory size"):
+            parse_bytes(bad)
+
+
+def test_constraints_exclude_and_say_why() -> None:
+    records = [
+        eager_fp32(10.0, peak_mem_bytes=1 * 2**30),
+        trial("max-autotune", median_ms=2.0, cold_compile_s=90.0, peak_mem_bytes=1 * 2**30),
+        trial("default", "bf16", 3.0, cold_compile_s=20.0, peak_mem_bytes=3 * 2**30),
+        trial("default", median_ms=4.0, cold_compile_s=20.0, peak_mem_bytes=1 * 2**30),
+        trial("reduce-overhead", median_ms=1.0, cold_compile_s=20.0, peak_mem_bytes=None),
+    ]
+    assert recommend("w", records).best.label == "fp32 + reduce-overhead"  # type: ignore[union-attr]
+    limits = Constraints(max_compile_s=60.0, max_memory_bytes=parse_bytes("2GiB"))
+    rec = recommend("w", records, constraints=limits)
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert {r.label for r in rec.ranked} == {"fp32 + default", "fp32 + eager"}
+    assert rec.excluded == {
+        "cold compile over 60 s": 1, "peak memory over 2 GiB": 1, "peak memory unknown": 1
+    }
+    assert rec.n_excluded == 3
+    assert rec.constraints == {"max_compile_s": 60.0, "max_memory_bytes": 2 * 2**30}
+
+
+def test_eager_meets_any_compile_limit_and_nothing_left_is_said() -> None:
+    records = [
+        eager_fp32(10.0, peak_mem_bytes=2**20),
+        trial("default", median_ms=1.0, cold_compile_s=20.0, peak_mem_bytes=2**20),
+    ]
+    rec = recommend("w", records, constraints=Constraints(max_compile_s=5.0))
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+    nothing = recommend("w", records, constraints=Constraints(max_memory_bytes=1))
+    assert nothing.best is None
+    assert nothing.sentence == (
+        "no config of w meets the constraints (2 with peak memory over 1 B); nothing to recommend"
+    )
+    with pytest.raises(ConfigError):
+        Constraints(max_compile_s=0)
+
+
+# --- statistics -------------------------------------------------------------------------------
+
+
+def test_median_ci_by_hand() -> None:
+    assert median_ci([[5.0] * 20]) == (5.0, 5.0)  # no spread, no interval
+    # two constant shapes weighted 3:1 -> 0.75 * 1 + 0.25 * 3 = 1.5, whatever the resample
+    assert median_ci([[1.0] * 10, [3.0] * 7], [3, 1]) == pytest.approx((1.5, 1.5))
+    with pytest.raises(ValueError):
+        median_ci([[]])
+
+
+def test_median_ci_brackets_the_median_like_the_stats_module() -> None:
+    import random
+
+    from advisor.stats import Stats
+
+    rng = random.Random(7)
+    samples = [rng.gauss(10.0, 1.0) for _ in range(400)]
+    low, high = median_ci([samples])
+    ref_low, ref_high = Stats(samples).median_ci_ms()
+    assert low < Stats(samples).median_ms < high
+    assert low == pytest.approx(ref_low, abs=0.08) and high == pytest.approx(ref_high, abs=0.08)
+    # 400 draws of sd 1: the median's standard error is about 1.25 / 20 = 0.063 -> width ~0.25
+    assert 0.1 < high - low < 0.5
+    assert median_ci([samples]) == (low, high)  # seeded: the same interval every time
+
+
+def test_paired_speedup_removes_drift_that_widens_the_medians() -> None:
+    # Both configs slow down by 2x over the run (clock drift); B is always 2x faster than A.
+    eager = [10.0 * (1 + i / 100) for i in range(100)]
+    fast = [x / 2 for x in eager]
+    speedup, (low, high) = paired_speedup([eager], [fast])
+    assert speedup == pytest.approx(2.0) and (low, high) == pytest.approx((2.0, 2.0))
+    low, high = median_ci([eager])
+    assert high - low > 1.0  # unpaired, the drift makes each median uncertain
+    with pytest.raises(ValueError):
+        paired_speedup([eager], [fast[:-1]])
+
+
+def test_overlapping_intervals_are_a_tie_and_the_simpler_config_wins() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.8, 10.2]),
+        trial("default", median_ms=2.0, median_ci_ms=[1.85, 2.2]),
+        trial("max-autotune", median_ms=1.9, median_ci_ms=[1.8, 2.0]),  # 5% faster, overlaps
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert rec.ranked[0].label == "fp32 + max-autotune"
+    assert "overlapping confidence intervals" in rec.note
+    assert "fp32 + default (2 ms, 95% CI 1.85-2.2 ms)" in rec.note
+    assert rec.best.median_ci_ms == [1.85, 2.2]
+
+
+def test_separate_intervals_let_the_faster_config_win() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.8, 10.2]),
+        trial("default", median_ms=2.0, median_ci_ms=[1.95, 2.05]),
+        trial("max-autotune", median_ms=1.9, median_ci_ms=[1.88, 1.92]),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.note == ""
+
+
+def test_in_a_tie_fewer_graphs_win_before_a_shorter_compile() -> None:
+    records = [
+        eager_fp32(10.0),
+        trial("default", "fp32", 2.0, graph_count=3, cold_compile_s=10.0),
+        trial("default", "bf16", 2.01, graph_count=1, cold_compile_s=20.0),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "bf16 + default"
+
+
+def test_break_even_ties_by_interval_too() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.0, 11.0]),
+        trial("default", median_ms=9.0, cold_compile_s=1.0, median_ci_ms=[8.0, 10.0]),
+    ]
+    # 1000 calls: eager 10 s (CI 9-11), default 1 + 9 = 10 s... exactly tied: eager
+    rec = recommend("w", records, policy="break-even", calls_per_process=1000)
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+    # 100 000 calls: eager 1000 s (900-1100), default 901 s (801-1001): overlapping
+    rec = recommend("w", records, policy="break-even", calls_per_process=100_000)
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+    assert "overlapping confidence intervals" in rec.note
+
+
+# --- confirmation -----------------------------------------------------------------------------
+
+
+def confirmation(*entries: tuple[str, str, float, list[float]], rounds: int = 50) -> dict:
+    """A stored-looking confirmation: (mode, dtype, median_ms, speedup_ci) per config."""
+    out = []
+    for mode, dtype, median, speedup_ci in entries:
+        config = CompileConfig(mode=mode, dtype=dtype)
+        out.append({
+            "config": config.to_dict(), "config_key": config.key, "label": config.label,
+            "median_ms": median, "median_ci_ms": [median * 0.99, median * 1.01],
+            "p90_ms": median * 1.05, "p99_ms": median * 1.2,
+            "speedup": sum(speedup_ci) / 2, "speedup_ci": speedup_ci,
+        })  # fmt: skip
+    return {"uuid": "c-1", "created_at": "2026-10-03T10:00:00+00:00", "rounds": rounds,
+            "method": "cuda_events", "entries": out}  # fmt: skip
+
+
+SWEPT = [
+    eager_fp32(10.0),
+    trial("default", median_ms=2.0),
+    trial("max-autotune", median_ms=1.8),  # the sweep's leader, 10% ahead
+    trial("default", "bf16", 3.0),
+]
+
+
+def test_confirmed_paired_figures_decide() -> None:
+    assert recommend("w", SWEPT).best.label == "fp32 + max-autotune"  # type: ignore[union-attr]
+    conf = confirmation(
+        ("eager", "fp32", 9.0, [1.0, 1.0]),
+        ("max-autotune", "fp32", 1.95, [4.5, 4.7]),
+        ("default", "fp32", 1.90, [4.7, 4.9]),  # interleaved, default is the faster one
+    )
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.label == "fp32 + default" and rec.best.confirmed
+    assert rec.best.median_ms == 1.90 and rec.best.speedup == pytest.approx(4.8)
+    assert rec.best.p99_ms == pytest.approx(1.90 * 1.2)
+    assert rec.best.speedup_ci == [4.7, 4.9]
+    assert [r.label for r in rec.ranked][:3] == [
+        "fp32 + default", "fp32 + max-autotune", "fp32 + eager"
+    ]
+    assert not rec.ranked[3].confirmed  # bf16 + default was not re-measured
+    assert rec.baseline is not None and rec.baseline.median_ms == 9.0
+    assert rec.confirmation is not None and rec.confirmation["used"]
+    assert "decided on paired figures: 3 configs" in rec.note and "50 rounds" in rec.note
+
+
+def test_overlapping_paired_speedups_go_to_the_simpler_config() -> None:
+    conf = confirmation(
+        ("eager", "fp32", 9.0, [1.0, 1.0]),
+        ("max-autotune", "fp32", 1.85, [4.6, 5.0]),
+        ("default", "fp32", 1.90, [4.5, 4.8]),
+    )
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert "measured interleaved, have overlapping intervals" in rec.note
+
+
+def test_a_speedup_interval_holding_one_means_eager() -> None:
+    conf = confirmation(("eager", "fp32", 2.0, [1.0, 1.0]), ("max-autotune", "fp32", 1.8,
+                                                             [0.97, 1.2]))
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.label == "fp32 + eager"
+
+
+def test_a_confirmation_without_the_leader_is_not_used() -> None:
+    conf = confirmation(("eager", "fp32", 9.0, [1.0, 1.0]), ("default", "fp32", 1.0, [9, 9.2]))
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert not rec.best.confirmed
+    assert rec.confirmation is not None and not rec.confirmation["used"]
+    assert "does not include the current leader (fp32 + max-autotune)" in rec.note
+
+
+def test_the_tail_policy_keeps_the_sweeps_figures() -> None:
+    conf = confirmation(("eager", "fp32", 9.0, [1.0, 1.0]), ("max-autotune", "fp32", 1.9,
+                                                             [4.6, 5.0]))
+    rec = recommend("w", SWEPT, policy="tail", confirmation=conf)
+    assert not any(r.confirmed for r in rec.ranked)
+    assert "the tail policy uses the sweep's figures" in rec.note
+
+
+# --- staleness --------------------------------------------------------------------------------
+
+FP = {
+    "device_kind": "cuda", "device_name": "NVIDIA H200", "compute_capability": "9.0",
+    "device_memory_bytes": 150_000_000_000, "sm_count": 132, "cpu_model": "Xeon",
+    "cpu_cores": 32, "host_memory_bytes": 2**40, "driver_version": "580.159.04",
+    "cuda_driver_version": "13.0", "torch_version": "2.11.0+cu130", "triton_version": "3.6.0",
+    "cuda_runtime_version": "13.0", "cudnn_version": "91002", "python_version": "3.12.3",
+    "hostname": "gpu-1",
+}  # fmt: skip
+
+
+def fp(**changes: Any) -> dict[str, Any]:
+    from advisor.fingerprint import add_hashes
+
+    return add_hashes({**FP, **changes})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("driver_version", "590.10.01"),
+        ("cuda_driver_version", "13.1"),
+        ("torch_version", "2.12.0+cu130"),
+        ("triton_version", "3.7.0"),
+    ],
+)
+def test_one_changed_stack_field_is_named(field: str, value: str) -> None:
+    measured, here = fp(), fp(**{field: value})
+    assert measured["fingerprint_hash"] != here["fingerprint_hash"]
+    assert [c.field for c in fingerprint_changes(measured, here)] == [field]
+    st = nearest_fingerprint(here, [measured])
+    assert st.measured_hash == measured["fingerprint_hash"] and not st.exact
+    assert f"{field}: {FP[field]} measured, {value} here" in st.warning
+    assert "may be stale" in st.warning
+    data = st.to_dict()
+    assert data["changed"] == [{"field": field, "measured": FP[field], "current": value}]
+    assert data["exact"] is False and data["warning"] == st.warning
+
+
+def test_the_hostname_is_not_part_of_the_identity() -> None:
+    st = nearest_fingerprint(fp(hostname="gpu-2"), [fp()])
+    assert st.exact and st.warning == "" and st.changed == []
+
+
+def test_the_nearest_fingerprint_prefers_the_same_device_then_the_same_stack() -> None:
+    here = fp(torch_version="2.12.0+cu130")
+    other_gpu = fp(device_name="NVIDIA H100", torch_version="2.12.0+cu130")
+    old_stack = fp(torch_version="2.10.0+cu130", triton_version="3.5.0")
+    one_off = fp(python_version="3.11.9", torch_version="2.11.0+cu130")
+    near = nearest_fingerprint(here, [other_gpu, old_stack, one_off])
+    assert near.measured_hash == one_off["fingerprint_hash"]
+    assert [c.field for c in near.changed] == ["torch_version", "python_version"]
+    near = nearest_fingerprint(here, [other_gpu, old_stack])
+    assert near.measured_hash == old_stack["fingerprint_hash"]  # same GPU beats same stack
+
+
+def test_another_kind_of_device_is_no_fallback() -> None:
+    cpu = fp(device_kind="cpu", device_name="Xeon")
+    st = nearest_fingerprint(cpu, [fp()])
+    assert st.measured_hash is None and "nothing was measured on this kind of device" in st.warning
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def test_export_says_how_to_compile_cast_and_what_it_rests_on() -> None:
+    records = [eager_fp32(6.2), trial("reduce-overhead", "bf16", 0.96, cold_compile_s=13.0,
+                                      median_ci_ms=[0.95, 0.97])]
+    rec = recommend("reranker", records, "fp-1")
+    data = export_dict(rec)
+    assert data["torch_compile"] == {"fullgraph": False, "mode": "reduce-overhead"}
+    assert data["dtype"]["torch_dtype"] == "torch.bfloat16" and data["dtype"]["cast_model"]
+    assert data["cudagraphs"] is True and data["compiled"] is True
+    figures = data["figures"]
+    assert figures["median_ms"] == 0.96 and figures["median_ci_ms"] == [0.95, 0.97]
+    assert figures["eager_fp32_median_ms"] == 6.2
+    assert figures["speedup_vs_eager_fp32"] == pytest.approx(6.2 / 0.96)
+    assert figures["break_even_calls"] == 2481  # 13 000 ms / 5.24 ms = 2480.9, rounded up
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_export_expands_a_mode_with_options() -> None:
+    config = CompileConfig(mode="max-autotune-no-cudagraphs", options={"freezing": True})
+    rec = recommend("w", [eager_fp32(10.0), trial("default", median_ms=9.0, config=config.to_dict(),
+                                                 config_key=config.key)])
+    assert export_dict(rec)["torch_compile"] == {
+        "fullgraph": False,
+        "options": {"max_autotune": True, "coordinate_descent_tuning": True, "freezing": True},
+    }
+
+
+def test_python_export_is_valid_python_with_the_compile_call() -> None:
+    import ast
+
+    records = [eager_fp32(6.2), trial("reduce-overhead", "bf16", 0.96)]
+    text = to_python(recommend("reranker", records, "fp-1"))
+    ast.parse(text)
+    assert "model = torch.compile(model, fullgraph=False, mode='reduce-overhead')" in text
+    assert "model = model.to(torch.bfloat16)" in text
+    assert "torch.compiler.cudagraph_mark_step_begin()" in text
+    eager_text = to_python(recommend("w", [eager_fp32(1.0), trial("default", median_ms=2.0)]))
+    ast.parse(eager_text)
+    assert "no torch.compile" in eager_text
+    tf32 = to_python(recommend("w", [eager_fp32(2.0), trial("default", "tf32", 1.0)]))
+    assert 'torch.set_float32_matmul_precision("high")' in tf32
+
+
+def test_yaml_export_reads_back_as_the_json_export() -> None:
+    yaml = pytest.importorskip("yaml")
+    records = [eager_fp32(6.2), trial("reduce-overhead", "bf16", 0.96, median_ci_ms=[0.9, 1.0])]
+    data = export_dict(recommend("reranker: v2", records, "fp-1"))
+    data["note"] = 'quotes " and : colons, yes'
+    data["figures"].update(tiny=1e-06, huge=1e20, odd=-2.5e-300)
+    assert yaml.safe_load(to_yaml(data)) == json.loads(json.dumps(data))
+    assert to_yaml({"a": [], "b": {}, "c": [{"x": 1, "z": [1, 2]}], "d": True, "y": "no"}) == (
+        'a: []\nb: {}\nc:\n  - x: 1\n    z:\n      - 1\n      - 2\nd: true\n"y": "no"\n'
+    )  # y and no are booleans to YAML 1.1 readers: quoted
+
+
+def test_export_carries_the_measured_buckets() -> None:
+    import ast
+
+    config = CompileConfig(mode="default", shapes="buckets:fitted-2")
+    replay = {"boundaries": {"seq": [64, 256]}, "padding_waste": 0.12}
+    records = [eager_fp32(6.0), trial("default", median_ms=2.0, config=config.to_dict(),
+                                      config_key=config.key, replay=replay)]
+    rec = recommend("reranker", records)
+    data = export_dict(rec)
+    assert data["buckets"] == {"strategy": "buckets:fitted-2", "boundaries": {"seq": [64, 256]},
+                               "padding_waste": 0.12}  # fmt: skip
+    assert data["torch_compile"] == {"fullgraph": False, "dynamic": False}
+    text = to_python(rec)
+    ast.parse(text)
+    assert "shape strategy buckets:fitted-2: pad each request up to its bucket" in text
+    assert export_dict(recommend("w", [eager_fp32(6.0), trial("default", median_ms=2.0)]))[
+        "buckets"] is None
