@@ -34,8 +34,8 @@ from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
-from advisor.recommend import Constraints, Recommendation, median_ci, paired_speedup, recommend
-from advisor.stats import Stats
+from advisor.recommend import Constraints, Recommendation, recommend
+from advisor.stats import Stats, median_ci, paired_speedup
 
 DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
 MAX_ROUNDS = 1000

@@ -41,9 +41,9 @@ from typing import Any
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError
 from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
+from advisor.stats import CONFIDENCE, median_ci, paired_speedup  # noqa: F401 - re-exported
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
-CONFIDENCE = 0.95
 POLICIES = ("latency", "tail", "throughput", "break-even")
 CONFIRMED_POLICIES = ("latency", "break-even")  # the policies paired medians can decide
 STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
@@ -51,68 +51,6 @@ TORCH_DTYPE_NAMES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "
 
 
 # --- statistics -------------------------------------------------------------------------------
-
-
-def median_ci(
-    samples_by_shape: Sequence[Sequence[float]],
-    weights: Sequence[float] | None = None,
-    confidence: float = CONFIDENCE,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Bootstrap confidence interval of a traffic-weighted median (percentile method, seeded).
-
-    Each resample draws every shape's samples with replacement and sums the shapes' medians
-    with their (normalised) weights; one shape gives the plain median's interval, the same
-    statistic as `advisor.stats.Stats.median_ci_ms`. Vectorised with numpy (imported here).
-    """
-    import numpy as np
-
-    if not samples_by_shape or any(len(s) == 0 for s in samples_by_shape):
-        raise ValueError("median_ci needs at least one sample per shape")
-    w = np.asarray(weights if weights is not None else [1.0] * len(samples_by_shape), float)
-    w = w / w.sum()
-    rng = np.random.default_rng(seed)
-    total = np.zeros(resamples)
-    for weight, samples in zip(w, samples_by_shape, strict=True):
-        data = np.asarray(samples, float)
-        n = len(data)
-        chunk = max(1, 4_000_000 // n)  # keep each index block at a few MB
-        medians = []
-        for start in range(0, resamples, chunk):
-            idx = rng.integers(0, n, size=(min(chunk, resamples - start), n))
-            medians.append(np.median(data[idx], axis=1))
-        total += weight * np.concatenate(medians)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(total, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def paired_speedup(
-    baseline_by_shape: Sequence[Sequence[float]],
-    candidate_by_shape: Sequence[Sequence[float]],
-    weights: Sequence[float] | None = None,
-    confidence: float = CONFIDENCE,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float]]:
-    """Median over rounds of baseline time / candidate time, and its bootstrap interval.
-
-    Samples are paired by round (the same index measured the baseline and the candidate back to
-    back, as PyTorch's harness alternates eager and compiled); a round's ratio is the
-    traffic-weighted baseline time over the traffic-weighted candidate time.
-    """
-    import numpy as np
-
-    w = np.asarray(weights if weights is not None else [1.0] * len(baseline_by_shape), float)
-    w = w / w.sum()
-    base = np.asarray(baseline_by_shape, float)
-    cand = np.asarray(candidate_by_shape, float)
-    if base.shape != cand.shape or base.ndim != 2 or base.shape[1] == 0:
-        raise ValueError("paired_speedup needs the same rounds for baseline and candidate")
-    ratios = (w @ base) / (w @ cand)
-    low, high = median_ci([ratios.tolist()], None, confidence, resamples, seed)
-    return float(np.median(ratios)), (low, high)
 
 
 def overlaps(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:

@@ -33,11 +33,10 @@ from advisor.measure import (
     throughput_per_s,
     warm_up,
 )
-from advisor.recommend import median_ci
 from advisor.record import empty_record, weighted_headline
 from advisor.replay import replay_plan, run_replay
 from advisor.replay import warm_start as replay_warm_start
-from advisor.stats import Stats
+from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 
 PHASE_PREFIX = "ADVISOR_PHASE "
