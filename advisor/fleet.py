@@ -161,22 +161,16 @@ class Worker:
 
     def _measure(self, study: Any, trial: Any, config: CompileConfig, loaded: Any,
                  fingerprint: dict[str, Any], sweep_id: int) -> None:
-        from optuna.storages._heartbeat import get_heartbeat_thread
-
         self.observer.trial_started(config)
         settings = self.sweep["settings"]
         shape = settings.get("shape")
-        beat = get_heartbeat_thread(trial._trial_id, study._storage)
-        beat.start()
-        try:
+        with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 loaded.path, config, self.device,
                 [{"dims": shape, "weight": 1.0}] if shape else None,
                 measure_warm=settings.get("measure_warm", True), policy=settings.get("policy"),
                 on_phase=self.observer.phase,
             )
-        finally:
-            beat.join()
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)
             study.tell(trial, state=_state("FAIL"))
@@ -193,6 +187,32 @@ class Worker:
     def interrupt(self) -> None:
         self.stop.set()
         self.launcher.kill()
+
+
+class Heartbeat:
+    """Beats for a held trial every HEARTBEAT_INTERVAL_S until the block ends. Unlike Optuna's
+    own thread it outlives a failed beat (a database restart): it beats again once the server
+    answers, so the trial is not taken for dead while its worker is alive."""
+
+    def __init__(self, storage: Any, trial_id: int) -> None:
+        self.storage, self.trial_id = storage, trial_id
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while True:
+            with contextlib.suppress(Exception):  # the next beat tries again
+                self.storage.record_heartbeat(self.trial_id)
+            if self.done.wait(HEARTBEAT_INTERVAL_S):
+                return
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def worker_env(index: int, device: str) -> dict[str, str]:
@@ -227,7 +247,5 @@ class WorkerPool:
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
         for p in self.procs:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass

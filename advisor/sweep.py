@@ -46,6 +46,8 @@ class SweepSettings:
     seed: int = 0
     shape: dict[str, int] | None = None
     policy: dict[str, Any] | None = None
+    # advisor.traffic.Traffic.to_spec(): when set, every trial replays a trace of this traffic
+    traffic: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,8 +90,12 @@ def _params(config: CompileConfig, space: Space) -> dict[str, Any]:
     params: dict[str, Any] = {"mode": config.mode, "dtype": config.dtype}
     if config.compiled and len({c.fullgraph for c in space.configs if c.compiled}) > 1:
         params["fullgraph"] = config.fullgraph
-    if config.compiled and len({c.dynamic for c in space.configs if c.compiled}) > 1:
+    if config.compiled and len({c.dynamic for c in space.configs if c.compiled}) > 1 and (
+        config.shapes == "static"
+    ):
         params["dynamic"] = config.dynamic
+    if config.compiled and len(space.shapes) > 1:
+        params["shapes"] = config.shapes
     return params
 
 
@@ -103,6 +109,11 @@ def _suggest(trial: Any, space: Space) -> CompileConfig:
     dynamics = sorted({c.dynamic for c in space.configs if c.compiled})
     fullgraph = trial.suggest_categorical("fullgraph", fullgraphs) if len(fullgraphs) > 1 else (
         fullgraphs[0])
+    strategies = space.shapes
+    shapes = trial.suggest_categorical("shapes", strategies) if len(strategies) > 1 else (
+        strategies[0])
+    if shapes != "static":  # a shape strategy sets dynamic itself
+        return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, shapes=shapes)
     dynamic = trial.suggest_categorical("dynamic", dynamics) if len(dynamics) > 1 else dynamics[0]
     return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
 
@@ -235,6 +246,8 @@ class Sweeper:
         shapes = None
         if self.settings.shape:
             shapes = [{"dims": self.settings.shape, "weight": 1.0}]
+        if self.settings.traffic:  # a replay: every config serves the same trace
+            shapes = self.settings.traffic
         record = self.launcher.run(
             self.loaded.path, config, self.settings.device, shapes,
             measure_warm=self.settings.measure_warm, policy=self.settings.policy,
@@ -264,6 +277,8 @@ def open_study(url: str, study_name: str, seed: int = 0, heartbeat: bool = False
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+    else:  # reconnect after a database restart instead of failing on a dead pooled connection
+        kwargs["engine_kwargs"] = {"pool_pre_ping": True}
     if heartbeat:
         kwargs.update(
             heartbeat_interval=HEARTBEAT_INTERVAL_S, grace_period=HEARTBEAT_GRACE_S,
