@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,7 @@ def pad_value(value: int, bounds: Sequence[int]) -> int:
     return bounds[i] if i < len(bounds) else value
 
 
-def expected_cost(shapes: Shapes, bounds: dict[str, Sequence[int]]) -> float:
+def expected_cost(shapes: Shapes, bounds: Mapping[str, Sequence[int]]) -> float:
     """``sum(weight * prod(padded dims))``: the expected elements computed per request."""
     return sum(
         w * math.prod(pad_value(v, bounds[d]) if d in bounds else v for d, v in dims.items())
@@ -72,7 +72,7 @@ def expected_cost(shapes: Shapes, bounds: dict[str, Sequence[int]]) -> float:
     )
 
 
-def padding_waste(shapes: Shapes, bounds: dict[str, Sequence[int]]) -> float:
+def padding_waste(shapes: Shapes, bounds: Mapping[str, Sequence[int]]) -> float:
     """The share of the computed elements that are padding (0 without padding)."""
     padded = expected_cost(shapes, bounds)
     real = sum(w * math.prod(dims.values()) for dims, w in shapes)
@@ -146,8 +146,12 @@ def fit_1d_brute(weights: dict[int, float], k: int) -> tuple[int, ...]:
     for g in range(2, k + 1):
         for j in range(n):
             best[g][j] = min(
-                ((best[g - 1][i - 1][0] + values[j] * (prefix[j + 1] - prefix[i]), i)
-                 for i in range(1, j + 1)), default=(math.inf, 0))
+                (
+                    (best[g - 1][i - 1][0] + values[j] * (prefix[j + 1] - prefix[i]), i)
+                    for i in range(1, j + 1)
+                ),
+                default=(math.inf, 0),
+            )
     bounds, j = [], n - 1
     for g in range(k, 0, -1):
         bounds.append(values[j])
@@ -158,7 +162,7 @@ def fit_1d_brute(weights: dict[int, float], k: int) -> tuple[int, ...]:
 # --- several dims: coordinate descent ---------------------------------------------------------
 
 
-def _dim_weights(shapes: Shapes, dim: str, bounds: dict[str, Sequence[int]]) -> dict[int, float]:
+def _dim_weights(shapes: Shapes, dim: str, bounds: Mapping[str, Sequence[int]]) -> dict[int, float]:
     """Each size of `dim` weighted by its requests' weight times their other padded dims."""
     weights: dict[int, float] = {}
     for dims, w in shapes:
@@ -169,8 +173,9 @@ def _dim_weights(shapes: Shapes, dim: str, bounds: dict[str, Sequence[int]]) -> 
     return weights
 
 
-def _descend(shapes: Shapes, dims: list[str], k: int,
-             bounds: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+def _descend(
+    shapes: Shapes, dims: list[str], k: int, bounds: dict[str, tuple[int, ...]]
+) -> dict[str, tuple[int, ...]]:
     bounds = dict(bounds)
     cost = expected_cost(shapes, bounds)
     for _ in range(MAX_ROUNDS):
@@ -215,8 +220,9 @@ def pow2_bounds(shapes: Shapes) -> dict[str, tuple[int, ...]]:
 
 
 def multiple_bounds(shapes: Shapes, n: int) -> dict[str, tuple[int, ...]]:
-    return {d: tuple(sorted({next_multiple(s[d], n) for s, _ in shapes}))
-            for d in varying_dims(shapes)}
+    return {
+        d: tuple(sorted({next_multiple(s[d], n) for s, _ in shapes})) for d in varying_dims(shapes)
+    }
 
 
 # --- a strategy's plan ------------------------------------------------------------------------
@@ -252,8 +258,7 @@ class BucketPlan:
 
     def bucket(self, dims: dict[str, int]) -> dict[str, int]:
         """The padded shape a request of `dims` runs at."""
-        return {d: pad_value(v, self.bounds[d]) if d in self.bounds else v
-                for d, v in dims.items()}
+        return {d: pad_value(v, self.bounds[d]) if d in self.bounds else v for d, v in dims.items()}
 
     def buckets(self, shapes: Shapes) -> list[tuple[dict[str, int], float]]:
         """The distinct padded shapes of `shapes`, each with the total weight it serves."""

@@ -164,10 +164,10 @@ class Worker:
         self.observer.trial_started(config)
         settings = self.sweep["settings"]
         shape = settings.get("shape")
+        shapes = settings.get("traffic") or ([{"dims": shape, "weight": 1.0}] if shape else None)
         with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
-                loaded.path, config, self.device,
-                [{"dims": shape, "weight": 1.0}] if shape else None,
+                loaded.path, config, self.device, shapes,
                 measure_warm=settings.get("measure_warm", True), policy=settings.get("policy"),
                 on_phase=self.observer.phase,
             )

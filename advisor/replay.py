@@ -24,7 +24,8 @@ same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) mea
 5. Warm-up of every executed shape, then `PASSES` timed passes over the trace (fewer if one pass
    outlasts the sampling policy's ``max_time_s``): every request timed on its own, padding and
    cutting included (CUDA events on a GPU, perf_counter on CPU; ``cudagraph_mark_step_begin``
-   before each call in CUDA-graph modes).
+   before each call in CUDA-graph modes). A request's latency is the median of its passes, so
+   the tail is the tail of the traffic (big buckets, eager shapes), not one stray OS hiccup.
 
 The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
 timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
@@ -51,10 +52,10 @@ from typing import Any
 from advisor.buckets import BucketPlan
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
-from advisor.traffic import Traffic
+from advisor.traffic import TRACE_SEED, Traffic
 
 REQUESTS = 300
-PASSES = 3
+PASSES = 5
 REQUESTS_ENV = "ADVISOR_REPLAY_REQUESTS"
 RECOMPILE_LIMIT_ENV = "ADVISOR_RECOMPILE_LIMIT"
 LIMIT_HIT = "Dynamo recompile limit exceeded"
@@ -88,7 +89,8 @@ class ReplayPlan:
         position = {t: i for i, t in enumerate(used)}
         total = sum(traffic.shapes[t][1] for t in used)
         return cls(
-            traffic=traffic, trace=trace,
+            traffic=traffic,
+            trace=trace,
             buckets=BucketPlan.for_strategy(strategy, traffic.shapes),
             shapes=[dict(traffic.shapes[t][0]) for t in used],
             weights=[traffic.shapes[t][1] / total for t in used],
@@ -119,9 +121,7 @@ class ReplayPlan:
 
     def padding_waste(self) -> float:
         """The share of the trace's computed elements that are padding."""
-        return self.buckets.padding_waste(
-            [(self.shapes[i], 1.0) for i in self.request_shape]
-        )
+        return self.buckets.padding_waste([(self.shapes[i], 1.0) for i in self.request_shape])
 
 
 def replay_plan(spec: dict[str, Any], config: CompileConfig, workload: Any) -> ReplayPlan | None:
@@ -143,8 +143,9 @@ def replay_plan(spec: dict[str, Any], config: CompileConfig, workload: Any) -> R
 def _limit_hits() -> int:
     import torch._dynamo.utils as dynamo_utils
 
-    return sum(v for k, v in dynamo_utils.counters["unimplemented"].items()
-               if str(k).startswith(LIMIT_HIT))
+    return sum(
+        v for k, v in dynamo_utils.counters["unimplemented"].items() if str(k).startswith(LIMIT_HIT)
+    )
 
 
 def _frames_ok() -> int:
@@ -164,6 +165,8 @@ class _Replay:
         self.eager: set[str] = set()  # buckets that run eagerly
         self.recompiles = 0
         self.compile_s = 0.0
+        self.startup_s = 0.0
+        self.warmups: list[int] = []
 
     # -- set-up -------------------------------------------------------------------------------
     def _limit(self) -> int:
@@ -181,8 +184,9 @@ class _Replay:
 
         args = [_cast_inputs(self.run._inputs(self.wl, d), dtype) for d in self.plan.shapes]
         if self.kind == "mark_dynamic":
-            _mark_dynamic(args, self.plan, lambda d: _cast_inputs(self.run._inputs(self.wl, d),
-                                                                  dtype))
+            _mark_dynamic(
+                args, self.plan, lambda d: _cast_inputs(self.run._inputs(self.wl, d), dtype)
+            )
         return args
 
     def _serve_fns(self, fn: Any, args: list[Any]) -> list[Callable[[], Any]]:
@@ -199,8 +203,9 @@ class _Replay:
         return fns
 
     # -- phases -------------------------------------------------------------------------------
-    def _call(self, timer: Any, i: int, fns: list[Callable[[], Any]], keys: list[str],
-              seen: set[str]) -> tuple[Any, bool]:
+    def _call(
+        self, timer: Any, i: int, fns: list[Callable[[], Any]], keys: list[str], seen: set[str]
+    ) -> tuple[Any, bool]:
         """One untimed request: (output, compiled?); tracks recompiles and eager fallbacks."""
         frames, hits = _frames_ok(), _limit_hits()
         t0 = time.perf_counter()
@@ -230,96 +235,130 @@ class _Replay:
     def run_replay(self) -> None:
         import torch
 
-        from advisor import fingerprint
-        from advisor.measure import (
-            Timer,
-            compiler_counters_reset,
-            compiler_facts,
-            profile_call,
-            warm_up,
-        )
-        from advisor.stats import Stats
-        from advisor.trial import TORCH_DTYPES, _peak_mem, _to_cpu_fp32, phase
+        from advisor.measure import Timer, compiler_counters_reset, compiler_facts, profile_call
+        from advisor.trial import TORCH_DTYPES, phase
 
-        run, rec, cfg, plan = self.run, self.run.record, self.config, self.plan
+        run, cfg, plan = self.run, self.config, self.plan
         if cfg.dtype == "tf32":
             torch.set_float32_matmul_precision("high")
             torch.backends.cudnn.allow_tf32 = True
         limit = self._limit()
         model = run._build(self.wl, cfg.dtype)
-        args = self._prepare(getattr(torch, TORCH_DTYPES[cfg.dtype]))
         timer = Timer(run.device, cudagraphs=cfg.uses_cudagraphs)
         cuda = run.device.startswith("cuda")
-        keys = plan.bucket_keys()
-        seen: set[str] = set()
         with run._grad_mode(self.wl):
+            # Made inside the grad mode, like the padded ones: inference tensors and normal
+            # tensors differ in dispatch keys, which dynamo guards on (a recompile).
+            args = self._prepare(getattr(torch, TORCH_DTYPES[cfg.dtype]))
             run.stage = "compile"
             phase("compiling")
             compiler_counters_reset()
             mem0 = torch.cuda.memory_reserved() if cuda else 0
             fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
             fns = self._serve_fns(fn, args)
-            outs: dict[int, Any] = {}
-            for i in plan.startup():
-                out, _ = self._call(timer, i, fns, keys, seen)
-                outs[i] = _to_cpu_fp32(out)
-            startup_s = self.compile_s
-            rec["cold_compile_s"] = startup_s if cfg.compiled else None
-            run.stage = "replay"
-            phase("replaying")
-            with self._stance():
-                for i in plan.request_shape:
-                    out, compiled = self._call(timer, i, fns, keys, seen)
-                    self.recompiles += int(compiled)
-                    if i not in outs:
-                        outs[i] = _to_cpu_fp32(out)
-            run.stage = "accuracy"
-            run._accuracy(self.wl, self.refs, [outs[i] for i in range(len(plan.shapes))])
-            if self.eager:
-                rec["passed"] = False
+            self._serve_untimed(timer, fns)
             run.stage = "measure"
             phase("measuring")
-            warmups = [0] * len(plan.shapes)
-            policy = run.policy
             with self._stance():
-                for i in sorted(set(plan.request_shape)):
-                    warmups[i] = warm_up(timer, fns[i], policy)
-                samples: list[list[float]] = [[] for _ in plan.shapes]
-                per_request: list[float] = []
-                passes = 0
-                with fingerprint.Telemetry(run.device) as telemetry:
-                    started = time.perf_counter()
-                    while passes < PASSES:
-                        for i in plan.request_shape:
-                            ms = timer.time_ms(fns[i])
-                            samples[i].append(ms)
-                            per_request.append(ms)
-                        passes += 1
-                        if time.perf_counter() - started >= policy.max_time_s:
-                            break
+                frames = _frames_ok()
+                per_request, passes, telemetry = self._timed(timer, fns)
+                self.recompiles += _frames_ok() - frames  # none expected once every shape ran
                 mem1 = torch.cuda.memory_reserved() if cuda else 0
                 facts = compiler_facts()
-                heaviest = max(range(len(plan.shapes)), key=plan.weight)
-                bucket_rows = self._bucket_rows(samples, warmups, fns, timer, keys)
+                rows = self._bucket_rows(per_request, timer, fns)
                 phase("profiling")
+                heaviest = max(range(len(plan.shapes)), key=plan.weight)
                 profile = profile_call(timer, fns[heaviest])
+        self._fill(per_request, passes, rows, facts, limit, timer.method, telemetry.summary())
+        self.run.record.update(profile)
+        cudagraph_mem = (mem1 - mem0) if cuda and cfg.uses_cudagraphs else None
+        self.run.record["replay"]["cudagraph_mem_bytes"] = cudagraph_mem
+
+    def _serve_untimed(self, timer: Any, fns: list[Callable[[], Any]]) -> None:
+        """Start-up, then the first pass over the trace; then the accuracy check."""
+        from advisor.trial import _to_cpu_fp32, phase
+
+        run, plan, rec = self.run, self.plan, self.run.record
+        keys, seen = plan.bucket_keys(), set[str]()
+        outs: dict[int, Any] = {}
+        for i in plan.startup():
+            out, _ = self._call(timer, i, fns, keys, seen)
+            outs[i] = _to_cpu_fp32(out)
+        self.startup_s = self.compile_s
+        rec["cold_compile_s"] = self.startup_s if self.config.compiled else None
+        run.stage = "replay"
+        phase("replaying")
+        with self._stance():
+            for i in plan.request_shape:
+                out, compiled = self._call(timer, i, fns, keys, seen)
+                self.recompiles += int(compiled)
+                if i not in outs:
+                    outs[i] = _to_cpu_fp32(out)
+        run.stage = "accuracy"
+        run._accuracy(self.wl, self.refs, [outs[i] for i in range(len(plan.shapes))])
+        if self.eager:
+            rec["passed"] = False  # right results, but eager speed: not a candidate
+
+    def _timed(self, timer: Any, fns: list[Callable[[], Any]]) -> tuple[list[float], int, Any]:
+        """Warm-up of every shape, then timed passes: (each request's latency, passes, telemetry).
+
+        A request's latency is the median of its passes (a stray OS hiccup is not a tail)."""
+        from advisor import fingerprint
+        from advisor.measure import warm_up
+
+        plan, policy = self.plan, self.run.policy
+        self.warmups = [0] * len(plan.shapes)
+        for i in sorted(set(plan.request_shape)):
+            self.warmups[i] = warm_up(timer, fns[i], policy)
+        timings: list[list[float]] = [[] for _ in plan.request_shape]
+        passes = 0
+        with fingerprint.Telemetry(self.run.device) as telemetry:
+            started = time.perf_counter()
+            while passes < PASSES:
+                for r, i in enumerate(plan.request_shape):
+                    timings[r].append(timer.time_ms(fns[i]))
+                passes += 1
+                if time.perf_counter() - started >= policy.max_time_s:
+                    break
+        return [statistics.median(t) for t in timings], passes, telemetry
+
+    def _samples(self, per_request: list[float]) -> list[list[float]]:
+        """Per distinct shape: the latencies of its requests."""
+        samples: list[list[float]] = [[] for _ in self.plan.shapes]
+        for r, i in enumerate(self.plan.request_shape):
+            samples[i].append(per_request[r])
+        return samples
+
+    def _fill(
+        self,
+        per_request: list[float],
+        passes: int,
+        rows: list[dict[str, Any]],
+        facts: dict[str, Any],
+        limit: int,
+        method: str,
+        telemetry: dict[str, Any],
+    ) -> None:
+        from advisor.stats import Stats
+        from advisor.trial import _peak_mem
+
+        rec, cfg, plan = self.run.record, self.config, self.plan
         facts.pop("frames_compiled")
         if cfg.compiled:
             rec.update(facts)
         else:
             rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
-        rec["telemetry"] = telemetry.summary()
-        rec.update(profile)
         stats = Stats(per_request)
-        rec["shapes"] = bucket_rows
-        rec.update(median_ms=stats.median_ms, p90_ms=stats.p90_ms, p99_ms=stats.p99_ms,
-                   mean_ms=stats.mean_ms, noisy=stats.noisy)
-        rec["recompiles"] = self.recompiles
-        rec["method"] = timer.method
-        rec["warmup_iters"] = max(warmups)
-        rec["peak_mem_bytes"] = _peak_mem(run.device)
-        expected = sum(plan.weight(i) * statistics.fmean(samples[i])
-                       for i in range(len(plan.shapes)))
+        rec.update(
+            shapes=rows, telemetry=telemetry, method=method, recompiles=self.recompiles,
+            median_ms=stats.median_ms, p90_ms=stats.p90_ms, p99_ms=stats.p99_ms,
+            mean_ms=stats.mean_ms, noisy=stats.noisy, warmup_iters=max(self.warmups),
+            peak_mem_bytes=_peak_mem(self.run.device),
+        )  # fmt: skip
+        samples = self._samples(per_request)
+        # Each shape's typical (median) request, weighted by how often the traffic sends it.
+        expected = sum(plan.weight(i) * statistics.median(s) for i, s in enumerate(samples))
+        keys = plan.bucket_keys()
         eager_requests = sum(1 for i in plan.request_shape if keys[i] in self.eager)
         rec["replay"] = {
             "strategy": cfg.shapes,
@@ -328,7 +367,7 @@ class _Replay:
             "varying_dims": plan.traffic.varying_dims(),
             "requests": len(plan.trace),
             "trace_shapes": len(plan.shapes),
-            "seed": 0,
+            "seed": TRACE_SEED,
             "passes": passes,
             "boundaries": {d: list(b) for d, b in plan.buckets.bounds.items()},
             "buckets": len(set(keys)),
@@ -339,38 +378,42 @@ class _Replay:
             "p99_ms": stats.p99_ms,
             "padding_waste": plan.padding_waste(),
             "graphs": facts["graph_count"] if cfg.compiled else 0,
-            "startup_compile_s": startup_s if cfg.compiled else 0.0,
+            "startup_compile_s": self.startup_s if cfg.compiled else 0.0,
             "compile_s_total": self.compile_s if cfg.compiled else 0.0,
             "recompiles": self.recompiles,
-            "stance": "fail_on_recompile" if self.plan.buckets.pads and cfg.compiled else None,
+            "stance": "fail_on_recompile" if plan.buckets.pads and cfg.compiled else None,
             "recompile_limit": limit,
             "recompile_limit_hit": self.limit_hit,
             "eager_fallbacks": len(self.eager),
             "eager_fallback_buckets": sorted(self.eager),
             "eager_fallback_requests": eager_requests / len(plan.trace),
-            "cudagraph_mem_bytes": (mem1 - mem0) if cuda and cfg.uses_cudagraphs else None,
+            "cudagraph_mem_bytes": None,
         }
 
-    def _bucket_rows(self, samples: list[list[float]], warmups: list[int],
-                     fns: list[Callable[[], Any]], timer: Any, keys: list[str]) -> list[dict]:
+    def _bucket_rows(
+        self, per_request: list[float], timer: Any, fns: list[Callable[[], Any]]
+    ) -> list[dict[str, Any]]:
         """One `shapes` entry per bucket: its traffic weight and its requests' latencies."""
         from advisor.measure import throughput_per_s
         from advisor.stats import Stats
 
-        plan, rows = self.plan, []
-        for key in dict.fromkeys(sorted(set(keys), key=lambda k: _size_key(plan, keys, k))):
+        plan, rows, keys = self.plan, [], self.plan.bucket_keys()
+        samples = self._samples(per_request)
+        for key in sorted(set(keys), key=lambda k: _size_key(plan, keys, k)):
             members = [i for i, k in enumerate(keys) if k == key]
             bucket_samples = [ms for i in members for ms in samples[i]]
             if not bucket_samples:
                 continue
             heaviest = max(members, key=plan.weight)
-            stats = Stats(bucket_samples)
-            row = {"shape": key, "dims": plan.buckets.bucket(plan.shapes[members[0]]),
-                   "weight": sum(plan.weight(i) for i in members)}
-            row.update(stats.to_dict())
-            row["throughput_per_s"] = throughput_per_s(timer, fns[heaviest],
-                                                       self.run.policy.throughput_calls)
-            row["warmup_iters"] = max(warmups[i] for i in members)
+            row: dict[str, Any] = {
+                "shape": key,
+                "dims": plan.buckets.bucket(plan.shapes[members[0]]),
+                "weight": sum(plan.weight(i) for i in members),
+            }
+            row.update(Stats(bucket_samples).to_dict())
+            calls = self.run.policy.throughput_calls
+            row["throughput_per_s"] = throughput_per_s(timer, fns[heaviest], calls)
+            row["warmup_iters"] = max(self.warmups[i] for i in members)
             row["requests"] = sum(1 for i in plan.request_shape if i in members)
             row["shapes_served"] = len(members)
             row["eager"] = key in self.eager
@@ -386,8 +429,9 @@ def _size_key(plan: ReplayPlan, keys: list[str], key: str) -> tuple[int, ...]:
 class _padded:
     """A request padded to its bucket: pad, call, cut."""
 
-    def __init__(self, fn: Any, wl: Any, args: Any, from_dims: dict[str, int],
-                 to_dims: dict[str, int]) -> None:
+    def __init__(
+        self, fn: Any, wl: Any, args: Any, from_dims: dict[str, int], to_dims: dict[str, int]
+    ) -> None:
         self.fn, self.wl, self.args = fn, wl, args
         self.from_dims, self.to_dims = from_dims, to_dims
 
@@ -422,15 +466,15 @@ def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[s
         other = next(v for v in plan.traffic.values(dim) if v != base[dim])
         probe = _tensors(make({**base, dim: other}))
         axes[dim] = [
-            (t, a) for t, (x, y) in enumerate(zip(base_tensors, probe, strict=True))
+            (t, a)
+            for t, (x, y) in enumerate(zip(base_tensors, probe, strict=True))
             for a in range(x.dim())
             if x.shape[a] == base[dim] and y.shape[a] == other
         ]
     return axes
 
 
-def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, int]], Any]
-                  ) -> None:
+def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> None:
     """mark_dynamic: the axes of every varying dim, with the range the traffic spans."""
     import torch
 
@@ -450,7 +494,8 @@ def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> No
 
     ``record["replay"]``: strategy, traffic_source, traffic_shapes, varying_dims, requests,
     trace_shapes, seed, passes, boundaries (per padded dim), buckets, expected_ms (the
-    traffic-weighted mean latency), mean_ms, p50_ms, p90_ms, p99_ms (per request), padding_waste,
+    traffic-weighted mean latency: each distinct shape's median request latency times its traffic
+    weight, summed), mean_ms, p50_ms, p90_ms, p99_ms (per request), padding_waste,
     graphs, startup_compile_s, compile_s_total (start-up + compiles met while serving),
     recompiles (after start-up), stance, recompile_limit, recompile_limit_hit, eager_fallbacks,
     eager_fallback_buckets, eager_fallback_requests (share of the trace), cudagraph_mem_bytes
@@ -459,13 +504,14 @@ def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> No
     _Replay(run, workload, plan, refs).run_replay()
 
 
-def warm_start(spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan,
-               device: str) -> dict[str, Any]:
+def warm_start(
+    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+) -> dict[str, Any]:
     """The replay's start-up (compile + one call per start-up shape) on a warm cache dir."""
     import torch
 
     from advisor.measure import Timer
-    from advisor.trial import _cast_inputs, _torch_dtype, phase
+    from advisor.trial import _torch_dtype, phase
 
     class _Run:  # the little of TrialRun that the start-up needs
         def __init__(self) -> None:
@@ -481,13 +527,10 @@ def warm_start(spec: dict[str, Any], config: CompileConfig, workload: Any, plan:
         torch.set_float32_matmul_precision("high")
     torch.manual_seed(0)
     model = workload.build(device, _torch_dtype(config.dtype))
-    dtype = _torch_dtype(config.dtype)
-    args = [_cast_inputs(replay.run._inputs(workload, d), dtype) for d in plan.shapes]
-    if replay.kind == "mark_dynamic":
-        _mark_dynamic(args, plan, lambda d: _cast_inputs(replay.run._inputs(workload, d), dtype))
     timer = Timer(device, cudagraphs=config.uses_cudagraphs)
     ctx = torch.inference_mode() if workload.inference else torch.enable_grad()
     with ctx:
+        args = replay._prepare(_torch_dtype(config.dtype))
         phase("warm-start")
         t0 = time.perf_counter()
         fn = torch.compile(model, **config.compile_kwargs())
@@ -504,13 +547,14 @@ def warm_start(spec: dict[str, Any], config: CompileConfig, workload: Any, plan:
 def strategy_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Replay records of one sweep as rows for a side-by-side table, fastest expected first.
 
-    Only the strategies of the best mode and dtype (the passed replay with the lowest expected
-    latency) are kept, plus the eager fp32 baseline.
+    Only the strategies of the best compiled mode and dtype (the passed compiled replay with the
+    lowest expected latency) are kept, plus the eager fp32 baseline.
     """
     replays = [r for r in records if r.get("status") == "ok" and isinstance(r.get("replay"), dict)]
     if not replays:
         return []
-    candidates = [r for r in replays if r.get("passed")] or replays
+    compiled = [r for r in replays if r["config"]["mode"] != "eager"]
+    candidates = [r for r in compiled if r.get("passed")] or compiled or replays
     best = min(candidates, key=lambda r: r["replay"]["expected_ms"])
     mode, dtype = best["config"]["mode"], best["config"]["dtype"]
     rows = []
@@ -520,20 +564,22 @@ def strategy_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not baseline and (cfg["mode"], cfg["dtype"]) != (mode, dtype):
             continue
         rp = r["replay"]
-        rows.append({
-            "config": CompileConfig.from_dict(cfg).label,
-            "strategy": rp["strategy"] if not baseline else "eager fp32 (baseline)",
-            "expected_ms": rp["expected_ms"],
-            "p50_ms": rp["p50_ms"],
-            "p99_ms": rp["p99_ms"],
-            "padding_waste": rp["padding_waste"],
-            "graphs": rp["graphs"],
-            "recompiles": rp["recompiles"],
-            "compile_s": rp["compile_s_total"],
-            "eager_fallbacks": rp["eager_fallbacks"],
-            "boundaries": rp["boundaries"],
-            "passed": bool(r.get("passed")),
-        })
+        rows.append(
+            {
+                "config": CompileConfig.from_dict(cfg).label,
+                "strategy": rp["strategy"] if not baseline else "eager fp32 (baseline)",
+                "expected_ms": rp["expected_ms"],
+                "p50_ms": rp["p50_ms"],
+                "p99_ms": rp["p99_ms"],
+                "padding_waste": rp["padding_waste"],
+                "graphs": rp["graphs"],
+                "recompiles": rp["recompiles"],
+                "compile_s": rp["compile_s_total"],
+                "eager_fallbacks": rp["eager_fallbacks"],
+                "boundaries": rp["boundaries"],
+                "passed": bool(r.get("passed")),
+            }
+        )
     rows.sort(key=lambda row: (not row["passed"], row["expected_ms"]))
     return rows
 

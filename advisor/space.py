@@ -1,6 +1,9 @@
 """The search space of a sweep: which configs to try. Pure: no torch, no Optuna.
 
-The space is the workload's allowed dtypes x modes x fullgraph x dynamic, narrowed by flags.
+The space is the workload's allowed dtypes x modes x fullgraph x dynamic x shape strategies,
+narrowed by flags (shape strategies: ``--shapes static,dynamic,buckets:fitted-4``; only
+``static`` by default; eager always runs static, and a strategy other than static pairs only with
+dynamic ``auto``, since it sets dynamic itself).
 On a CPU, CUDA-graph modes are the same as their graph-less twins, TF32 is plain fp32 and fp16 is
 not a serving dtype, so the default CPU space leaves them out (asking for them still measures
 them).
@@ -12,7 +15,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.config import DTYPES, EAGER_FP32, MODE_COST_ORDER, MODES, CompileConfig
+from advisor.config import (
+    DTYPES,
+    EAGER_FP32,
+    MODE_COST_ORDER,
+    MODES,
+    CompileConfig,
+    shape_strategy,
+)
 from advisor.errors import ConfigError
 
 FULLGRAPH_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
@@ -39,6 +49,11 @@ class Space:
     def dtypes(self) -> list[str]:
         return sorted({c.dtype for c in self.configs}, key=DTYPES.index)
 
+    @property
+    def shapes(self) -> list[str]:
+        """The shape strategies of the compiled configs, in the order given."""
+        return list(dict.fromkeys(c.shapes for c in self.configs if c.compiled))
+
     def by_key(self, key: str) -> CompileConfig:
         for config in self.configs:
             if config.key == key:
@@ -59,6 +74,7 @@ def build_space(
     dtypes: Sequence[str] | None = None,
     fullgraph: str = "off",
     dynamic: Sequence[str] = ("auto",),
+    shapes: Sequence[str] = ("static",),
 ) -> Space:
     """Every config to try, cheapest first, the eager fp32 baseline at the front."""
     cpu = not device.startswith("cuda")
@@ -77,6 +93,11 @@ def build_space(
     if fullgraph not in FULLGRAPH_CHOICES:
         raise ConfigError(f"bad --fullgraph {fullgraph!r}: choose both, on or off")
     _check(dynamic, ("auto", "true", "false"), "dynamic setting")
+    for strategy in shapes:
+        shape_strategy(strategy)  # a ConfigError names the choices
+    if any(s != "static" for s in shapes) and "auto" not in dynamic:
+        raise ConfigError("shape strategies other than static set dynamic themselves: "
+                          "include dynamic auto")
     configs: list[CompileConfig] = [EAGER_FP32]
     for mode in sorted(modes, key=MODE_COST_ORDER.__getitem__):
         for dtype in sorted(dtypes, key=DTYPES.index):
@@ -85,7 +106,11 @@ def build_space(
                 continue
             for fg in FULLGRAPH_CHOICES[fullgraph]:
                 for dyn in dynamic:
-                    configs.append(CompileConfig(mode=mode, dtype=dtype, fullgraph=fg, dynamic=dyn))
+                    for strategy in shapes:
+                        if strategy != "static" and dyn != "auto":
+                            continue
+                        configs.append(CompileConfig(mode=mode, dtype=dtype, fullgraph=fg,
+                                                     dynamic=dyn, shapes=strategy))
     unique = list(dict.fromkeys(configs))
     return Space(tuple(unique))
 

@@ -16,7 +16,7 @@ value that is not a positive whole number is a `ConfigError` whose one line name
 line and the fix.
 
 A trial receives its traffic inside the spec's ``shapes`` list: entries ``{"dims", "weight",
-"traffic": true}`` (`Traffic.to_spec` / `Traffic.from_spec`); such a trial replays a trace sampled
+"traffic": source}`` (`Traffic.to_spec` / `Traffic.from_spec`); such a trial replays a trace sampled
 from it (advisor.replay) instead of timing each shape on its own. `Traffic.trace` samples the
 trace: a fixed seed and the same traffic give the same trace, for every config.
 """
@@ -51,8 +51,12 @@ class Traffic:
     source: str = "workload"
 
     @classmethod
-    def from_pairs(cls, pairs: Iterable[tuple[dict[str, int], float]], requests: int | None = None,
-                   source: str = "workload") -> Traffic:
+    def from_pairs(
+        cls,
+        pairs: Iterable[tuple[dict[str, int], float]],
+        requests: int | None = None,
+        source: str = "workload",
+    ) -> Traffic:
         """Merge equal shapes, normalise the weights, sort by sizes."""
         merged: dict[tuple[tuple[str, int], ...], float] = {}
         for dims, weight in pairs:
@@ -87,15 +91,18 @@ class Traffic:
         return rng.choices(range(len(self.shapes)), weights=self.weights, k=n)
 
     def to_spec(self) -> list[dict[str, Any]]:
-        """The trial spec's ``shapes`` entries that ask the child for a replay."""
-        return [{"dims": dict(d), "weight": w, "traffic": True} for d, w in self.shapes]
+        """The trial spec's ``shapes`` entries that ask the child for a replay (``traffic``
+        holds the source's name)."""
+        return [{"dims": dict(d), "weight": w, "traffic": self.source} for d, w in self.shapes]
 
     @classmethod
     def from_spec(cls, entries: Any) -> Traffic | None:
         """The traffic inside a trial spec's ``shapes``, or None when it holds none."""
-        if not entries or not any(isinstance(e, dict) and e.get("traffic") for e in entries):
+        marked = [e for e in entries or () if isinstance(e, dict) and e.get("traffic")]
+        if not marked:
             return None
-        return cls.from_pairs(((e["dims"], e["weight"]) for e in entries), source="spec")
+        source = marked[0]["traffic"] if isinstance(marked[0]["traffic"], str) else "spec"
+        return cls.from_pairs(((e["dims"], e["weight"]) for e in entries), source=source)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,8 +121,10 @@ def _header(row: list[str], source: str, line: int, dims: Sequence[str] | None) 
     example = ",".join(dims) if dims else "batch,seq"
     for name in names:
         if not name.isidentifier():
-            raise ConfigError(f"{_where(source, line)}: header column {name!r} is not a dim name; "
-                              f"the first line must name the dims, e.g. {example}")
+            raise ConfigError(
+                f"{_where(source, line)}: header column {name!r} is not a dim name; "
+                f"the first line must name the dims, e.g. {example}"
+            )
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ConfigError(f"{_where(source, line)}: column {twice[0]} is named twice")
@@ -123,28 +132,34 @@ def _header(row: list[str], source: str, line: int, dims: Sequence[str] | None) 
         allowed = ", ".join(dims)
         for name in names:
             if name not in dims and name != COUNT_COLUMN:
-                raise ConfigError(f"{_where(source, line)}: column {name!r} is not a dim of the "
-                                  f"workload (its dims: {allowed}; optional: {COUNT_COLUMN})")
+                raise ConfigError(
+                    f"{_where(source, line)}: column {name!r} is not a dim of the "
+                    f"workload (its dims: {allowed}; optional: {COUNT_COLUMN})"
+                )
         missing = [d for d in dims if d not in names]
         if missing:
-            raise ConfigError(f"{_where(source, line)}: no column for dim {missing[0]} "
-                              f"(the workload's dims: {allowed})")
+            raise ConfigError(
+                f"{_where(source, line)}: no column for dim {missing[0]} "
+                f"(the workload's dims: {allowed})"
+            )
     if all(name == COUNT_COLUMN for name in names):
-        raise ConfigError(f"{_where(source, line)}: the header names no dims; "
-                          f"the first line must name the dims, e.g. {example}")
+        raise ConfigError(
+            f"{_where(source, line)}: the header names no dims; "
+            f"the first line must name the dims, e.g. {example}"
+        )
     return names
 
 
 def _positive(text: str, name: str, source: str, line: int) -> int:
     value = text.strip()
     if not (value.isascii() and value.isdigit()) or int(value) <= 0:
-        raise ConfigError(f"{_where(source, line)}: {name} must be a positive whole number, "
-                          f"not {value!r}")
+        raise ConfigError(
+            f"{_where(source, line)}: {name} must be a positive whole number, not {value!r}"
+        )
     return int(value)
 
 
-def parse_traffic(text: str, source: str = "traffic",
-                  dims: Sequence[str] | None = None) -> Traffic:
+def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None = None) -> Traffic:
     """A traffic CSV's text -> `Traffic`; `dims`: the workload's dim names (checked, and the
     order of every shape's dims), or None to take the header's."""
     header: list[str] | None = None
@@ -158,20 +173,26 @@ def parse_traffic(text: str, source: str = "traffic",
             header = _header(row, source, line, dims)
             continue
         if len(row) != len(header):
-            raise ConfigError(f"{_where(source, line)}: {len(row)} values for {len(header)} "
-                              f"columns ({','.join(header)})")
-        values = {name: _positive(v, name, source, line) for name, v in zip(header, row,
-                                                                            strict=True)}
+            raise ConfigError(
+                f"{_where(source, line)}: {len(row)} values for {len(header)} "
+                f"columns ({','.join(header)})"
+            )
+        values = {
+            name: _positive(v, name, source, line) for name, v in zip(header, row, strict=True)
+        }
         count = values.pop(COUNT_COLUMN, 1)
         order = list(dims) if dims is not None else list(values)
         pairs.append(({d: values[d] for d in order}, float(count)))
     if header is None:
         example = ",".join(dims) if dims else "batch,seq"
-        raise ConfigError(f"{source}: the traffic file is empty; write a header naming the dims "
-                          f"({example}), then one row per observed request")
+        raise ConfigError(
+            f"{source}: the traffic file is empty; write a header naming the dims "
+            f"({example}), then one row per observed request"
+        )
     if not pairs:
-        raise ConfigError(f"{source}: no requests after the header; add one row per observed "
-                          "request")
+        raise ConfigError(
+            f"{source}: no requests after the header; add one row per observed request"
+        )
     return Traffic.from_pairs(pairs, requests=int(sum(w for _, w in pairs)), source=source)
 
 
@@ -179,8 +200,10 @@ def load_traffic(path: str | Path, dims: Sequence[str] | None = None) -> Traffic
     """Read and parse a traffic CSV file (see the module docstring)."""
     file = Path(path)
     if not file.is_file():
-        raise ConfigError(f"{file}: no such traffic file; pass a CSV with a header naming the "
-                          "dims and one row per request")
+        raise ConfigError(
+            f"{file}: no such traffic file; pass a CSV with a header naming the "
+            "dims and one row per request"
+        )
     try:
         text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:

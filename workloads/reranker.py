@@ -13,7 +13,9 @@ scores spread over a few units like a trained cross-encoder's logits. Without th
 same architecture with seeded random weights and a deterministic word-hash tokenizer. ``info()``
 says which.
 
-Traffic: 10-100 candidates per query, 32-256 tokens; the default shape is 50 x 128.
+Traffic: 10-100 candidates per query, 32-256 tokens; the default shape is 50 x 128. For bucketed
+shape strategies, ``pad`` fills extra tokens with [PAD] under a zero attention mask and extra
+candidates with all-padding rows, and ``cut`` keeps the real candidates' scores.
 
 Quality: ranking agreement with the fp32 eager reference: the share of the candidate's top 10
 that the reference also ranks in its top 10 (k = n/2 below 20 candidates; near-ties at the
@@ -143,6 +145,23 @@ def _hash_tokenize(queries: list[str], passages: list[str], seq: int) -> dict[st
     return out
 
 
+def pad(
+    args: dict[str, torch.Tensor], from_dims: dict[str, int], to_dims: dict[str, int]
+) -> dict[str, torch.Tensor]:
+    """Pad a request up to a bucket: extra tokens are [PAD] (id 0) with attention mask 0, extra
+    candidates are all-padding rows; the real tokens and candidates keep their places."""
+    rows = to_dims["batch"] - from_dims["batch"]
+    cols = to_dims["seq"] - from_dims["seq"]
+    return {
+        name: torch.nn.functional.pad(t, (0, cols, 0, rows), value=0) for name, t in args.items()
+    }
+
+
+def cut(scores: torch.Tensor, from_dims: dict[str, int]) -> torch.Tensor:
+    """The scores of the request's own candidates."""
+    return scores[: from_dims["batch"]]
+
+
 def top_k_overlap(reference: torch.Tensor, candidate: torch.Tensor) -> float:
     """Share of the candidate's top k that the reference also ranks in its top k.
 
@@ -194,6 +213,8 @@ workload = Workload(
     },
     quality=Quality("top10_overlap", top_k_overlap, threshold=0.9),
     info=info,
+    pad=pad,
+    cut=cut,
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -91,8 +92,15 @@ def _check_free(host: str, port: int) -> None:
 
 
 def _run(command: list[str], env: dict[str, str]) -> int:
-    """Run Streamlit until it exits; Ctrl-C stops it (it gets the signal too) and waits."""
+    """Run Streamlit until it exits. Ctrl-C reaches it too (same process group); SIGTERM and
+    SIGHUP sent to this process are passed on, so stopping `advisor dashboard` stops it."""
     process = subprocess.Popen(command, env=env)
+
+    def forward(signum: int, _frame: object) -> None:
+        process.send_signal(signum)
+
+    passed_on = (signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, forward) for signum in passed_on}
     try:
         return process.wait()
     except KeyboardInterrupt:
@@ -101,3 +109,6 @@ def _run(command: list[str], env: dict[str, str]) -> int:
         except subprocess.TimeoutExpired:
             process.kill()
             return process.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -49,6 +49,14 @@ def sweep(
     shape: str | None = typer.Option(
         None, "--shape", help="Shape to measure, e.g. batch=50,seq=128 (default: the workload's)."
     ),
+    shapes: str | None = typer.Option(
+        None, "--shapes", help="Comma-separated shape strategies to compare, e.g. static,dynamic,"
+        "buckets:pow2,buckets:fitted-4 (default static; more than static replays the traffic)."
+    ),
+    traffic: Path | None = typer.Option(
+        None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
+        "one row per request): every config replays it."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the last interrupted sweep."),
     workers: int = typer.Option(
         1, "--workers", help="Worker processes, one per GPU, sharing the sweep (needs every "
@@ -62,7 +70,7 @@ def sweep(
     ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
-    from advisor.cli.trial import check_shape
+    from advisor.cli.trial import check_shape, replay_options
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.space import build_space, parse_budget, parse_list
@@ -89,12 +97,17 @@ def sweep(
                 dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
                 note = (f"{wl.name}: measuring {shape_name(dims)}, the smallest traffic shape "
                         "(CPU default; choose with --shape)")
+            strategies = parse_list(shapes) or ["static"]
+            replay = replay_options(file, wl, strategies, traffic, shape is not None)
+            if replay is not None:  # every config replays the traffic instead of one shape
+                dims, note = None, None
             space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
-                                fullgraph)
+                                fullgraph, shapes=strategies)
             if resume:
                 _check_resumable(db, wl.name)
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
-                                     timeout_s=timeout_s, measure_warm=warm, shape=dims)
+                                     timeout_s=timeout_s, measure_warm=warm, shape=dims,
+                                     traffic=replay)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
@@ -165,6 +178,8 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
 
 
 def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
+    from advisor.cli.trial import print_replays
+
     if as_json:
         documents = [{
             "sweep_id": o.sweep_id, "status": o.status, "study_name": o.study_name,
@@ -175,6 +190,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
     for file, o in outcomes:
         if not as_json:
             render.recommendation(o.recommendation)
+            print_replays(o.records)
         if o.status == "interrupted":
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
                        f"Continue with: advisor sweep {file} --resume", err=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+from rich.table import Table
 
 from advisor.cli import render
 from advisor.cli.app import app
@@ -13,6 +15,51 @@ from advisor.config import DTYPES, MODES, CompileConfig, parse_shape
 from advisor.errors import AdvisorError, ConfigError
 from advisor.launcher import DEFAULT_TIMEOUT_S, Launcher
 from advisor.workload import load_workload
+
+
+def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Path | None,
+                   shape_given: bool) -> list[dict[str, Any]] | None:
+    """The traffic (trial spec entries) a replay serves, or None when nothing asks for a replay:
+    a `--traffic` file, or a shape strategy other than static (docs/shapes.md)."""
+    from advisor.config import shape_strategy
+    from advisor.traffic import Traffic, load_traffic
+
+    kinds = [shape_strategy(s)[0] for s in strategies]  # a ConfigError names the choices
+    traffic = load_traffic(traffic_file, list(wl.shape)) if traffic_file is not None else None
+    if traffic is None and all(kind == "static" for kind in kinds):
+        return None
+    if shape_given:
+        raise ConfigError("--shape measures one shape, but --traffic and shape strategies replay "
+                          "the traffic; drop --shape")
+    if "buckets" in kinds and wl.pad is None:
+        raise ConfigError(f"{file.name} has no pad() and cut(), which bucketed shape strategies "
+                          "need; add them (see advisor.workload) or choose static, dynamic or "
+                          "mark_dynamic")
+    return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
+
+
+def print_replays(records: list[dict[str, Any]]) -> None:
+    """The shape strategies of replay records side by side (best mode and dtype only)."""
+    from advisor.replay import format_boundaries, strategy_rows
+
+    rows = strategy_rows(records)
+    if not rows:
+        return
+    table = Table(title="shape strategies, replaying the traffic (per request)")
+    for column in ("config", "expected", "p50", "p99", "waste", "graphs", "recompiles",
+                   "compile", "buckets"):
+        table.add_column(column, justify="left" if column in ("config", "buckets") else "right")
+    for row in rows:
+        expected = render.fmt(row["expected_ms"], " ms")
+        if row["eager_fallbacks"]:
+            expected = f"[red]eager fallback ({row['eager_fallbacks']} shapes)[/red]"
+        table.add_row(
+            row["config"], expected, render.fmt(row["p50_ms"], " ms"),
+            render.fmt(row["p99_ms"], " ms"), f"{row['padding_waste']:.0%}",
+            str(row["graphs"]), str(row["recompiles"]), render.fmt(row["compile_s"], " s", 1),
+            format_boundaries(row["boundaries"]),
+        )
+    render.console.print(table)
 
 
 def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
@@ -34,29 +81,42 @@ def trial(
     ),
     fullgraph: bool = typer.Option(False, "--fullgraph", help="Fail on any graph break."),
     dynamic: str = typer.Option("auto", "--dynamic", help="auto, true or false."),
+    shapes: str = typer.Option(
+        "static", "--shapes", help="Shape strategy: static, dynamic, mark_dynamic, buckets:pow2, "
+        "buckets:multiple-N or buckets:fitted-K (not static: replays the traffic)."
+    ),
+    traffic: Path | None = typer.Option(
+        None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
+        "one row per request): replay it."
+    ),
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the record as JSON on stdout."),
-    timeout_s: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="Kill after this many seconds."),
+    timeout_s: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout", help="Kill after this many seconds."
+    ),
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Also measure the warm start."),
 ) -> None:
     """Run one configuration of a workload in a fresh process and print its record."""
     from advisor.devices import resolve_device
 
     try:
-        config = CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
+        config = CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic,
+                               shapes=shapes)
         loaded = load_workload(file)
         wl = loaded.workload
         if dtype not in wl.dtypes:
-            raise ConfigError(f"dtype {dtype} is not allowed by {file.name} (allowed: {', '.join(wl.dtypes)})")
+            raise ConfigError(f"dtype {dtype} is not allowed by {file.name} "
+                              f"(allowed: {', '.join(wl.dtypes)})")
         dims = parse_shape(shape) if shape else wl.shape
         check_shape(dims, wl.shape, file)
+        replay = replay_options(file, wl, [shapes], traffic, shape is not None)
         device = resolve_device(device)
     except AdvisorError as e:
         fail_on(e)
     record = Launcher(timeout_s=timeout_s).run(
-        file, config, device, [{"dims": dims, "weight": 1.0}], measure_warm=warm
+        file, config, device, replay or [{"dims": dims, "weight": 1.0}], measure_warm=warm
     )
     if record["failure_reason"] == "workload_error":
         tail = (record.get("error_tail") or "").strip().splitlines()
@@ -66,5 +126,6 @@ def trial(
         print_json(record)
     else:
         render.trial_record(record)
+        print_replays([record])
     if record["status"] != "ok":
         raise typer.Exit(1)

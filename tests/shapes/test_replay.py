@@ -1,0 +1,123 @@
+"""Replays in real trial children with real compilation (CPU, a tiny workload).
+
+Every replay here serves the same traffic: three sequence lengths (5, 7, 30) at batch 2.
+``buckets:fitted-2`` pads them to two buckets (7 and 30) and must never recompile; ``static``
+with ``dynamic=false`` compiles each length when it first arrives; with the recompile limit
+lowered to 1 the later lengths run eagerly, and the replay must say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.config import CompileConfig
+from advisor.launcher import Launcher
+from advisor.traffic import load_traffic
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_SEQ = ROOT / "tests" / "workloads" / "tiny_seq.py"
+ROWS = ["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]
+FAST = {"ADVISOR_REPLAY_REQUESTS": "60", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+@pytest.fixture
+def requests_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "requests.csv"
+    path.write_text("batch,seq\n" + "\n".join(ROWS) + "\n")
+    return path
+
+
+@pytest.fixture
+def fast_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAST.items():
+        monkeypatch.setenv(name, value)  # the launcher passes its environment to the child
+
+
+def _replay(config: CompileConfig, requests_csv: Path) -> dict:
+    traffic = load_traffic(requests_csv, ["batch", "seq"])
+    record = Launcher(timeout_s=300).run(
+        TINY_SEQ, config, "cpu", traffic.to_spec(), measure_warm=False
+    )
+    assert record["status"] == "ok", record["error_tail"]
+    return record
+
+
+def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "trial",
+            str(TINY_SEQ),
+            "--traffic",
+            str(requests_csv),
+            "--shapes",
+            "buckets:fitted-2",
+            "--device",
+            "cpu",
+            "--no-warm",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **FAST},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads(result.stdout)
+    replay = record["replay"]
+    assert replay["strategy"] == "buckets:fitted-2"
+    assert replay["boundaries"] == {"seq": [7, 30]}
+    assert replay["stance"] == "fail_on_recompile"  # any recompile would have failed the trial
+    assert replay["recompiles"] == 0 and record["recompiles"] == 0
+    assert replay["graphs"] == 2 and replay["buckets"] == 2
+    assert replay["eager_fallbacks"] == 0
+    assert replay["requests"] == 60 and replay["trace_shapes"] == 3
+    assert 0 < replay["padding_waste"] < 0.5
+    assert replay["compile_s_total"] == pytest.approx(record["cold_compile_s"])
+    assert record["median_ms"] == replay["p50_ms"] and record["p99_ms"] == replay["p99_ms"]
+    assert replay["expected_ms"] > 0
+    # per-bucket latencies, weighted by the traffic they serve
+    assert [s["shape"] for s in record["shapes"]] == ["batch=2,seq=7", "batch=2,seq=30"]
+    assert sum(s["weight"] for s in record["shapes"]) == pytest.approx(1.0)
+    assert record["shapes"][0]["weight"] == pytest.approx(7 / 8)
+    assert sum(s["requests"] for s in record["shapes"]) == 60
+    # cut outputs of padded calls match the unpadded fp32 eager reference
+    assert record["correct"] and record["passed"]
+    assert record["config"]["shapes"] == "buckets:fitted-2"
+
+
+def test_static_replay_recompiles_for_every_new_shape(requests_csv: Path, fast_env: None) -> None:
+    record = _replay(CompileConfig(dynamic="false"), requests_csv)
+    replay = record["replay"]
+    assert replay["strategy"] == "static" and replay["stance"] is None
+    assert replay["recompiles"] == 2 and record["recompiles"] == 2  # lengths 7 and 30
+    assert replay["graphs"] == 3 and replay["buckets"] == 3
+    assert replay["eager_fallbacks"] == 0 and record["passed"]
+    assert replay["padding_waste"] == 0.0
+    assert replay["compile_s_total"] > replay["startup_compile_s"] > 0
+    assert len(record["shapes"]) == 3
+
+
+def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
+    requests_csv: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "1")
+    record = _replay(CompileConfig(dynamic="false"), requests_csv)
+    replay = record["replay"]
+    assert replay["recompile_limit"] == 1 and replay["recompile_limit_hit"]
+    assert replay["graphs"] == 1 and replay["recompiles"] == 0
+    assert replay["eager_fallbacks"] == 2
+    assert replay["eager_fallback_buckets"] == ["batch=2,seq=30", "batch=2,seq=7"]
+    assert replay["eager_fallback_requests"] > 0
+    eager = {s["shape"] for s in record["shapes"] if s["eager"]}
+    assert eager == {"batch=2,seq=7", "batch=2,seq=30"}
+    # correct results, but not a candidate: its speed is eager speed
+    assert record["correct"] and not record["passed"]

@@ -1,0 +1,129 @@
+"""`advisor sweep --traffic --shapes`: every config replays the same trace, stored per bucket."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.db.store import ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_SEQ = ROOT / "tests" / "workloads" / "tiny_seq.py"
+TINY_MLP = ROOT / "tests" / "workloads" / "tiny_mlp.py"
+ENV = {"ADVISOR_REPLAY_REQUESTS": "60", "TORCHINDUCTOR_COMPILE_THREADS": "1", "COLUMNS": "200"}
+
+
+def advisor(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **ENV}
+    env.pop("ADVISOR_DB_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--traffic", "missing.csv"], ["missing.csv", "no such traffic file"]),
+        (["--traffic", "bad.csv"], ["bad.csv line 2", "seq", "positive whole number"]),
+        (["--traffic", "empty.csv"], ["empty.csv", "empty"]),
+        (["--traffic", "tokens.csv"], ["'tokens' is not a dim"]),
+        (["--shapes", "static,buckets:pow3"], ["unknown shape strategy 'buckets:pow3'"]),
+        (["--shapes", "dynamic", "--shape", "batch=2,seq=5"], ["drop --shape"]),
+    ],
+)
+def test_bad_traffic_or_strategy_is_one_line_exit_2_nothing_written(
+    tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    (tmp_path / "bad.csv").write_text("batch,seq\n2,0\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "tokens.csv").write_text("batch,tokens\n2,5\n")
+    result = advisor("sweep", TINY_SEQ, "--db", "sqlite:///sweep.sqlite", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0]
+    assert not (tmp_path / "sweep.sqlite").exists()
+
+
+def test_buckets_need_pad_and_cut(tmp_path: Path) -> None:
+    result = advisor(
+        "sweep",
+        TINY_MLP,
+        "--shapes",
+        "static,buckets:pow2",
+        "--db",
+        "sqlite:///sweep.sqlite",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert "no pad() and cut()" in result.stderr
+    assert not (tmp_path / "sweep.sqlite").exists()
+
+
+def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
+    optuna = pytest.importorskip("optuna")
+    (tmp_path / "requests.csv").write_text("batch,seq\n" + "2,5\n" * 4 + "2,7\n" * 3 + "2,30\n")
+    url = f"sqlite:///{tmp_path / 'sweep.sqlite'}"
+    result = advisor(
+        "sweep",
+        TINY_SEQ,
+        "--traffic",
+        "requests.csv",
+        "--shapes",
+        "static,buckets:fitted-2",
+        "--modes",
+        "default",
+        "--dtypes",
+        "fp32",
+        "--device",
+        "cpu",
+        "--no-warm",
+        "--json",
+        "--db",
+        url,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout)
+    trials = {t["config_key"]: t for t in outcome["trials"]}
+    assert set(trials) == {
+        "eager/fp32",
+        "default/fp32/graphbreaks-ok/dynamic-auto",
+        "default/fp32/graphbreaks-ok/dynamic-auto/shapes-buckets:fitted-2",
+    }
+    for record in trials.values():  # the eager baseline replays the same trace too
+        assert record["status"] == "ok", record["error_tail"]
+        assert record["replay"]["requests"] == 60 and record["replay"]["trace_shapes"] == 3
+        assert record["median_ms"] == record["replay"]["p50_ms"]
+    bucketed = trials["default/fp32/graphbreaks-ok/dynamic-auto/shapes-buckets:fitted-2"]
+    assert bucketed["replay"]["recompiles"] == 0 and bucketed["replay"]["graphs"] == 2
+    static = trials["default/fp32/graphbreaks-ok/dynamic-auto"]
+    assert static["replay"]["recompiles"] >= 1  # automatic dynamic: one recompile, then dynamic
+    assert outcome["recommendation"]["best"] is not None
+
+    # the store keeps the replay (extra JSON) and one shape row per bucket
+    with ResultStore.from_url(url, create=False) as store:
+        stored = {t["config_key"]: t for t in store.trials(sweep_id=outcome["sweep_id"])}
+        sweep = store.sweeps("tiny-seq")[0]
+    again = stored[bucketed["config_key"]]
+    assert again["replay"] == bucketed["replay"]
+    assert [s["shape"] for s in again["shapes"]] == ["batch=2,seq=7", "batch=2,seq=30"]
+    assert again["shapes"][0]["median_ms"] == pytest.approx(bucketed["shapes"][0]["median_ms"])
+    assert sweep["settings"]["traffic"][0]["traffic"].endswith("requests.csv")
+
+    # Optuna sees the strategy as a parameter of compiled configs
+    study = optuna.load_study(study_name=outcome["study_name"], storage=url)
+    params = [t.params for t in study.trials if t.params.get("mode") == "default"]
+    assert sorted(p["shapes"] for p in params) == ["buckets:fitted-2", "static"]
