@@ -68,6 +68,10 @@ def sweep(
     keep_caches: Path | None = typer.Option(
         None, "--keep-caches", help="Keep each trial's Inductor cache under DIR/<trial uuid>."
     ),
+    confirm: bool = typer.Option(
+        False, "--confirm", help="At the end, re-measure the top configs and eager fp32 "
+        "interleaved in one process, decide on those paired figures, save a warm-start artifact."
+    ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
     from advisor.cli.trial import check_shape, replay_options
@@ -118,6 +122,8 @@ def sweep(
             typer.echo(note, err=True)
         try:
             outcome = _run(store, loaded, space, settings, resume, workers, keep_caches)
+            if confirm and outcome.status == "finished":
+                outcome = _confirm(store, loaded, settings, outcome)
         except AdvisorError as e:
             fail_on(e)
         outcomes.append((file, outcome))
@@ -151,6 +157,23 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
         return _run_pool(store, Sweeper(store, loaded, space, settings, launcher), resume, workers)
     with ProgressObserver() as observer:
         return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+
+
+def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
+    """The sweep's recommendation, decided again on interleaved, paired re-measurements."""
+    from advisor.confirm import confirm_and_save
+    from advisor.errors import TrialFailed
+
+    typer.echo("confirming the leaders against eager fp32, interleaved in one process", err=True)
+    try:
+        done = confirm_and_save(store, loaded.workload.name, outcome.fingerprint,
+                                settings.device, workload_path=loaded.path)
+    except (ConfigError, TrialFailed) as e:
+        typer.echo(f"advisor: confirmation skipped: {str(e).splitlines()[0]}", err=True)
+        return outcome
+    typer.echo(f"warm-start artifact: {done.artifact_note}", err=True)
+    outcome.recommendation = done.recommendation
+    return outcome
 
 
 def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
