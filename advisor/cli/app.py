@@ -21,7 +21,9 @@ def _root() -> None:
 def _register() -> None:
     # Imported here, not at module level in each other, so the order is explicit; none of these
     # modules imports torch at import time (`advisor --help` must stay fast).
-    from advisor.cli import db, doctor, fleet, results, sweep, transfer, trial  # noqa: F401
+    from advisor.cli import (  # noqa: F401
+        dashboard, db, doctor, fleet, results, sweep, transfer, trial,
+    )
 
 
 def main() -> None:

@@ -1,0 +1,497 @@
+"""The dashboard's arithmetic: plain records and frames in, frames out. No Streamlit, no store.
+
+labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...")
+staleness        a group is stale when its stack is not the newest seen on its device model
+recommendations  the policy of `advisor.recommend` per workload x device x stack
+break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
+pareto_front     configs no other config beats on both latency and cold compile time
+trials_frame     one row per trial, failures with their reasons
+...              the fleet page's matrices: speedups, upgrades, two devices that disagree
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.errors import ConfigError
+from advisor.recommend import TIE_RATIO, Ranked, recommend
+from advisor.record import empty_record
+
+ENV_FIELDS = (
+    ("torch_version", "torch"),
+    ("triton_version", "triton"),
+    ("driver_version", "driver"),
+    ("cuda_runtime_version", "CUDA"),
+    ("cuda_driver_version", "CUDA driver"),
+    ("cudnn_version", "cuDNN"),
+    ("python_version", "Python"),
+)
+STACK_LABEL_FIELDS = ("torch_version", "triton_version", "driver_version", "cuda_runtime_version")
+GROUP_KEY = ["workload", "device_hash", "env_hash"]
+# The recommendations page gives the policy only the trials within this fraction of each group's
+# fastest (plus the eager fp32 baseline): fast on 100,000 trials, and wide enough for the policy's
+# tie-breaks (TIE_RATIO, overlapping confidence intervals). The workload page uses every trial.
+NEAR_BEST = max(0.10, 5 * TIE_RATIO)
+# Two devices "disagree" on a config when one finds it faster than eager and the other slower.
+SAME_AS_EAGER = 0.02
+
+
+# -- labels ------------------------------------------------------------------------------------
+
+
+def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
+    """``bf16 + reduce-overhead`` for a stored config dict (its key when it is not valid)."""
+    if not config:
+        return key or "?"
+    try:
+        return CompileConfig.from_dict(config).label
+    except (ConfigError, TypeError):
+        return key or str(config)
+
+
+def device_model(row: dict[str, Any] | pd.Series) -> str:
+    """What devices of one kind share: the GPU's name, or the CPU model."""
+    return str(row.get("device_name") or row.get("cpu_model") or "unknown device")
+
+
+def device_label(row: dict[str, Any] | pd.Series) -> str:
+    return f"{device_model(row)} · {str(row['device_hash'])[:8]}"
+
+
+def stack_label(row: dict[str, Any] | pd.Series) -> str:
+    """``torch 2.11.0+cu130 · triton 3.6.0 · driver 580.159.04 · CUDA 13.0``."""
+    names = dict(ENV_FIELDS)
+    parts = [f"{names[f]} {row[f]}" for f in STACK_LABEL_FIELDS if _present(row.get(f))]
+    return " · ".join(parts) or f"stack {str(row['env_hash'])[:8]}"
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def stack_change(old: dict[str, Any] | pd.Series, new: dict[str, Any] | pd.Series) -> str:
+    """What differs between two software stacks: ``torch 2.10.0 → 2.11.0, driver 570 → 580``."""
+    changes = [
+        f"{name} {old.get(field) or '-'} → {new.get(field) or '-'}"
+        for field, name in ENV_FIELDS
+        if (old.get(field) or None) != (new.get(field) or None)
+    ]
+    return ", ".join(changes) or "same versions, other stack details"
+
+
+def add_labels(groups: pd.DataFrame) -> pd.DataFrame:
+    """Device, stack and group labels on a frame of workload x device x stack groups; stack
+    labels that would collide (stacks differing only in cuDNN, say) get the env hash."""
+    out = groups.copy()
+    records = out.to_dict("records")
+    out["model"] = [device_model(r) for r in records]
+    out["device"] = [f"{m} · {str(h)[:8]}" for m, h in zip(out["model"], out["device_hash"],
+                                                           strict=True)]  # fmt: skip
+    stacks: dict[str, str] = {}
+    for r in records:
+        stacks.setdefault(r["env_hash"], stack_label(r))
+    seen: dict[str, list[str]] = defaultdict(list)
+    for env, label in stacks.items():
+        seen[label].append(env)
+    for label, envs in seen.items():
+        if len(envs) > 1:
+            stacks.update({env: f"{label} · {env[:6]}" for env in envs})
+    out["stack"] = out["env_hash"].map(stacks).astype(object)
+    out["group"] = [f"{d} | {s}" for d, s in zip(out["device"], out["stack"], strict=True)]
+    return out
+
+
+def add_staleness(groups: pd.DataFrame) -> pd.DataFrame:
+    """``stale`` and ``stale_reason`` on labelled groups: a group is stale when its device
+    model has since been measured with another software stack (the newest trial decides)."""
+    out = groups.copy()
+    newest = out.sort_values("last_started_at").groupby("model").tail(1)
+    env_of = dict(zip(newest["model"], newest["env_hash"], strict=True))
+    when_of = dict(zip(newest["model"], newest["last_started_at"], strict=True))
+    stacks = {r["env_hash"]: r for r in out.drop_duplicates("env_hash").to_dict("records")}
+    changes: dict[tuple[str, str], str] = {}
+    stale, reasons = [], []
+    for model, env in zip(out["model"], out["env_hash"], strict=True):
+        latest = env_of[model]
+        stale.append(env != latest)
+        if env == latest:
+            reasons.append("")
+            continue
+        if (env, latest) not in changes:
+            changes[(env, latest)] = stack_change(stacks[env], stacks[latest])
+        reasons.append(f"{model} measured since with {changes[(env, latest)]} "
+                       f"({str(when_of[model])[:10]})")  # fmt: skip
+    out["stale"] = stale
+    out["stale_reason"] = reasons
+    return out
+
+
+# -- recommendations ---------------------------------------------------------------------------
+
+
+def break_even_calls(cold_compile_s: Any, eager_ms: Any, best_ms: Any) -> float | None:
+    """Calls after which compiling has paid for itself: cold_compile_s / (eager_ms - best_ms)
+    in seconds per millisecond saved, x 1000. None when the config saves nothing."""
+    if not all(_present(v) for v in (cold_compile_s, eager_ms, best_ms)):
+        return None
+    saving_ms = float(eager_ms) - float(best_ms)
+    if saving_ms <= 0:
+        return None
+    return float(cold_compile_s) / saving_ms * 1000.0
+
+
+def _as_record(row: dict[str, Any]) -> dict[str, Any]:
+    return empty_record() | row
+
+
+def recommendations(groups: pd.DataFrame, near_best: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per labelled group (workload x device x stack): the config the `latency` policy
+    recommends from the group's near-best trials, with its figures and the group's counts."""
+    by_group: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in near_best:
+        by_group[(row["workload"], row["device_hash"], row["env_hash"])].append(_as_record(row))
+    keys = zip(groups["workload"], groups["device_hash"], groups["env_hash"], strict=True)
+    chosen = pd.DataFrame([_recommended(key[0], by_group.get(key, [])) for key in keys])
+    if groups.empty:
+        return groups
+    frame = pd.concat([groups.reset_index(drop=True), chosen], axis=1)
+    frame["n_rejected"] = frame["n_ok"] - frame["n_passed"]
+    return frame
+
+
+def _recommended(workload: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    rec = recommend(workload, records)
+    best, base = rec.best, rec.baseline
+    out: dict[str, Any] = {
+        "config": None, "config_key": None, "mode": None, "dtype": None, "speedup": None,
+        "p50_ms": None, "p90_ms": None, "p99_ms": None, "cold_compile_s": None,
+        "eager_p50_ms": base.median_ms if base else None, "break_even_calls": None,
+        "trial_uuid": None, "note": rec.note,
+    }  # fmt: skip
+    if best is None:
+        return out
+    out.update(
+        config=best.label, config_key=CompileConfig.from_dict(best.config).key,
+        mode=best.config["mode"], dtype=best.config["dtype"], speedup=best.speedup,
+        p50_ms=best.median_ms, p90_ms=best.p90_ms, p99_ms=best.p99_ms,
+        cold_compile_s=best.cold_compile_s, trial_uuid=best.trial_uuid,
+        break_even_calls=getattr(best, "break_even_calls", None) if _HAS_BREAK_EVEN
+        else break_even_calls(best.cold_compile_s, base.median_ms if base else None,
+                              best.median_ms),
+    )  # fmt: skip
+    return out
+
+
+# Newer policies compute the break-even themselves (eager configs compile nothing: 0 calls).
+_HAS_BREAK_EVEN = "break_even_calls" in getattr(Ranked, "__dataclass_fields__", {})
+
+
+# -- one workload on one device: its trials ----------------------------------------------------
+
+
+def _last_line(text: str | None) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def outcome(record: dict[str, Any]) -> str:
+    """``ok``, ``failed: <reason>`` or ``rejected: <why>`` (ran, but wrong or low quality)."""
+    if record["status"] != "ok":
+        return f"failed: {record.get('failure_reason') or 'unknown'}"
+    if record.get("passed"):
+        return "ok"
+    if record.get("correct") is False:
+        return "rejected: outputs differ from eager fp32"
+    if record.get("quality_passed") is False:
+        return f"rejected: {record.get('quality_name') or 'quality'} below threshold"
+    return "rejected"
+
+
+def eager_baseline_ms(records: Iterable[dict[str, Any]]) -> float | None:
+    """The lowest eager fp32 median among ok records (the speedup's denominator)."""
+    medians = [
+        r["median_ms"]
+        for r in records
+        if r["status"] == "ok" and r.get("median_ms") and r.get("config_key") == EAGER_FP32.key
+    ]
+    return min(medians) if medians else None
+
+
+def trials_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per trial, oldest first: config, outcome (failures with their reason), figures."""
+    base = eager_baseline_ms(records)
+    rows = []
+    for r in records:
+        config = r.get("config") or {}
+        speedup = base / r["median_ms"] if base and r.get("median_ms") else None
+        peak = r.get("peak_mem_bytes")
+        rows.append({
+            "started": pd.to_datetime(r.get("started_at"), utc=True),
+            "config": config_label(config, r.get("config_key")),
+            "mode": config.get("mode"), "dtype": config.get("dtype"),
+            "fullgraph": config.get("fullgraph"), "dynamic": config.get("dynamic"),
+            "shapes": config.get("shapes", "static"), "outcome": outcome(r), "speedup": speedup,
+            "p50_ms": r.get("median_ms"), "p90_ms": r.get("p90_ms"), "p99_ms": r.get("p99_ms"),
+            "cold_compile_s": r.get("cold_compile_s"), "warm_compile_s": r.get("warm_compile_s"),
+            "kernels_per_call": r.get("kernels_per_call"),
+            "launches_per_call": r.get("launches_per_call"),
+            "graphs": r.get("graph_count"), "graph_breaks": r.get("graph_break_count"),
+            "recompiles": r.get("recompiles"),
+            "peak_mem_mib": peak / 2**20 if peak is not None else None,
+            "max_abs_err": r.get("max_abs_err"), "quality": r.get("quality_value"),
+            "error": _last_line(r.get("error_tail")),
+            "sweep": r.get("sweep_id"), "trial_uuid": r.get("trial_uuid"),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def measured(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials that ran and passed, best trial per config (lowest p50)."""
+    ok = trials[(trials["outcome"] == "ok") & trials["p50_ms"].notna()]
+    return ok.sort_values("p50_ms").drop_duplicates("config").reset_index(drop=True)
+
+
+def pareto_front(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``."""
+    clean = points.dropna(subset=[x, y]).sort_values([x, y])
+    keep, best_y = [], math.inf
+    for index, value in clean[y].items():
+        if value < best_y:
+            keep.append(index)
+            best_y = value
+    return clean.loc[keep]
+
+
+def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per mode x dtype: the best speedup over eager fp32 among passed trials, with the number
+    of trials and failures of that cell (a cell with trials but no pass has speedup NaN)."""
+    if trials.empty:
+        return pd.DataFrame(columns=["mode", "dtype", "speedup", "trials", "failed", "text"])
+    cells = trials.groupby(["mode", "dtype"], dropna=True)
+    out = cells.agg(
+        trials=("outcome", "size"),
+        failed=("outcome", lambda s: int(s.str.startswith("failed").sum())),
+    ).reset_index()
+    ok = trials[trials["outcome"] == "ok"].groupby(["mode", "dtype"])["speedup"].max()
+    out["speedup"] = [
+        ok.get((m, d), math.nan) for m, d in zip(out["mode"], out["dtype"], strict=True)
+    ]
+    out["text"] = [
+        f"{s:.2f}x" if not math.isnan(s) else ("failed" if f == n else "no pass")
+        for s, f, n in zip(out["speedup"], out["failed"], out["trials"], strict=True)
+    ]
+    return out
+
+
+def kernel_counts(best: dict[str, Any]) -> pd.DataFrame:
+    """Kernels and launches per call of one trial and of its fp32 eager reference."""
+    rows = [
+        ("eager fp32", "kernels per call", best.get("eager_kernels_per_call")),
+        ("eager fp32", "launches per call", best.get("eager_launches_per_call")),
+        ("recommended", "kernels per call", best.get("kernels_per_call")),
+        ("recommended", "launches per call", best.get("launches_per_call")),
+    ]
+    frame = pd.DataFrame(rows, columns=["run", "what", "count"])
+    return frame.dropna(subset=["count"])
+
+
+def kernel_names(best: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The distinct kernels one call ran: eager fp32 and the recommended config."""
+    eager = pd.DataFrame({"eager fp32 kernel": list(best.get("eager_kernel_names") or [])})
+    compiled = pd.DataFrame({"recommended config kernel": list(best.get("kernel_names") or [])})
+    return eager, compiled
+
+
+def graph_breaks(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Every graph break reason seen, with how often and under which configs."""
+    counts: dict[str, int] = defaultdict(int)
+    configs: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        label = config_label(r.get("config"), r.get("config_key"))
+        for item in r.get("graph_breaks") or []:
+            reason = str(item.get("reason") if isinstance(item, dict) else item)
+            counts[reason] += int(item.get("count") or 1) if isinstance(item, dict) else 1
+            configs[reason].add(label)
+        if r.get("failure_reason") == "graph_break":
+            reason = _last_line(r.get("error_tail")) or "fullgraph refused a graph break"
+            counts[reason] += 1
+            configs[reason].add(label)
+    rows = [
+        {"reason": reason, "count": counts[reason], "configs": ", ".join(sorted(configs[reason]))}
+        for reason in sorted(counts, key=lambda k: -counts[k])
+    ]
+    return pd.DataFrame(rows, columns=["reason", "count", "configs"])
+
+
+def shape_latencies(records: list[dict[str, Any]], uuids: dict[str, str]) -> pd.DataFrame:
+    """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
+    rows = []
+    for r in records:
+        name = uuids.get(r.get("trial_uuid") or "")
+        for shape in (r.get("shapes") or []) if name else []:
+            rows.append({
+                "run": name, "shape": shape.get("shape"), "weight": shape.get("weight"),
+                "p50_ms": shape.get("median_ms"), "p99_ms": shape.get("p99_ms"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=["run", "shape", "weight", "p50_ms", "p99_ms"])
+
+
+def replay_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Shape strategies side by side: one row per trial that carries a ``replay`` result (the
+    replay of sampled traffic), its scalar figures as columns. Empty when none has one."""
+    rows = []
+    for r in records:
+        replay = r.get("replay")
+        if not isinstance(replay, dict) or r["status"] != "ok":
+            continue
+        row: dict[str, Any] = {
+            "strategy": (r.get("config") or {}).get("shapes", "static"),
+            "config": config_label(r.get("config"), r.get("config_key")),
+        }
+        for key, value in replay.items():
+            if isinstance(value, dict):
+                row.update({f"{key}.{k}": v for k, v in value.items() if _scalar(v)})
+            elif isinstance(value, list):
+                row[key] = ", ".join(str(v) for v in value) if len(value) <= 12 else len(value)
+            else:
+                row[key] = value
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+# -- fleet ---------------------------------------------------------------------------------------
+
+
+def fleet_frame(
+    comparison: list[dict[str, Any]], configs: dict[str, dict[str, Any]], groups: pd.DataFrame
+) -> pd.DataFrame:
+    """`ResultStore.device_comparison` rows with their group's labels (from ``groups``, the
+    labelled groups of the workload) and each config's speedup over the eager fp32 best of the
+    same device and stack."""
+    frame = pd.DataFrame(comparison)
+    if frame.empty:
+        return frame
+    labels = groups[["device_hash", "env_hash", "model", "device", "stack", "group",
+                     "last_started_at"]]  # fmt: skip
+    frame = frame.merge(labels, on=["device_hash", "env_hash"], how="left")
+    names = {k: config_label(configs.get(k), k) for k in frame["config_key"].unique()}
+    frame["config"] = frame["config_key"].map(names).astype(object)
+    eager = frame[frame["config_key"] == EAGER_FP32.key]
+    base = eager.set_index(["device_hash", "env_hash"])["best_median_ms"]
+    frame = frame.join(base.rename("eager_ms"), on=["device_hash", "env_hash"])
+    frame["speedup"] = frame["eager_ms"] / frame["best_median_ms"]
+    return frame
+
+
+def config_ranking(fleet: pd.DataFrame) -> list[str]:
+    """Configs by their median speedup across groups, best first (a group where a config has
+    no passing trial counts as 0)."""
+    by_group = fleet.pivot_table(index="config", columns="group", values="speedup",
+                                 aggfunc="max", dropna=False)  # fmt: skip
+    median = by_group.reindex(fleet["config"].unique()).fillna(0.0).median(axis=1)
+    return list(median.sort_values(ascending=False, kind="stable").index)
+
+
+def upgrade_moves(fleet: pd.DataFrame, model: str, old_env: str, new_env: str) -> pd.DataFrame:
+    """Per config, the best p50 on one device model before and after a stack change."""
+    on_model = fleet[fleet["model"] == model]
+    best = on_model.groupby(["config", "env_hash"])["best_median_ms"].min().unstack()
+    if old_env not in best or new_env not in best:
+        return pd.DataFrame(columns=["config", "before_ms", "after_ms", "change_pct"])
+    out = pd.DataFrame({"before_ms": best[old_env], "after_ms": best[new_env]}).dropna()
+    out["change_pct"] = (out["after_ms"] / out["before_ms"] - 1.0) * 100.0
+    return out.reset_index().sort_values("change_pct")
+
+
+def disagreements(fleet: pd.DataFrame, group_a: str, group_b: str) -> pd.DataFrame:
+    """Configs measured on both groups, with each one's speedup, rank and verdict (faster or
+    slower than eager fp32, or failed); ``disagree`` when the verdicts differ."""
+    columns = ["config", "speedup_a", "speedup_b", "rank_a", "rank_b", "verdict_a", "verdict_b"]
+    sides = []
+    for group in (group_a, group_b):
+        side = fleet[fleet["group"] == group].set_index("config")
+        side = side.assign(rank=side["best_median_ms"].rank(method="min"))
+        sides.append(side)
+    a, b = sides
+    both = a.index.intersection(b.index)
+    out = pd.DataFrame({
+        "config": both,
+        "speedup_a": a.loc[both, "speedup"].to_numpy(),
+        "speedup_b": b.loc[both, "speedup"].to_numpy(),
+        "rank_a": a.loc[both, "rank"].to_numpy(),
+        "rank_b": b.loc[both, "rank"].to_numpy(),
+    }) if len(both) else pd.DataFrame(columns=columns[:5])  # fmt: skip
+    out["verdict_a"] = [_verdict(s) for s in out["speedup_a"]]
+    out["verdict_b"] = [_verdict(s) for s in out["speedup_b"]]
+    out["disagree"] = out["verdict_a"] != out["verdict_b"]
+    ratio = out["speedup_a"].astype(float) / out["speedup_b"].astype(float)
+    out["gap"] = ratio.map(lambda v: abs(math.log(v)) if v and v > 0 else math.inf)
+    return out.sort_values(["disagree", "gap"], ascending=False).reset_index(drop=True)
+
+
+def most_overlap(fleet: pd.DataFrame) -> tuple[str, str]:
+    """Two groups to compare first: the one with the most configs measured, and the other one
+    sharing the most configs with it (the first two groups when nothing is shared)."""
+    configs = fleet.groupby("group")["config"].apply(set)
+    first = max(configs.index, key=lambda g: (len(configs[g]), g))
+    others = [g for g in configs.index if g != first]
+    second = max(others, key=lambda g: (len(configs[g] & configs[first]), g))
+    return first, second
+
+
+def _verdict(speedup: Any) -> str:
+    if not _present(speedup):
+        return "failed or rejected"
+    if speedup > 1 + SAME_AS_EAGER:
+        return "faster than eager"
+    if speedup < 1 - SAME_AS_EAGER:
+        return "slower than eager"
+    return "same as eager"
+
+
+# -- sweeps --------------------------------------------------------------------------------------
+
+
+def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per sweep, newest first: progress (trials done of planned), best, failures."""
+    rows = []
+    for s in sweeps:
+        planned = s.get("planned_trials")
+        rows.append({
+            "id": s["id"], "workload": s["workload"]["name"],
+            "device": f"{s.get('device_name') or '?'} · {str(s.get('device_hash'))[:8]}",
+            "status": s["status"], "trials": s["n_trials"], "planned": planned,
+            "progress": min(s["n_trials"] / planned, 1.0) if planned else None,
+            "ok": s["n_ok"], "failed": s["n_failed"], "best_ms": s.get("best_median_ms"),
+            "started": pd.to_datetime(s.get("started_at"), utc=True),
+            "finished": pd.to_datetime(s.get("finished_at"), utc=True),
+            "study": s.get("study_name"),
+        })  # fmt: skip
+    columns = ["id", "workload", "device", "status", "trials", "planned", "progress", "ok",
+               "failed", "best_ms", "started", "finished", "study"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def sweep_progress(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """A sweep's trials in order: each one's p50 (None when it failed) and the best so far."""
+    rows, best = [], math.inf
+    for n, r in enumerate(records, start=1):
+        ok = r["status"] == "ok" and r.get("passed") and r.get("median_ms")
+        if ok:
+            best = min(best, r["median_ms"])
+        rows.append({
+            "trial": n, "config": config_label(r.get("config"), r.get("config_key")),
+            "outcome": outcome(r), "p50_ms": r["median_ms"] if ok else None,
+            "best_so_far_ms": best if best < math.inf else None,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["trial", "config", "outcome", "p50_ms", "best_so_far_ms"])

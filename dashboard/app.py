@@ -1,0 +1,25 @@
+"""advisor's dashboard: navigation only. Start it with `advisor dashboard [--db URL]`.
+
+The pages are in views/ (a folder named pages/ would make Streamlit treat this as an old-style
+multipage app on its first run; see dashboard/__init__.py).
+"""
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+# `streamlit run dashboard/app.py` puts dashboard/ on sys.path; the pages import `dashboard.*`.
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+st.set_page_config(page_title="advisor", page_icon=":material/speed:", layout="wide")
+PAGES = [
+    st.Page("views/recommendations.py", title="Recommendations", icon=":material/recommend:",
+            default=True),
+    st.Page("views/workload.py", title="Workload", icon=":material/query_stats:"),
+    st.Page("views/fleet.py", title="Fleet", icon=":material/dns:"),
+    st.Page("views/sweeps.py", title="Sweeps", icon=":material/autorenew:"),
+]  # fmt: skip
+st.navigation(PAGES).run()

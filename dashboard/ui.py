@@ -1,0 +1,161 @@
+"""What every page shows the same way: the database line, the empty and error states, charts.
+
+Every chart is Altair and every axis title carries its unit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+
+FIRST_SWEEP = "advisor sweep workloads/reranker.py --db {url}"
+SPEEDUP_SCALE = alt.Scale(scheme="redyellowgreen", domainMid=1.0, type="log")
+ROW_PX = 30  # pixels per category row of a chart
+EMPTY_POLL_S = 3  # how often an empty database is looked at again
+
+
+def connect() -> str:
+    """The database URL for the page's queries; stops the page (with one message) when the
+    database cannot be read or holds no results yet."""
+    db = data.database()
+    with st.sidebar:
+        st.caption(f"Database: `{db.shown}`")
+        # The click reruns the page; the callback empties the caches before that run.
+        st.button("Refresh", on_click=data.clear, help="Read the database again now (it is "
+                  f"re-read every {data.TTL_S} s anyway).")  # fmt: skip
+    if db.state == "error":
+        st.error(f"Cannot read the results database. {db.message}", icon=":material/error:")
+        st.stop()
+    if db.state == "empty":
+        st.info(
+            f"No results in `{db.shown}` yet. Run a first sweep into this database; this page "
+            "shows them as soon as its first trial is stored:",
+            icon=":material/rocket_launch:",
+        )
+        st.code(FIRST_SWEEP.format(url=db.shown), language="bash")
+        st.caption("A CPU-only machine works too: `--device cpu` (add `--modes eager,default` "
+                   "for a first look in a minute).")  # fmt: skip
+        _wait_for_results()
+        st.stop()
+    return db.url
+
+
+@st.fragment(run_every=EMPTY_POLL_S)
+def _wait_for_results() -> None:
+    """While the database is empty: look again every few seconds, show the page once it is not."""
+    data.forget_state()
+    if data.database().state != "empty":
+        st.rerun()
+
+
+def chart(spec: alt.TopLevelMixin, height: int | None = None) -> None:
+    """An Altair chart across the page; ``height`` is the whole chart's, axes included."""
+    st.altair_chart(spec, width="stretch", height=height if height is not None else "content")
+
+
+def long_labels(title: str) -> alt.Axis:
+    """A y axis for long category labels: the labels get room, the title sits above them."""
+    return alt.Axis(title=title, labelLimit=400, titleAngle=0, titleAlign="right",
+                    titleAnchor="end", titleBaseline="bottom", titleX=0, titleY=-10)  # fmt: skip
+
+
+def x_labels(values: pd.Series, title: str) -> alt.Axis:
+    """An x axis for category labels, slanted when they are long."""
+    longest = int(values.astype(str).str.len().max()) if len(values) else 0
+    if longest <= 12:
+        return alt.Axis(title=title, labelAngle=0)
+    return alt.Axis(title=title, labelAngle=-50, labelLimit=260, labelOverlap=False)
+
+
+def rows(step: int = ROW_PX) -> dict[str, Any]:
+    """Chart properties: each category of the y axis gets ``step`` pixels."""
+    return {"height": alt.Step(step)}
+
+
+def speedup_heatmap(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    x_title: str,
+    y_title: str,
+    text: str | None = None,
+    x_sort: list[str] | None = None,
+) -> alt.LayerChart | alt.Chart:
+    """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle)."""
+    base = alt.Chart(frame)
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), sort=x_sort or "ascending"),
+        y=alt.Y(f"{y}:N", axis=long_labels(y_title)),
+        color=alt.Color("speedup:Q", title="speedup over eager fp32 (x)", scale=SPEEDUP_SCALE),
+        tooltip=[c for c in frame.columns if not str(frame[c].dtype).startswith("datetime")],
+    )
+    if text is None:
+        return rect.properties(**rows())
+    labels = base.mark_text(fontSize=12).encode(
+        x=f"{x}:N", y=f"{y}:N", text=f"{text}:N", color=alt.value("black")
+    )
+    return (rect + labels).properties(**rows())
+
+
+def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
+    """A figure for prose: ``0.993 ms``; ``-`` when missing."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "-"
+    return f"{value:.{digits}g}{unit}"
+
+
+COLUMNS: dict[str, Any] = {
+    "speedup": st.column_config.NumberColumn("speedup (x)", format="%.2fx",
+                                             help="eager fp32 p50 / this config's p50"),
+    "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.3f"),
+    "p90_ms": st.column_config.NumberColumn("p90 (ms)", format="%.3f"),
+    "p99_ms": st.column_config.NumberColumn("p99 (ms)", format="%.3f"),
+    "eager_p50_ms": st.column_config.NumberColumn("eager fp32 p50 (ms)", format="%.3f"),
+    "best_ms": st.column_config.NumberColumn("best p50 (ms)", format="%.3f"),
+    "best_median_ms": st.column_config.NumberColumn("best p50 (ms)", format="%.3f"),
+    "cold_compile_s": st.column_config.NumberColumn("cold compile (s)", format="%.1f"),
+    "warm_compile_s": st.column_config.NumberColumn("warm compile (s)", format="%.1f"),
+    "break_even_calls": st.column_config.NumberColumn(
+        "break-even (calls)", format="%.0f",
+        help="calls after which the compile time is paid back: cold compile / (eager p50 - "
+        "p50); empty when the config saves nothing over eager fp32",
+    ),
+    "peak_mem_mib": st.column_config.NumberColumn("peak memory (MiB)", format="%.0f"),
+    "max_abs_err": st.column_config.NumberColumn("max abs err", format="%.1e"),
+    "stale": st.column_config.CheckboxColumn(
+        "stale", help="the device model has since been measured with another software stack"
+    ),
+    "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
+                                                format="percent", color="blue"),
+    "started": st.column_config.DatetimeColumn("started (UTC)", format="YYYY-MM-DD HH:mm"),
+    "finished": st.column_config.DatetimeColumn("finished (UTC)", format="YYYY-MM-DD HH:mm"),
+    "last_measured": st.column_config.DatetimeColumn("last trial (UTC)",
+                                                     format="YYYY-MM-DD HH:mm"),
+    "best_so_far_ms": st.column_config.NumberColumn("best so far (ms)", format="%.3f"),
+    "change_pct": st.column_config.NumberColumn("change (%)", format="%+.1f"),
+    "before_ms": st.column_config.NumberColumn("before: p50 (ms)", format="%.3f"),
+    "after_ms": st.column_config.NumberColumn("after: p50 (ms)", format="%.3f"),
+}  # fmt: skip
+
+
+def table(frame: pd.DataFrame, columns: list[str] | None = None, **kwargs: Any) -> None:
+    """A sortable, filterable table with the shared column formats."""
+    shown = frame if columns is None else frame[[c for c in columns if c in frame]]
+    shown = shown.apply(_numeric)
+    config = {c: COLUMNS[c] for c in shown.columns if c in COLUMNS}
+    st.dataframe(shown, hide_index=True, column_config=config, placeholder="–", **kwargs)
+
+
+def _numeric(column: pd.Series) -> pd.Series:
+    """Figures stored next to None (an object column) as floats, so that the table formats
+    them and shows an empty cell for a missing one."""
+    if column.dtype != object:
+        return column
+    values = column.dropna()
+    numbers = values.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+    return column.astype(float) if len(values) and numbers.all() else column

@@ -1,0 +1,205 @@
+"""Fleet: one workload across devices and software stacks."""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, data, ui
+
+TOP_CONFIGS = 30  # the heatmap's columns unless all are asked for
+
+url = ui.connect()
+st.title("Fleet")
+names = data.workloads(url)
+widest = data.groups(url)["workload"].value_counts().idxmax()  # measured on the most devices
+workload = st.selectbox("Workload", names, index=names.index(widest), key="fleet_workload")
+fleet = data.fleet(url, workload)
+recs = data.recommendations(url, workload)
+groups = list(dict.fromkeys(fleet["group"]))
+st.caption(f"{len(groups)} device and stack combinations, "
+           f"{fleet['config'].nunique()} configs measured.")  # fmt: skip
+
+shapes = data.measured_shapes(url, workload)
+if len(set(shapes.values())) > 1:
+    where = {", ".join(v): k for k, v in shapes.items()}
+    labels = fleet.drop_duplicates(["device_hash", "env_hash"]).set_index(
+        ["device_hash", "env_hash"]
+    )["group"]
+    st.warning(
+        "These devices measured different traffic shapes, so compare speedups, not latencies: "
+        + "; ".join(f"{labels.get(key, key)}: {shape}" for shape, key in where.items()),
+        icon=":material/straighten:",
+    )
+
+st.subheader("Speedup over eager fp32: device x config")
+ranking = analysis.config_ranking(fleet)
+everything = len(ranking) <= TOP_CONFIGS or st.toggle(
+    f"All {len(ranking)} configs", help=f"Off: the {TOP_CONFIGS} configs with the highest median "
+    "speedup across these devices."
+)  # fmt: skip
+shown = ranking if everything else ranking[:TOP_CONFIGS]
+on_map = fleet[fleet["config"].isin(shown)]
+measured = on_map[on_map["speedup"].notna()]
+failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
+cells = measured[["group", "config", "speedup", "best_median_ms", "n_trials", "n_passed"]]
+heat = ui.speedup_heatmap(cells, "config", "group", "config", "device | software stack",
+                          x_sort=shown)  # fmt: skip
+if not failed.empty:
+    heat = heat + alt.Chart(failed[["group", "config", "outcome", "n_trials"]]).mark_rect(
+        color="#bbbbbb"
+    ).encode(x=alt.X("config:N", sort=shown), y="group:N",
+             tooltip=["group", "config", "outcome", "n_trials"])  # fmt: skip
+ui.chart(heat)
+st.caption(
+    "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 there "
+    "(green: faster, red: slower); grey: every trial failed or was rejected. Configs in order of "
+    "their median speedup across the devices."
+)
+
+st.subheader("Recommended config latency per device")
+ranked = recs.dropna(subset=["p50_ms"])
+if ranked.empty:
+    st.info("No config of this workload ran and passed on any device.")
+else:
+    spread = ranked["eager_p50_ms"].fillna(ranked["p50_ms"]).max() / ranked["p50_ms"].min()
+    log = spread > 20  # devices far apart: a log scale keeps the fast ones visible
+    order = alt.SortField("p50_ms")
+    x_title = "p50 latency (ms" + (", log scale)" if log else ")")
+    scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
+    dots = alt.Chart(ranked).mark_point(filled=True, size=140).encode(
+        x=alt.X("p50_ms:Q", title=x_title, scale=scale),
+        y=alt.Y("group:N", sort=order, axis=ui.long_labels("device | software stack")),
+        color=alt.Color("config:N", title="recommended config"),
+        tooltip=["group", "config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                 alt.Tooltip("eager_p50_ms:Q", format=".3f", title="eager fp32 p50 (ms)"),
+                 alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")],
+    )  # fmt: skip
+    with_eager = ranked.dropna(subset=["eager_p50_ms"])
+    eager = (
+        alt.Chart(with_eager)
+        .mark_tick(color="black", thickness=2, size=18)
+        .encode(x=alt.X("eager_p50_ms:Q", scale=scale), y=alt.Y("group:N", sort=order))
+    )
+    gap = (
+        alt.Chart(with_eager)
+        .mark_rule(color="gray")
+        .encode(
+            x=alt.X("p50_ms:Q", scale=scale), x2="eager_p50_ms:Q", y=alt.Y("group:N", sort=order)
+        )
+    )
+    ui.chart((gap + eager + dots).properties(**ui.rows()))
+    st.caption("Dots: the recommended config; black ticks: eager fp32 on the same device and "
+               "stack; the line between them is what compiling saves.")  # fmt: skip
+
+st.subheader("What a software upgrade moved")
+envs = (fleet.groupby(["model", "env_hash", "stack"])["last_started_at"].max().reset_index()
+        .sort_values("last_started_at"))  # fmt: skip
+upgraded = envs.groupby("model")["env_hash"].nunique()
+models = sorted(upgraded[upgraded > 1].index)
+if not models:
+    st.info("No device model has been measured with two software stacks yet: after a torch, "
+            "triton or driver upgrade, sweep again on the same device model and the change "
+            "shows here.")  # fmt: skip
+else:
+    cols = st.columns(3)
+    model = cols[0].selectbox("Device model", models, key="upgrade_model")
+    stacks = envs[envs["model"] == model]
+    labels = dict(zip(stacks["env_hash"], stacks["stack"], strict=True))
+    order = list(stacks["env_hash"])
+    old = cols[1].selectbox("From stack", order, index=len(order) - 2,
+                            format_func=labels.get, key="upgrade_from")  # fmt: skip
+    new = cols[2].selectbox("To stack", order, index=len(order) - 1,
+                            format_func=labels.get, key="upgrade_to")  # fmt: skip
+    env_rows = data.groups(url, workload).drop_duplicates("env_hash").set_index("env_hash")
+    st.markdown(f"**Changed:** {analysis.stack_change(env_rows.loc[old], env_rows.loc[new])}")
+    before = recs[(recs["model"] == model) & (recs["env_hash"] == old)].nsmallest(1, "p50_ms")
+    after = recs[(recs["model"] == model) & (recs["env_hash"] == new)].nsmallest(1, "p50_ms")
+    if not before.empty and not after.empty:
+        b, a = before.iloc[0], after.iloc[0]
+        delta = (a["p50_ms"] / b["p50_ms"] - 1) * 100
+        st.markdown(
+            f"**Recommended:** {b['config']} at {ui.fmt(b['p50_ms'], ' ms')} → {a['config']} "
+            f"at {ui.fmt(a['p50_ms'], ' ms')} ({delta:+.1f}%)"
+        )
+    moves = analysis.upgrade_moves(fleet, model, old, new)
+    if moves.empty:
+        st.info("No config was measured (and passed) with both stacks.")
+    else:
+        # The chart: the configs that moved most (all of them are in the table below).
+        moved = moves.loc[moves["change_pct"].abs().nlargest(TOP_CONFIGS).index]
+        long = moved.melt(id_vars=["config", "change_pct"], value_vars=["before_ms", "after_ms"],
+                          var_name="when", value_name="p50_ms")  # fmt: skip
+        long["when"] = long["when"].map({"before_ms": "from stack", "after_ms": "to stack"})
+        sort = list(moves["config"][moves["config"].isin(moved["config"])])
+        line = (
+            alt.Chart(long)
+            .mark_line(color="gray")
+            .encode(
+                x=alt.X("p50_ms:Q", title="best p50 latency on this device model (ms)"),
+                y=alt.Y("config:N", sort=sort, axis=ui.long_labels("config")),
+                detail="config:N",
+            )
+        )
+        dots = alt.Chart(long).mark_point(filled=True, size=80).encode(
+            x="p50_ms:Q", y=alt.Y("config:N", sort=sort),
+            color=alt.Color("when:N", title="stack"),
+            tooltip=["config", "when", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                     alt.Tooltip("change_pct:Q", format="+.1f", title="change (%)")],
+        )  # fmt: skip
+        ui.chart((line + dots).properties(**ui.rows()))
+        ui.table(moves, key="upgrade_moves")
+
+st.subheader("Two devices: where they disagree")
+if len(groups) < 2:
+    st.info("This workload has been measured on one device and stack only.")
+else:
+    cols = st.columns(2)
+    first, second = analysis.most_overlap(fleet)
+    a = cols[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
+    b = cols[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
+    for col, group in zip(cols, (a, b), strict=True):
+        chosen = recs[recs["group"] == group]
+        if not chosen.empty and pd.notna(chosen.iloc[0]["config"]):
+            r = chosen.iloc[0]
+            col.markdown(f"Recommends **{r['config']}**: {ui.fmt(r['p50_ms'], ' ms')}, "
+                         f"{ui.fmt(r['speedup'], 'x')} over eager fp32")  # fmt: skip
+    both = analysis.disagreements(fleet, a, b)
+    if both.empty:
+        st.info("No config was measured on both.")
+    else:
+        plotted = both.dropna(subset=["speedup_a", "speedup_b"])
+        scale = alt.Scale(type="log")
+        dots = alt.Chart(plotted).mark_point(filled=True, size=80).encode(
+            x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
+            y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
+            color=alt.Color("disagree:N", title="disagree",
+                            scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
+            tooltip=["config", alt.Tooltip("speedup_a:Q", format=".2f"),
+                     alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a", "verdict_b"],
+        )  # fmt: skip
+        one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="gray", strokeDash=[3, 3])
+        rules = one.encode(x="x:Q") + one.encode(y="x:Q")
+        names = (
+            alt.Chart(plotted[plotted["disagree"]])
+            .mark_text(align="left", dx=8)
+            .encode(x="speedup_a:Q", y="speedup_b:Q", text="config:N")
+        )
+        ui.chart(rules + dots + names, height=360)
+        disagree = both[both["disagree"]]
+        if disagree.empty:
+            n = len(both)
+            st.success(
+                f"They agree on {'the' if n == 1 else 'all'} {n} config{'s' if n > 1 else ''} "
+                "measured on both: each is faster than eager fp32 on both, slower on both, the "
+                "same on both, or fails on both."
+            )
+        else:
+            n = len(disagree)
+            st.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below).")
+        ui.table(
+            both.rename(columns={"speedup_a": "speedup on A (x)", "speedup_b": "speedup on B (x)",
+                                 "rank_a": "rank on A", "rank_b": "rank on B"}),
+            ["config", "speedup on A (x)", "speedup on B (x)", "rank on A", "rank on B",
+             "verdict_a", "verdict_b", "disagree"],
+            key="disagreements",
+        )  # fmt: skip

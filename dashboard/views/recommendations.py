@@ -1,0 +1,69 @@
+"""Recommendations: one row per workload x device x software stack, filterable."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, ui
+
+url = ui.connect()
+st.title("Recommendations")
+st.caption(
+    "The config the `latency` policy recommends for each workload on each device and software "
+    "stack: the lowest traffic-weighted p50 among trials that passed correctness and quality "
+    "(a simpler config within 2% wins the tie). Speedup and break-even are against eager fp32 "
+    "on the same device and stack. A row is *stale* when its device model has since been "
+    "measured with another stack."
+)
+
+recs = data.recommendations(url)
+left, middle, right, last = st.columns([2, 3, 3, 1.3], vertical_alignment="bottom")
+workloads = left.multiselect("Workload", sorted(recs["workload"].unique()), placeholder="all")
+devices = middle.multiselect("Device", sorted(recs["device"].unique()), placeholder="all")
+stacks = right.multiselect("Software stack", sorted(recs["stack"].unique()), placeholder="all")
+hide_stale = last.toggle("Hide stale", help="Hide rows whose device model has a newer stack.")
+
+shown = recs
+if workloads:
+    shown = shown[shown["workload"].isin(workloads)]
+if devices:
+    shown = shown[shown["device"].isin(devices)]
+if stacks:
+    shown = shown[shown["stack"].isin(stacks)]
+if hide_stale:
+    shown = shown[~shown["stale"]]
+shown = shown.assign(last_measured=pd.to_datetime(shown["last_started_at"], utc=True))
+
+counts = st.columns(5)
+counts[0].metric("Workloads", shown["workload"].nunique())
+counts[1].metric("Devices", shown["device_hash"].nunique())
+counts[2].metric("Software stacks", shown["env_hash"].nunique())
+counts[3].metric("Trials", f"{int(shown['n_trials'].sum()):,}")
+counts[4].metric("Failed trials", f"{int(shown['n_failed'].sum()):,}")
+
+ui.table(
+    shown,
+    ["workload", "device", "config", "speedup", "p50_ms", "p99_ms", "cold_compile_s",
+     "break_even_calls", "stale", "stack", "eager_p50_ms", "n_trials", "n_failed", "n_rejected",
+     "stale_reason", "last_measured"],
+    key="recommendations",
+)  # fmt: skip
+
+nothing = shown[shown["config"].isna()]
+if not nothing.empty:
+    names = ", ".join(f"{r.workload} on {r.device}" for r in nothing.itertuples())
+    st.warning(f"No config ran and passed for: {names}. See the Workload page for the failures.")
+
+ranked = shown.dropna(subset=["speedup"])
+if not ranked.empty:
+    st.subheader("Speedup of the recommended config")
+    cells = ranked.assign(label=[f"{s:.2f}x" for s in ranked["speedup"]])
+    cells = cells[["workload", "group", "config", "speedup", "p50_ms", "label"]]
+    heat = ui.speedup_heatmap(
+        cells,
+        "workload",
+        "group",
+        "workload",
+        "device | software stack",
+        text="label" if len(cells) <= 400 else None,
+    )
+    ui.chart(heat)

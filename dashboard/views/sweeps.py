@@ -1,0 +1,79 @@
+"""Sweeps: running and recent sweeps with their progress, refreshed while one runs."""
+
+import altair as alt
+import streamlit as st
+
+from dashboard import analysis, data, ui
+
+REFRESH_S = 5
+
+url = ui.connect()
+st.title("Sweeps")
+
+
+def show_sweeps(live: bool) -> None:
+    """The sweeps, their progress and one sweep's trials (a fragment: reruns on its own)."""
+    sweeps = data.sweeps(url)
+    running = sweeps[sweeps["status"] == "running"]
+    if live and running.empty:
+        st.rerun()  # the last sweep just ended: stop refreshing
+    if live:
+        st.caption(f"A sweep is running: this part refreshes every {REFRESH_S} s.")
+    counts = st.columns(4)
+    counts[0].metric("Running", len(running))
+    counts[1].metric("Finished", int((sweeps["status"] == "finished").sum()))
+    counts[2].metric("Interrupted or failed",
+                     int(sweeps["status"].isin(["interrupted", "failed"]).sum()))  # fmt: skip
+    counts[3].metric("Trials", f"{int(sweeps['trials'].sum()):,}")
+
+    for sweep in running.itertuples():
+        planned = f"{sweep.planned:.0f}" if sweep.planned == sweep.planned else "?"
+        text = (f"sweep {sweep.id}: {sweep.workload} on {sweep.device}: {sweep.trials}/{planned} "
+                f"trials, best {ui.fmt(sweep.best_ms, ' ms')}, {sweep.failed} failed")  # fmt: skip
+        progress = sweep.progress if sweep.progress == sweep.progress else 0.0
+        st.progress(float(progress), text=text)
+
+    st.subheader("Recent sweeps")
+    ui.table(sweeps, ["id", "workload", "device", "status", "progress", "trials", "planned",
+                      "failed", "best_ms", "started", "finished"], key="sweeps")  # fmt: skip
+    if sweeps.empty:
+        return
+
+    st.subheader("One sweep, trial by trial")
+    ids = list(sweeps["id"])
+    chosen = st.selectbox("Sweep", ids, index=0, key="sweep_id", format_func=lambda i: (
+        "sweep {id}: {workload} on {device} ({status})".format(
+            **sweeps.set_index("id").loc[i].to_dict(), id=i)))  # fmt: skip
+    progress = analysis.sweep_progress(data.sweep_trials(url, int(chosen)))
+    if progress.empty:
+        st.info("This sweep has no trials yet.")
+        return
+    points = (
+        alt.Chart(progress.dropna(subset=["p50_ms"]))
+        .mark_point(filled=True, size=70)
+        .encode(
+            x=alt.X(
+                "trial:Q",
+                title="trial (number, in the order run)",
+                axis=alt.Axis(tickMinStep=1, format="d"),
+                scale=alt.Scale(domainMin=1),
+            ),
+            y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
+            tooltip=["trial", "config", "outcome", alt.Tooltip("p50_ms:Q", format=".3f")],
+        )
+    )
+    best = (
+        alt.Chart(progress.dropna(subset=["best_so_far_ms"]))
+        .mark_line(interpolate="step-after", color="green")
+        .encode(x="trial:Q", y="best_so_far_ms:Q")
+    )
+    ui.chart(points + best, height=300)
+    st.caption("Dots: trials that ran and passed; green: the best p50 so far.")
+    ui.table(progress, key="sweep_trials")
+
+
+live = bool((data.sweeps(url)["status"] == "running").any())
+if live:
+    st.fragment(show_sweeps, run_every=REFRESH_S)(live)
+else:
+    show_sweeps(live)

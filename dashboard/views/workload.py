@@ -1,0 +1,172 @@
+"""Workload: every trial of one workload on one device and stack, and what the compiler did."""
+
+import altair as alt
+import streamlit as st
+
+from advisor.recommend import recommend
+from dashboard import analysis, data, ui
+
+url = ui.connect()
+st.title("Workload")
+
+left, right = st.columns([1, 3])
+names = data.workloads(url)
+most = data.groups(url).groupby("workload")["n_trials"].sum().idxmax()
+workload = left.selectbox("Workload", names, index=names.index(most), key="workload")
+groups = data.groups(url, workload)
+# The device and stack with the most trials first (then the most recent).
+first = max(range(len(groups)), key=lambda i: (groups.at[i, "n_trials"],
+                                               str(groups.at[i, "last_started_at"])))  # fmt: skip
+choice = right.selectbox(
+    "Device and software stack",
+    range(len(groups)),
+    index=first,
+    format_func=lambda i: f"{groups.at[i, 'group']}  ({groups.at[i, 'n_trials']} trials)",
+    key="group",
+)
+group = groups.iloc[choice]
+if group["stale"]:
+    st.warning(f"Stale: {group['stale_reason']}.", icon=":material/history:")
+
+records = data.group_trials(url, workload, group["device_hash"], group["env_hash"])
+trials = analysis.trials_frame(records)
+rec = recommend(workload, records)
+best = next((r for r in records if rec.best and r["trial_uuid"] == rec.best.trial_uuid), None)
+
+counts = st.columns(5)
+counts[0].metric("Trials", len(records))
+counts[1].metric("Failed", int(trials["outcome"].str.startswith("failed").sum()))
+counts[2].metric("Rejected", int(trials["outcome"].str.startswith("rejected").sum()))
+counts[3].metric("Recommended p50", ui.fmt(rec.best.median_ms if rec.best else None, " ms"))
+counts[4].metric("Speedup", ui.fmt(rec.best.speedup if rec.best else None, "x"))
+if rec.best is None:
+    st.error(rec.sentence)
+else:
+    st.success(f"Recommended: {rec.sentence}")
+    if rec.note:
+        st.caption(rec.note)
+
+st.subheader("Trials")
+filters = st.columns(3)
+outcomes = filters[0].multiselect("Outcome", sorted(trials["outcome"].unique()),
+                                  placeholder="all")  # fmt: skip
+modes = filters[1].multiselect("Mode", sorted(trials["mode"].dropna().unique()), placeholder="all")
+dtypes = filters[2].multiselect("Dtype", sorted(trials["dtype"].dropna().unique()),
+                                placeholder="all")  # fmt: skip
+shown = trials
+if outcomes:
+    shown = shown[shown["outcome"].isin(outcomes)]
+if modes:
+    shown = shown[shown["mode"].isin(modes)]
+if dtypes:
+    shown = shown[shown["dtype"].isin(dtypes)]
+ui.table(shown, key="trials")
+
+passed = analysis.measured(trials)
+left, right = st.columns(2)
+with left:
+    st.subheader("Latency vs cold compile time")
+    if passed.empty:
+        st.info("No trial ran and passed: nothing to plot.")
+    else:
+        front = analysis.pareto_front(passed, "cold_compile_s", "p50_ms")
+        points = passed.assign(pareto=passed["config"].isin(front["config"]))
+        base = alt.Chart(points)
+        dots = base.mark_point(filled=True, size=90).encode(
+            x=alt.X("cold_compile_s:Q", title="cold compile time (s)"),
+            y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
+            color=alt.Color("mode:N", title="mode"),
+            shape=alt.Shape("dtype:N", title="dtype"),
+            tooltip=["config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                     alt.Tooltip("cold_compile_s:Q", format=".1f", title="cold compile (s)"),
+                     alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)"), "pareto"],
+        )  # fmt: skip
+        line = (
+            alt.Chart(front)
+            .mark_line(point=False, strokeDash=[4, 3], color="gray")
+            .encode(x="cold_compile_s:Q", y="p50_ms:Q", order="cold_compile_s:Q")
+        )
+        ui.chart(line + dots, height=360)
+        st.caption(
+            f"Dashed: the Pareto front ({len(front)} configs no other config beats on "
+            "both latency and compile time). Failed and rejected trials are not plotted."
+        )
+with right:
+    st.subheader("Speedup by mode x dtype")
+    matrix = analysis.speedup_matrix(trials)
+    if matrix.empty:
+        st.info("No trials.")
+    else:
+        heat = ui.speedup_heatmap(matrix, "dtype", "mode", "dtype", "mode", text="text")
+        ui.chart(heat.properties(**ui.rows(60)))
+        st.caption(
+            "Best passed speedup over eager fp32 in each cell (any fullgraph, dynamic "
+            'and Inductor options); "failed": every trial of the cell failed; "no pass": they '
+            "ran, but wrong or below the quality threshold."
+        )
+
+st.subheader("Kernels and launches per call: eager fp32 vs the recommended config")
+if best is None:
+    st.info("No recommended config: no kernel counts to compare.")
+else:
+    per_call = analysis.kernel_counts(best)
+    if per_call.empty:
+        st.info("These trials recorded no kernel counts.")
+    else:
+        bars = (
+            alt.Chart(per_call)
+            .mark_bar()
+            .encode(
+                x=alt.X("count:Q", title="per call (count)"),
+                y=alt.Y("what:N", title=None),
+                yOffset="run:N",
+                color=alt.Color("run:N", title="run"),
+                tooltip=["run", "what", "count"],
+            )
+        )
+        ui.chart(bars.properties(**ui.rows(22)))
+    for column, kernels in zip(st.columns(2), analysis.kernel_names(best), strict=True):
+        column.dataframe(kernels, hide_index=True, height=min(300, 35 * (len(kernels) + 1) + 3))
+
+baseline = rec.baseline.trial_uuid if rec.baseline else None
+named = {u: n for u, n in ((baseline, "eager fp32"), (best and best["trial_uuid"],
+                                                         "recommended")) if u}  # fmt: skip
+shapes = analysis.shape_latencies(records, named)
+if shapes["shape"].nunique() > 1:
+    st.subheader("Latency per traffic shape: eager fp32 vs the recommended config")
+    ui.chart(
+        alt.Chart(shapes).mark_bar().encode(
+            x=alt.X("p50_ms:Q", title="p50 latency (ms)"),
+            y=alt.Y("shape:N", title="traffic shape"),
+            yOffset="run:N",
+            color=alt.Color("run:N", title="run"),
+            tooltip=["shape", "weight", "run", alt.Tooltip("p50_ms:Q", format=".3f"),
+                     alt.Tooltip("p99_ms:Q", format=".3f")],
+        ).properties(**ui.rows(22))
+    )  # fmt: skip
+
+st.subheader("Graph breaks")
+breaks = analysis.graph_breaks(records)
+if breaks.empty:
+    st.caption("No graph break in any trial of this workload on this device.")
+else:
+    ui.table(breaks, key="graph_breaks")
+
+replay = analysis.replay_frame(records)
+if not replay.empty:
+    st.subheader("Shape strategies side by side")
+    st.caption("Each strategy replayed the same trace sampled from the traffic.")
+    ui.table(replay, key="replay")
+    latency = [c for c in replay.columns if c.endswith("_ms")]
+    if latency:
+        long = replay.melt(id_vars=["strategy"], value_vars=latency, var_name="figure",
+                           value_name="ms").dropna()  # fmt: skip
+        ui.chart(
+            alt.Chart(long).mark_bar().encode(
+                x=alt.X("ms:Q", title="latency per request (ms)"),
+                y=alt.Y("strategy:N", title="shape strategy"),
+                yOffset="figure:N",
+                color=alt.Color("figure:N", title="figure"),
+                tooltip=["strategy", "figure", alt.Tooltip("ms:Q", format=".3f")],
+            ).properties(**ui.rows(22))
+        )  # fmt: skip

@@ -1,0 +1,148 @@
+"""Driving the dashboard in headless Chromium: start `advisor dashboard`, wait for pages, take
+screenshots. Used by test_browser.py, and on its own to refresh docs/screenshots/:
+
+    python tests/dashboard/browser.py --db sqlite:////tmp/docs.db --out docs/screenshots
+
+Never downloads a browser: Debian's Chromium (apt-get install -y chromium chromium-driver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = os.environ.get("ADVISOR_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+# `advisor dashboard`, whether or not advisor.cli.app registers the command module yet.
+ADVISOR = "import advisor.cli.dashboard; from advisor.cli.app import main; main()"
+PAGES = {"recommendations": "Recommendations", "workload": "Workload", "fleet": "Fleet",
+         "sweeps": "Sweeps"}  # fmt: skip
+START_TIMEOUT_S = 60
+PAGE_TIMEOUT_MS = 30_000
+SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
+DRAWN = (
+    "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
+    ".every(e => e.querySelector('canvas, svg'))"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def dashboard(url: str, cwd: Path | None = None) -> Iterator[tuple[str, list[str]]]:
+    """`advisor dashboard --db URL` on a free localhost port: yields (base URL, its output
+    lines so far); stopped (SIGTERM, passed on to Streamlit) and reaped afterwards."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", ADVISOR, "dashboard", "--db", url, "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        cwd=cwd,
+    )  # fmt: skip
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for line in process.stdout or []:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:  # Streamlit prints the URL once it is listening
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            if line is None:
+                raise RuntimeError(f"advisor dashboard exited: {''.join(seen)}")
+            seen.append(line)
+            if "URL:" in line and f"127.0.0.1:{port}" in line:
+                break
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        with contextlib.suppress(ProcessLookupError):  # nothing of it is left behind
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+
+
+def settled(page: Any, title: str) -> None:
+    """The page shows ``title``, its script has finished and its charts are drawn."""
+    page.get_by_role("heading", name=title, exact=True).wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.locator(SETTLED).wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
+
+
+def error_boxes(page: Any) -> int:
+    return int(page.locator("[data-testid='stException'], "
+                            "[data-testid='stAlertContentError']").count())  # fmt: skip
+
+
+def open_page(page: Any, name: str) -> None:
+    """Go to a page through the sidebar's navigation and wait until it is drawn."""
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=PAGES[name]).click()
+    settled(page, PAGES[name])
+
+
+def screenshot(page: Any, path: Path) -> None:
+    """The whole page: the window is made as tall as the page's content first."""
+    height = page.evaluate(
+        "() => document.querySelector('[data-testid=stMainBlockContainer]').scrollHeight"
+    )
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": int(height) + 80})
+    page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
+    page.screenshot(path=path, full_page=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Screenshots of every dashboard page.")
+    parser.add_argument("--db", required=True, help="results database URL")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the PNG files")
+    parser.add_argument("--width", type=int, default=1440)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with dashboard(args.db) as (base, _), sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": args.width, "height": 1000})
+        page.goto(base)
+        settled(page, PAGES["recommendations"])
+        for name in PAGES:
+            if name != "recommendations":
+                open_page(page, name)
+            if error_boxes(page):
+                raise SystemExit(f"{name}: the page shows an error")
+            screenshot(page, args.out / f"{name}.png")
+            page.set_viewport_size({"width": args.width, "height": 1000})
+            print(args.out / f"{name}.png")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Fixtures of the dashboard tests: a seeded results database, and the app run by AppTest.
+
+The app is run in this process by Streamlit's AppTest, reading the database that
+$ADVISOR_DB_URL names, exactly as `advisor dashboard` passes it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `dashboard` is a top-level package next to `advisor`
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+from dashboard_seed import seed  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = ROOT / "dashboard" / "app.py"
+PG_ENV = "ADVISOR_TEST_PG_URL"
+
+
+@pytest.fixture(scope="session")
+def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A SQLite file with the seeded trials (dashboard_seed), shared: the dashboard only reads."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('seeded') / 'results.db'}"
+    seed(url).close()
+    return url
+
+
+@pytest.fixture(scope="session")
+def pg_seeded_url() -> Iterator[str]:
+    """The same data set in a scratch PostgreSQL database (dropped afterwards)."""
+    server = os.environ.get(PG_ENV)
+    if not server:
+        pytest.skip(f"needs a PostgreSQL server: set {PG_ENV}")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = make_url(server).set(drivername="postgresql+psycopg")
+    name = f"advisor_dash_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = admin_url.set(database=name).render_as_string(hide_password=False)
+    try:
+        seed(url).close()
+        yield url
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def run_page(monkeypatch: pytest.MonkeyPatch) -> Callable[..., AppTest]:
+    """run_page(url, page): the app on ``url`` after one run of ``page`` (None: the default)."""
+
+    def run(url: str, page: str | None = None) -> AppTest:
+        monkeypatch.setenv("ADVISOR_DB_URL", url)
+        st.cache_data.clear()
+        at = AppTest.from_file(str(APP), default_timeout=60).run()
+        if page is not None:
+            at.switch_page(f"views/{page}.py").run()
+        return at
+
+    return run

@@ -1,0 +1,140 @@
+"""The dashboard's arithmetic on hand-built frames with hand-computed answers."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dashboard import analysis
+
+
+def test_break_even_calls() -> None:
+    assert analysis.break_even_calls(31.0, 6.2, 0.96) == pytest.approx(31.0 / 5.24 * 1000)
+    assert analysis.break_even_calls(10.0, 5.0, 5.0) is None  # saves nothing
+    assert analysis.break_even_calls(10.0, 5.0, 6.0) is None  # slower than eager
+    assert analysis.break_even_calls(None, 5.0, 1.0) is None
+    assert analysis.break_even_calls(10.0, math.nan, 1.0) is None
+
+
+def test_pareto_front_keeps_the_configs_nothing_beats_on_both() -> None:
+    points = pd.DataFrame({
+        "config": ["eager", "default", "ro", "max", "slow"],
+        "cold_compile_s": [0.0, 10.0, 30.0, 90.0, 20.0],
+        "p50_ms": [6.0, 4.9, 1.0, 1.2, 5.5],
+    })  # fmt: skip
+    front = analysis.pareto_front(points, "cold_compile_s", "p50_ms")
+    assert list(front["config"]) == ["eager", "default", "ro"]  # max: slower and longer than ro
+
+
+def _groups(*rows: tuple[str, str, str, str, str]) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        [{"workload": "w", "device_hash": d, "device_name": name, "env_hash": e,
+          "torch_version": torch, "driver_version": "580", "last_started_at": when}
+         for d, name, e, torch, when in rows]
+    )  # fmt: skip
+    return analysis.add_staleness(analysis.add_labels(frame))
+
+
+def test_a_group_is_stale_when_its_model_has_a_newer_stack() -> None:
+    out = _groups(
+        ("d1", "NVIDIA H200", "old", "2.10.0", "2026-01-01"),
+        ("d2", "NVIDIA H200", "new", "2.11.0", "2026-02-01"),
+        ("d3", "NVIDIA A100", "old", "2.10.0", "2026-01-05"),  # the A100's newest: not stale
+    ).set_index("device_hash")
+    assert out.loc["d1", "stale"] and not out.loc["d2", "stale"] and not out.loc["d3", "stale"]
+    assert out.loc["d1", "stale_reason"] == (
+        "NVIDIA H200 measured since with torch 2.10.0 → 2.11.0 (2026-02-01)"
+    )
+    assert out.loc["d2", "device"] == "NVIDIA H200 · d2"
+    assert out.loc["d2", "stack"] == "torch 2.11.0 · driver 580"
+
+
+def test_stack_labels_that_collide_get_the_env_hash() -> None:
+    out = _groups(
+        ("d1", "NVIDIA H200", "envaaaaaaa", "2.11.0", "2026-01-01"),
+        ("d2", "NVIDIA H200", "envbbbbbbb", "2.11.0", "2026-01-02"),  # same versions shown
+    )
+    assert list(out["stack"]) == ["torch 2.11.0 · driver 580 · envaaa",
+                                  "torch 2.11.0 · driver 580 · envbbb"]  # fmt: skip
+    assert out["stale_reason"].iloc[0].endswith("same versions, other stack details (2026-01-02)")
+
+
+def _trials(*rows: tuple[str, str, str, float | None]) -> pd.DataFrame:
+    return pd.DataFrame([{"mode": m, "dtype": d, "outcome": o, "speedup": s}
+                         for m, d, o, s in rows])  # fmt: skip
+
+
+def test_speedup_matrix_best_pass_per_cell_and_failed_cells() -> None:
+    matrix = analysis.speedup_matrix(_trials(
+        ("default", "fp32", "ok", 1.2), ("default", "fp32", "ok", 1.4),
+        ("default", "bf16", "failed: oom", None),
+        ("eager", "fp32", "ok", 1.0), ("max-autotune", "fp32", "rejected", 0.5),
+    )).set_index(["mode", "dtype"])  # fmt: skip
+    assert matrix.loc[("default", "fp32"), "speedup"] == 1.4
+    assert matrix.loc[("default", "fp32"), "trials"] == 2
+    assert matrix.loc[("default", "bf16"), "text"] == "failed"
+    assert matrix.loc[("max-autotune", "fp32"), "text"] == "no pass"
+
+
+def test_outcome_names_failures_and_rejections() -> None:
+    assert analysis.outcome({"status": "failed", "failure_reason": "oom"}) == "failed: oom"
+    assert analysis.outcome({"status": "ok", "passed": True}) == "ok"
+    assert analysis.outcome({"status": "ok", "passed": False, "correct": False}) == (
+        "rejected: outputs differ from eager fp32"
+    )
+    assert analysis.outcome(
+        {"status": "ok", "passed": False, "correct": True, "quality_passed": False,
+         "quality_name": "top10_overlap"}
+    ) == "rejected: top10_overlap below threshold"  # fmt: skip
+
+
+def _fleet() -> pd.DataFrame:
+    rows = []
+    for group, model, env, medians in (
+        ("A", "H200", "old", {"eager": 6.5, "default": 5.1, "ro": 1.2}),
+        ("B", "H200", "new", {"eager": 6.2, "default": 4.9, "ro": 0.96, "max": 5.3}),
+        ("C", "A100", "new", {"eager": 9.0, "default": 7.0, "ro": None, "max": 9.5}),
+    ):
+        eager = medians["eager"]
+        for config, median in medians.items():
+            rows.append({"group": group, "model": model, "env_hash": env, "config": config,
+                         "best_median_ms": median,
+                         "speedup": eager / median if median else math.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_upgrade_moves_compare_one_model_before_and_after() -> None:
+    moves = analysis.upgrade_moves(_fleet(), "H200", "old", "new").set_index("config")
+    assert list(moves.index) == ["ro", "eager", "default"]  # biggest drop first; max: new only
+    assert moves.loc["ro", "change_pct"] == pytest.approx((0.96 / 1.2 - 1) * 100)
+    assert analysis.upgrade_moves(_fleet(), "H200", "old", "none").empty
+
+
+def test_disagreements_between_two_devices() -> None:
+    both = analysis.disagreements(_fleet(), "B", "C").set_index("config")
+    assert both.loc["max", "disagree"]  # 6.2/5.3 faster on B, 9.0/9.5 slower on C
+    assert (both.loc["max", "verdict_a"], both.loc["max", "verdict_b"]) == (
+        "faster than eager", "slower than eager")  # fmt: skip
+    assert both.loc["ro", "disagree"] and both.loc["ro", "verdict_b"] == "failed or rejected"
+    assert not both.loc["default", "disagree"] and not both.loc["eager", "disagree"]
+    assert list(both.index[:2]) == ["ro", "max"]  # disagreements first, widest gap first
+    assert analysis.most_overlap(_fleet()) == ("C", "B")  # 4 configs each; C shares 4 with B
+
+
+def test_replay_frame_puts_shape_strategies_side_by_side() -> None:
+    records = [
+        {"status": "ok", "config": {"mode": "default", "dtype": "fp32", "fullgraph": False,
+                                    "dynamic": "auto", "options": {}, "shapes": "buckets:pow2"},
+         "replay": {"p50_ms": 1.0, "waste": {"share": 0.2}, "buckets": [16, 32]}},
+        {"status": "ok", "config": {"mode": "default", "dtype": "fp32", "fullgraph": False,
+                                    "dynamic": "auto", "options": {}},
+         "replay": {"p50_ms": 1.5}},
+        {"status": "failed", "config": None, "replay": {"p50_ms": 9.0}},
+        {"status": "ok", "config": None},
+    ]  # fmt: skip
+    frame = analysis.replay_frame(records)
+    assert list(frame["strategy"]) == ["buckets:pow2", "static"]
+    assert frame.loc[0, "waste.share"] == 0.2 and frame.loc[0, "buckets"] == "16, 32"
+    assert analysis.replay_frame([{"status": "ok", "config": None}]).empty
