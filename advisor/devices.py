@@ -36,7 +36,9 @@ def resolve_device(requested: str | None) -> str:
         if index and not index.isdigit():
             raise ConfigError(f"bad device {requested!r}: write cuda, cuda:N or cpu")
         if count == 0:
-            raise ConfigError(f"device {requested} asked for, but no CUDA GPU is visible; use --device cpu")
+            raise ConfigError(
+                f"device {requested} asked for, but no CUDA GPU is visible; use --device cpu"
+            )
         if index and int(index) >= count:
             raise ConfigError(f"device {requested} does not exist: {count} GPU(s) visible")
         return requested

@@ -34,7 +34,7 @@ class SchemaOutdated(StoreError):
 
 
 class TrialFailed(AdvisorError):
-    """A trial could not produce a measurement; `reason` is one of `advisor.record.FAILURE_REASONS`."""
+    """A trial could not produce a measurement; `reason` is a key of FAILURE_REASONS."""
 
     def __init__(self, reason: str, message: str, error_tail: str = "") -> None:
         super().__init__(message)

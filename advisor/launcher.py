@@ -8,6 +8,7 @@ short process on the same cache dir measures the warm start. Only JSON crosses.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -62,10 +63,8 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child's whole process group (compile workers included)."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def wait(self, timeout_s: float) -> int:
         try:
@@ -108,7 +107,9 @@ def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, s
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else code
         if -code == signal.SIGKILL:
-            return "crash", f"the child was killed by {name} (often the kernel's out-of-memory killer)"
+            return "crash", (
+                f"the child was killed by {name} (often the kernel's out-of-memory killer)"
+            )
         return "crash", f"the child died of signal {name}"
     return "crash", f"the child exited with code {code} without writing a result"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import signal
 import time
-import warnings
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol

@@ -171,7 +171,8 @@ def _problems(w: Workload) -> list[str]:
             ok = isinstance(item, (list, tuple)) and len(item) == 2 and _is_shape(item[0])
             if not ok or not isinstance(item[1], (int, float)) or item[1] <= 0:
                 problems.append(
-                    f"traffic entry {item!r} is not a (shape dict of positive ints, weight > 0) pair"
+                    f"traffic entry {item!r} is not a "
+                    "(shape dict of positive ints, weight > 0) pair"
                 )
                 break
     bad = [d for d in w.dtypes if d not in DTYPES] if isinstance(w.dtypes, (list, tuple)) else [1]
@@ -231,7 +232,8 @@ def load_workload(path: str | Path) -> LoadedWorkload:
     if file.suffix != ".py":
         raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
     source = file.read_bytes()
-    module_name = f"advisor_workload_{hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]}"
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+    module_name = f"advisor_workload_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, file)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"{file}: cannot be imported as a Python module")
@@ -252,7 +254,8 @@ def load_workload(path: str | Path) -> LoadedWorkload:
     obj = getattr(module, "workload", None)
     if obj is None:
         raise WorkloadError(
-            f"{file}: defines no `workload`; add `workload = advisor.Workload(...)` (see advisor.workload)"
+            f"{file}: defines no `workload`; "
+            "add `workload = advisor.Workload(...)` (see advisor.workload)"
         )
     if not isinstance(obj, Workload):
         raise WorkloadError(

@@ -22,7 +22,14 @@ def _register() -> None:
     # Imported here, not at module level in each other, so the order is explicit; none of these
     # modules imports torch at import time (`advisor --help` must stay fast).
     from advisor.cli import (  # noqa: F401
-        dashboard, db, doctor, fleet, results, sweep, transfer, trial,
+        dashboard,
+        db,
+        doctor,
+        fleet,
+        results,
+        sweep,
+        transfer,
+        trial,
     )
 
 

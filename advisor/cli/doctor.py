@@ -32,9 +32,9 @@ def doctor(
     except AdvisorError as e:
         checks.append(("torch", False, str(e).splitlines()[0]))
     try:
-        from advisor.db.store import ResultStore
-
         from datetime import UTC, datetime
+
+        from advisor.db.store import ResultStore
 
         store = ResultStore.from_url(db)
         checks.append(("database", True, f"{store.masked_url}, schema revision {store.revision()}"))

@@ -107,6 +107,7 @@ def compare(
                       render.fmt(r["speedup"], "x", 2), render.fmt(r["eager_fp32_ms"], " ms"))
     render.console.print(table)
     if differs:
-        render.console.print(f"the best config differs between devices: {', '.join(sorted(configs))}")
+        differing = ", ".join(sorted(configs))
+        render.console.print(f"the best config differs between devices: {differing}")
     else:
         render.console.print("every device agrees on the best config")

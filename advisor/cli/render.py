@@ -25,7 +25,8 @@ def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
 def trial_record(record: dict[str, Any]) -> None:
     """One trial record as a two-column table."""
     cfg = record.get("config") or {}
-    title = f"{(record.get('workload') or {}).get('name', '?')}: {cfg.get('dtype')} + {cfg.get('mode')}"
+    name = (record.get("workload") or {}).get("name", "?")
+    title = f"{name}: {cfg.get('dtype')} + {cfg.get('mode')}"
     table = Table(title=title, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
