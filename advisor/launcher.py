@@ -135,7 +135,7 @@ class Launcher:
             policy: dict[str, Any] | None = None,
             on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Run one trial and return its record (see advisor.record); never raises for the trial."""
-        spec = {
+        spec: dict[str, Any] = {
             "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(),
             "device": device,
@@ -145,7 +145,7 @@ class Launcher:
             "started_at": now_iso(),
         }
         if self.cache_root is not None:
-            workdir = self.cache_root / spec["trial_uuid"]
+            workdir = self.cache_root / str(spec["trial_uuid"])
             workdir.mkdir(parents=True)
         else:
             workdir = Path(tempfile.mkdtemp(prefix="advisor-trial-"))

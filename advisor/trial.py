@@ -451,11 +451,12 @@ def main(argv: list[str]) -> int:
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)
+    result: dict[str, Any]
     if spec.get("probe"):
         result = fingerprint.collect(spec["device"])
     elif spec.get("warm_only"):
         try:
-            result: dict[str, Any] = warm_start(spec)
+            result = warm_start(spec)
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
             result = {"warm_compile_s": None, "error": _tail(traceback.format_exc()),
                       "error_type": type(exc).__name__}

@@ -92,7 +92,7 @@ def compare(
         })
     if not rows:
         fail(f"no device matches --devices {devices}")
-    configs = {r["config"] for r in rows if r["config"]}
+    configs = {str(r["config"]) for r in rows if r["config"]}
     differs = len(configs) > 1
     if as_json:
         print_json({"workload": workload, "devices": rows, "best_config_differs": differs})
