@@ -53,7 +53,6 @@ CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
-ADVISOR = "import advisor.cli.dashboard; from advisor.cli.app import main; main()"
 SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
 ERROR_BOXES = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
@@ -115,7 +114,7 @@ def _free_port() -> int:
 def _start(url: str) -> tuple[subprocess.Popen[str], int]:
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", ADVISOR, "dashboard", "--db", url, "--port", str(port)],
+        [sys.executable, "-m", "advisor", "dashboard", "--db", url, "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()

@@ -53,9 +53,9 @@ def _wait_for_results() -> None:
         st.rerun()
 
 
-def chart(spec: alt.TopLevelMixin, height: int | None = None) -> None:
+def chart(spec: alt.Chart | alt.LayerChart, height: int | None = None) -> None:
     """An Altair chart across the page; ``height`` is the whole chart's, axes included."""
-    st.altair_chart(spec, width="stretch", height=height if height is not None else "content")
+    st.altair_chart(spec, width="stretch", height="content" if height is None else height)
 
 
 def long_labels(title: str) -> alt.Axis:

@@ -101,15 +101,16 @@ if not models:
             "triton or driver upgrade, sweep again on the same device model and the change "
             "shows here.")  # fmt: skip
 else:
-    cols = st.columns(3)
-    model = cols[0].selectbox("Device model", models, key="upgrade_model")
+    pick = st.columns(3)
+    model = pick[0].selectbox("Device model", models, key="upgrade_model")
     stacks = envs[envs["model"] == model]
-    labels = dict(zip(stacks["env_hash"], stacks["stack"], strict=True))
-    order = list(stacks["env_hash"])
-    old = cols[1].selectbox("From stack", order, index=len(order) - 2,
-                            format_func=labels.get, key="upgrade_from")  # fmt: skip
-    new = cols[2].selectbox("To stack", order, index=len(order) - 1,
-                            format_func=labels.get, key="upgrade_to")  # fmt: skip
+    stack_names: dict[str, str] = dict(zip(stacks["env_hash"], stacks["stack"], strict=True))
+    by_time: list[str] = list(stacks["env_hash"])
+    name_of = stack_names.__getitem__
+    old: str = pick[1].selectbox("From stack", by_time, index=len(by_time) - 2,
+                                 format_func=name_of, key="upgrade_from")  # fmt: skip
+    new: str = pick[2].selectbox("To stack", by_time, index=len(by_time) - 1,
+                                 format_func=name_of, key="upgrade_to")  # fmt: skip
     env_rows = data.groups(url, workload).drop_duplicates("env_hash").set_index("env_hash")
     st.markdown(f"**Changed:** {analysis.stack_change(env_rows.loc[old], env_rows.loc[new])}")
     before = recs[(recs["model"] == model) & (recs["env_hash"] == old)].nsmallest(1, "p50_ms")
@@ -153,11 +154,11 @@ st.subheader("Two devices: where they disagree")
 if len(groups) < 2:
     st.info("This workload has been measured on one device and stack only.")
 else:
-    cols = st.columns(2)
+    sides = st.columns(2)
     first, second = analysis.most_overlap(fleet)
-    a = cols[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
-    b = cols[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
-    for col, group in zip(cols, (a, b), strict=True):
+    a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
+    b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
+    for col, group in zip(sides, (a, b), strict=True):
         chosen = recs[recs["group"] == group]
         if not chosen.empty and pd.notna(chosen.iloc[0]["config"]):
             r = chosen.iloc[0]

@@ -27,8 +27,6 @@ CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
-# `advisor dashboard`, whether or not advisor.cli.app registers the command module yet.
-ADVISOR = "import advisor.cli.dashboard; from advisor.cli.app import main; main()"
 PAGES = {"recommendations": "Recommendations", "workload": "Workload", "fleet": "Fleet",
          "sweeps": "Sweeps"}  # fmt: skip
 START_TIMEOUT_S = 60
@@ -52,7 +50,7 @@ def dashboard(url: str, cwd: Path | None = None) -> Iterator[tuple[str, list[str
     lines so far); stopped (SIGTERM, passed on to Streamlit) and reaped afterwards."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", ADVISOR, "dashboard", "--db", url, "--port", str(port)],
+        [sys.executable, "-m", "advisor", "dashboard", "--db", url, "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         cwd=cwd,
     )  # fmt: skip
