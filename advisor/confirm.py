@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
+from advisor.device_lock import DeviceLock
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Constraints, Recommendation, recommend
 from advisor.stats import Stats, median_ci, paired_speedup
@@ -392,6 +393,8 @@ def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
     runners: list[_Runner] = []
     failures: dict[str, str] = {}
     ctx = torch.inference_mode() if wl.inference else contextlib.nullcontext()
+    lock = DeviceLock.from_env()  # compile beside other trials, measure alone
+    lock.hold("work")
     with ctx:
         for config in configs:
             _phase(f"compiling {config.label}")
@@ -401,6 +404,7 @@ def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
                 if config == EAGER_FP32:
                     raise
                 failures[config.key] = f"{type(exc).__name__}: {exc}"[:500]
+        lock.hold("measure")
         _phase("warming up")
         for shape in range(len(shapes)):
             for _ in range(rounds.warmup_rounds):

@@ -18,10 +18,13 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from advisor import device_lock
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError, WorkloadError
 from advisor.launcher import Launcher
@@ -35,6 +38,7 @@ from advisor.sweep import (
     _suggest,
     open_study,
     record_outcome,
+    screen_above_ms,
 )
 from advisor.workload import load_workload
 
@@ -170,6 +174,8 @@ class Worker:
                 loaded.path, config, self.device, shapes,
                 measure_warm=settings.get("measure_warm", True), policy=settings.get("policy"),
                 on_phase=self.observer.phase,
+                screen_above_ms=screen_above_ms(self.store, sweep_id, config,
+                                                settings.get("screen")),
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)
@@ -215,30 +221,46 @@ class Heartbeat:
         self.thread.join()
 
 
-def worker_env(index: int, device: str) -> dict[str, str]:
+def worker_env(index: int, device: str, jobs: int = 1) -> dict[str, str]:
+    """A worker's environment: its GPU and, when `jobs` workers share it, the device lock
+    through which their trials take turns to measure (advisor.device_lock) and a fair share of
+    the host's cores for Inductor's compile workers."""
     env = dict(os.environ)
     if device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = str(index)
+    if jobs > 1:
+        kind = "cuda" if device.startswith("cuda") else "cpu"
+        env[device_lock.ENV] = os.path.join(tempfile.gettempdir(),
+                                            f"advisor-device-{kind}{index}.lock")
+        cores = len(os.sched_getaffinity(0))
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // jobs)))
     return env
 
 
 class WorkerPool:
-    """N worker processes on this host, one per GPU (CUDA_VISIBLE_DEVICES), on one sweep."""
+    """Worker processes on this host on one sweep: `jobs` per GPU (CUDA_VISIBLE_DEVICES) for
+    `n` GPUs (or `jobs` on the CPU); workers on one device share its lock."""
 
-    def __init__(self, sweep_id: int, n: int, device: str, db_url: str) -> None:
+    def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
         for index in range(n):
-            cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
-                   "--device", worker_device]
-            env = worker_env(index, device)
-            env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` would show a password
-            self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+            for _ in range(jobs):
+                cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
+                       "--device", worker_device]
+                env = worker_env(index, device, jobs)
+                env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` shows it
+                self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 
-    def wait(self) -> list[int]:
+    def wait(self, tick: Callable[[], None] | None = None, every_s: float = 2.0) -> list[int]:
+        """Wait for every worker; `tick` is called every `every_s` meanwhile (progress)."""
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
+            while any(p.poll() is None for p in self.procs):
+                if tick is not None:
+                    tick()
+                time.sleep(every_s)
             return [p.wait() for p in self.procs]
         finally:
             for sig, handler in previous.items():

@@ -133,8 +133,11 @@ class Launcher:
     def run(self, workload_path: str | Path, config: CompileConfig, device: str,
             shapes: list[dict[str, Any]] | None = None, *, measure_warm: bool = True,
             policy: dict[str, Any] | None = None,
-            on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Run one trial and return its record (see advisor.record); never raises for the trial."""
+            on_phase: Callable[[str], None] | None = None,
+            screen_above_ms: float | None = None) -> dict[str, Any]:
+        """Run one trial and return its record (see advisor.record); never raises for the trial.
+        `screen_above_ms`: cut the measurement short when a first short one is above it (the
+        config is clearly dominated; see TrialRun._screen); such a trial skips the warm start."""
         spec: dict[str, Any] = {
             "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(),
@@ -143,6 +146,7 @@ class Launcher:
             "policy": policy,
             "trial_uuid": str(uuid.uuid4()),
             "started_at": now_iso(),
+            "screen_above_ms": screen_above_ms,
         }
         if self.cache_root is not None:
             workdir = self.cache_root / str(spec["trial_uuid"])
@@ -152,7 +156,7 @@ class Launcher:
         try:
             record = self._run_child(spec, workdir, on_phase)
             if (record["status"] == "ok" and measure_warm and config.compiled
-                    and not self._interrupted):
+                    and not self._interrupted and not record.get("screened_out")):
                 record["warm_compile_s"] = self._warm(spec, workdir, on_phase)
         finally:
             self._child = None

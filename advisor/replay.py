@@ -257,6 +257,7 @@ class _Replay:
             fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
             fns = self._serve_fns(fn, args)
             self._serve_untimed(timer, fns)
+            run.lock.hold("measure")
             run.stage = "measure"
             phase("measuring")
             with self._stance():

@@ -32,6 +32,7 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 # for HEARTBEAT_GRACE_S is stale and queued again. Operators (and tests) may tune both.
 HEARTBEAT_INTERVAL_S = int(os.environ.get("ADVISOR_HEARTBEAT_S", "5"))
 HEARTBEAT_GRACE_S = int(os.environ.get("ADVISOR_HEARTBEAT_GRACE_S", "30"))
+SCREEN_FACTOR = 1.5
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class SweepSettings:
     policy: dict[str, Any] | None = None
     # advisor.traffic.Traffic.to_spec(): when set, every trial replays a trace of this traffic
     traffic: list[dict[str, Any]] | None = None
+    # a config whose short first measurement is above screen x the best median so far is
+    # clearly dominated: its full sampling is skipped (None: every config measured in full)
+    screen: float | None = SCREEN_FACTOR
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -252,6 +256,8 @@ class Sweeper:
             self.loaded.path, config, self.settings.device, shapes,
             measure_warm=self.settings.measure_warm, policy=self.settings.policy,
             on_phase=self.observer.phase,
+            screen_above_ms=screen_above_ms(self.store, sweep_id, config,
+                                            self.settings.screen),
         )
         if self.interrupted:
             trial.set_user_attr("interrupted", True)
@@ -262,6 +268,18 @@ class Sweeper:
         best_ms = record_outcome(self.store, study, trial, record, config, sweep_id)
         self.observer.trial_finished(record, best_ms)
         return record
+
+
+def screen_above_ms(store: Any, sweep_id: int, config: CompileConfig,
+                    factor: float | None) -> float | None:
+    """The screening threshold for the next trial: `factor` x the sweep's best passed median
+    so far (None: no screening, no passed trial yet, or the eager fp32 baseline, which is
+    always measured in full since every speedup is relative to it)."""
+    if not factor or config == EAGER_FP32:
+        return None
+    best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
+            if r["status"] == "ok" and r.get("passed") and not r.get("screened_out")]
+    return factor * min(best) if best else None
 
 
 def open_study(url: str, study_name: str, seed: int = 0, heartbeat: bool = False) -> Any:

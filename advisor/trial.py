@@ -22,6 +22,7 @@ from typing import Any
 
 from advisor import fingerprint
 from advisor.config import CompileConfig, shape_name
+from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
 from advisor.measure import (
     SamplingPolicy,
@@ -42,6 +43,7 @@ from advisor.workload import Workload, load_workload
 PHASE_PREFIX = "ADVISOR_PHASE "
 TORCH_DTYPES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 ERROR_TAIL_CHARS = 4000
+SCREEN_SAMPLES = 15  # calls of the short first measurement that can screen a config out
 
 
 def phase(name: str) -> None:
@@ -170,6 +172,7 @@ class TrialRun:
         self.record = empty_record()
         self.stage = "load"
         self._samples: list[list[float]] = []
+        self.lock = DeviceLock.from_env()  # trials sharing the device take turns to measure
 
     def run(self) -> dict[str, Any]:
         rec = self.record
@@ -189,6 +192,10 @@ class TrialRun:
             rec["error_tail"] = _tail(
                 f"[{self.stage}] " + "".join(traceback.format_exception(exc))
             )
+        finally:
+            self.lock.release()
+            if self.lock.enabled:
+                rec["device_wait_s"] = round(self.lock.waited_s, 3)
         return rec
 
     def _run(self) -> None:
@@ -216,6 +223,7 @@ class TrialRun:
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
         _inductor_settings(self.device, self.config)
         torch.set_float32_matmul_precision("highest")
+        self.lock.hold("work")  # held since the child's start (main), unless run in-process
         refs, eager_profile = self._reference(wl, shapes)
         rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
         rec.update(eager_profile)
@@ -306,6 +314,7 @@ class TrialRun:
             outs += [_to_cpu_fp32(timer.call(_rebind(call, fn))) for call in calls[1:]]
             self.stage = "accuracy"
             self._accuracy(wl, refs, outs)
+            self.lock.hold("measure")
             self.stage = "measure"
             phase("measuring")
             frames_before = compiler_facts()["frames_compiled"]
@@ -352,7 +361,7 @@ class TrialRun:
 
     def _measure(self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer) -> dict:
         warmups = warm_up(timer, call, self.policy)
-        stats = Stats(sample(timer, call, self.policy))
+        stats = self._screen(timer, call) or Stats(sample(timer, call, self.policy))
         self._samples.append(stats.samples_ms)  # for the median's confidence interval
         result = {"shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
                   "weight": float(shape["weight"])}
@@ -360,6 +369,23 @@ class TrialRun:
         result["throughput_per_s"] = throughput_per_s(timer, call, self.policy.throughput_calls)
         result["warmup_iters"] = warmups
         return result
+
+
+    def _screen(self, timer: Timer, call: Callable[[], Any]) -> Stats | None:
+        """A short first measurement; its stats when it shows the config clearly dominated.
+
+        The sweep passes ``screen_above_ms`` (a multiple of the best median measured so far):
+        a config whose first SCREEN_SAMPLES calls have a median above it cannot win, so the
+        full sampling is skipped and the record says so (``screened_out``)."""
+        above = self.spec.get("screen_above_ms")
+        if above is None or len(self.spec.get("shapes") or [None]) != 1:
+            return None  # screened: single-shape trials only
+        first = Stats([timer.time_ms(call) for _ in range(SCREEN_SAMPLES)])
+        if first.median_ms <= above:
+            return None
+        self.record["screened_out"] = {"median_ms": first.median_ms, "above_ms": above,
+                                       "samples": SCREEN_SAMPLES}
+        return first
 
 
 def _torch_dtype(name: str) -> Any:
@@ -448,6 +474,9 @@ def _die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     _die_with_parent()
+    # Trials sharing the device (advisor.device_lock): this child's work overlaps theirs, its
+    # measurement (TrialRun, the confirmation) waits for a turn alone.
+    DeviceLock.from_env().hold("work")
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,15 @@ def sweep(
         1, "--workers", help="Worker processes, one per GPU, sharing the sweep (needs every "
         "config of the space: no --trials/--budget)."
     ),
+    jobs: int | None = typer.Option(
+        None, "--jobs", help="Trials at once per device: they compile side by side and take "
+        "turns to measure, alone (default: 4 on a GPU when every config of the space is "
+        "measured, else 1)."
+    ),
+    screen: float = typer.Option(
+        1.5, "--screen", help="Cut short a config whose first short measurement is above this "
+        "multiple of the best median so far (0: measure every config in full)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Measure each config's warm start."),
@@ -88,6 +98,13 @@ def sweep(
         budget_s = parse_budget(budget) if budget else None
         device = resolve_device(device)
         _check_workers(workers, trials, budget_s, device, cuda_device_count())
+        jobs = _jobs(jobs, trials, budget_s, device, resume)
+        if jobs > 1 and device == "cpu":
+            typer.echo("advisor: warning: --jobs on the CPU: each measurement is alone, but "
+                       "shares the cores with the other jobs' process starts (tails widen); "
+                       "it pays off on a GPU", err=True)
+        if screen < 0:
+            raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         for file in files:
             loaded = load_workload(file)
             wl = loaded.workload
@@ -111,7 +128,7 @@ def sweep(
                 _check_resumable(db, wl.name)
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                      timeout_s=timeout_s, measure_warm=warm, shape=dims,
-                                     traffic=replay)
+                                     traffic=replay, screen=screen or None)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
@@ -121,7 +138,7 @@ def sweep(
         if note:  # only once every flag is known to be good: a mistake stays one line
             typer.echo(note, err=True)
         try:
-            outcome = _run(store, loaded, space, settings, resume, workers, keep_caches)
+            outcome = _run(store, loaded, space, settings, resume, workers, jobs, keep_caches)
             if confirm and outcome.status == "finished":
                 outcome = _confirm(store, loaded, settings, outcome)
         except AdvisorError as e:
@@ -146,15 +163,35 @@ def _check_workers(workers: int, trials: int | None, budget_s: float | None, dev
                           "here; one worker per GPU")
 
 
+DEFAULT_GPU_JOBS = 4
+
+
+def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
+          resume: bool) -> int:
+    """Trials at once per device. A pool measures the whole space, so the default overlaps
+    compiles only then, and only on a GPU (a CPU measures with the cores a compile needs)."""
+    whole_space = trials is None and budget_s is None
+    if jobs is None:
+        many = whole_space and device.startswith("cuda") and not resume
+        return min(DEFAULT_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 4)) if many else 1
+    if jobs < 1:
+        raise ConfigError("--jobs must be at least 1")
+    if jobs > 1 and not whole_space:
+        raise ConfigError("--jobs measures every config of the space; drop --trials/--budget "
+                          "or narrow the space with --modes/--dtypes")
+    return jobs
+
+
 def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, workers: int,
-         keep_caches: Path | None) -> Any:
+         jobs: int, keep_caches: Path | None) -> Any:
     from advisor.cli.progress import ProgressObserver
     from advisor.launcher import Launcher
     from advisor.sweep import Sweeper
 
     launcher = Launcher(timeout_s=settings.timeout_s, cache_root=keep_caches)
-    if workers > 1:
-        return _run_pool(store, Sweeper(store, loaded, space, settings, launcher), resume, workers)
+    if workers > 1 or jobs > 1:
+        sweeper = Sweeper(store, loaded, space, settings, launcher)
+        return _run_pool(store, sweeper, resume, workers, jobs)
     with ProgressObserver() as observer:
         return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
 
@@ -176,8 +213,9 @@ def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
     return outcome
 
 
-def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
-    """The sweep shared by `workers` worker processes on this host (advisor.fleet)."""
+def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int) -> Any:
+    """The sweep shared by worker processes on this host (advisor.fleet): `jobs` per device
+    on `workers` devices."""
     from advisor.fleet import WorkerPool, queue_missing
     from advisor.recommend import recommend
     from advisor.sweep import SweepOutcome, open_study
@@ -185,9 +223,10 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
     study = open_study(store.url, study_name, heartbeat=True)
     queued = queue_missing(study, sweeper.space, store.config_keys_done(sweep_id))
-    typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers} workers", err=True)
-    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url)
-    codes = pool.wait()
+    typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
+               f"({jobs} per device)", err=True)
+    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs)
+    codes = pool.wait(tick=_pool_progress(store, sweep_id, len(sweeper.space)))
     done = store.config_keys_done(sweep_id)
     complete = set(sweeper.space.keys()) <= done
     status = "finished" if complete and not pool.interrupted else "interrupted"
@@ -198,6 +237,26 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int) -> Any:
     records = store.trials(sweep_id=sweep_id)
     rec = recommend(sweeper.loaded.workload.name, records, fingerprint["fingerprint_hash"])
     return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+
+
+def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:
+    """A tick that prints a line whenever a worker stored a trial: done, failed, best so far."""
+    seen = [0]
+
+    def tick() -> None:
+        records = store.trials(sweep_id=sweep_id)
+        if len(records) == seen[0]:
+            return
+        seen[0] = len(records)
+        failed = sum(r["status"] != "ok" for r in records)
+        passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
+        best = min(passed, key=lambda r: r["median_ms"]) if passed else None
+        best_text = (f"best {best['config']['dtype']} + {best['config']['mode']} "
+                     f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
+        typer.echo(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
+                   f"{best_text}", err=True)
+
+    return tick
 
 
 def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:

@@ -1,0 +1,69 @@
+"""Trials that share a device take turns: compile side by side, measure alone.
+
+Several trial processes may run at once on one device (`advisor sweep --jobs N`): compilation is
+CPU-bound and overlaps well, but a measurement must see a device (and a host) that nothing else
+is using. The processes coordinate through a lock file named by ``ADVISOR_DEVICE_LOCK``:
+
+- ``hold("work")``, a shared hold, covers everything of a trial child that may overlap other
+  trials' (imports, building the model, the eager reference, compiling, the first call, the
+  accuracy check): a child takes it as its first step, so nothing of it runs unaccounted;
+- ``hold("measure")``, an exclusive hold, covers warm-up, timed samples and profiling: no other
+  trial compiles or touches the device meanwhile.
+
+A measurement waiting for its turn goes first: new shared holds queue behind it (a turnstile
+lock beside the main one), so compiles cannot starve it. Time spent waiting is counted apart
+(`waited_s`) and never inside a timed section. Without the variable every hold is a no-op. The
+kernel drops a dead process's locks, so a crash never wedges the others.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from typing import IO
+
+ENV = "ADVISOR_DEVICE_LOCK"
+_PROCESS_LOCK: DeviceLock | None = None
+
+
+class DeviceLock:
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.mode: str | None = None
+        self.waited_s = 0.0
+        self._main: IO[str] | None = None
+
+    @classmethod
+    def from_env(cls) -> DeviceLock:
+        """This process's lock (one per process: two open files of one process would block
+        each other)."""
+        global _PROCESS_LOCK
+        if _PROCESS_LOCK is None:
+            _PROCESS_LOCK = cls(os.environ.get(ENV) or None)
+        return _PROCESS_LOCK
+
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    def hold(self, mode: str) -> None:
+        """Hold the lock in `mode` ("work": shared, "measure": exclusive), switching if needed."""
+        if mode not in ("work", "measure"):
+            raise ValueError(f"unknown lock mode {mode!r}")
+        if self.path is None or self.mode == mode:
+            return
+        self.release()
+        t0 = time.perf_counter()
+        with open(self.path + ".turnstile", "a") as turnstile:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)  # in line behind a waiting measurement
+            main = open(self.path, "a")  # noqa: SIM115 - kept open while held
+            fcntl.flock(main, fcntl.LOCK_EX if mode == "measure" else fcntl.LOCK_SH)
+        self._main, self.mode = main, mode
+        self.waited_s += time.perf_counter() - t0
+
+    def release(self) -> None:
+        if self._main is not None:
+            fcntl.flock(self._main, fcntl.LOCK_UN)
+            self._main.close()
+        self._main, self.mode = None, None
