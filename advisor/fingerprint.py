@@ -50,9 +50,17 @@ def stable_hash(fields: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def _hashed(key: str, value: Any) -> Any:
+    # Host memory moves by megabytes between identical machines (what the kernel reserves):
+    # hashed in whole GiB, or a recommendation would go stale on the next identical host.
+    if key == "host_memory_bytes" and isinstance(value, int):
+        return round(value / 2**30)
+    return value
+
+
 def add_hashes(fp: dict[str, Any]) -> dict[str, Any]:
     """Fill in device_hash, env_hash and fingerprint_hash from the fields."""
-    fp["device_hash"] = stable_hash({k: fp.get(k) for k in DEVICE_FIELDS})
+    fp["device_hash"] = stable_hash({k: _hashed(k, fp.get(k)) for k in DEVICE_FIELDS})
     fp["env_hash"] = stable_hash({k: fp.get(k) for k in ENV_FIELDS})
     fp["fingerprint_hash"] = stable_hash(
         {"device": fp["device_hash"], "env": fp["env_hash"]}

@@ -590,6 +590,12 @@ def _f(value: Any, spec: str = ".4f") -> str:
     return format(value, spec) if isinstance(value, (int, float)) else str(value)
 
 
+def _correct(c: dict[str, Any]) -> str:
+    if c.get("grid_correct") and not c.get("grid_passed"):
+        return "yes (quality failed)"
+    return _f(c.get("grid_correct"))
+
+
 def markdown(r: dict[str, Any]) -> str:
     pick = r["pick"] or {}
     best = r["grid_best"] or {}
@@ -624,10 +630,12 @@ def markdown(r: dict[str, Any]) -> str:
     for c in r["configs"]:
         grid_median = _f(c.get("grid_median_ms")) if c["grid_status"] == "ok" else c.get(
             "grid_error") or c["grid_status"]
+        own_median = _f(c.get("advisor_median_ms")) if c["advisor_status"] == "ok" else c.get(
+            "advisor_error") or c["advisor_status"]
         lines.append(
             f"| {c['config']} | {grid_median} | {_f(c.get('grid_cold_s'), '.2f')} | "
-            f"{_f(c.get('grid_child_wall_s'), '.1f')} | {_f(c.get('grid_passed'))} | "
-            f"{_f(c.get('advisor_median_ms'))} | {_f(c.get('advisor_cold_s'), '.2f')} | "
+            f"{_f(c.get('grid_child_wall_s'), '.1f')} | {_correct(c)} | "
+            f"{own_median} | {_f(c.get('advisor_cold_s'), '.2f')} | "
             f"{_f(c.get('advisor_trial_wall_s'), '.1f')} | {_f(c.get('screened'))} |")
     return "\n".join(lines) + "\n"
 
