@@ -232,6 +232,7 @@ class Plan:
     order: str
     child_timeout_s: float
     out: Path
+    keep_db: Path | None = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -258,6 +259,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dtypes", help="comma-separated dtypes (default: the advisor's)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     p.add_argument("--sweep-args", default="", help="more arguments for `advisor sweep`")
+    p.add_argument("--keep-db", type=Path, help="the advisor's results database (SQLite "
+                   "file; default: a temporary one), kept for a later `advisor recommend`")
     p.add_argument("--skip-grid-modes", default="", help="modes left out of the grid")
     p.add_argument("--order", choices=ORDERS, default="grid-first")
     p.add_argument("--child-timeout", type=float, default=900.0,
@@ -303,6 +306,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         dims=_dims(args.shape, wl, device), modes=modes, dtypes=dtypes,
         configs=list(space.configs), skip_grid_modes=skip, sweep_args=sweep_args,
         order=args.order, child_timeout_s=args.child_timeout, out=args.out,
+        keep_db=args.keep_db.resolve() if args.keep_db else None,
     )
 
 
@@ -428,7 +432,7 @@ def _grid_line(r: dict[str, Any]) -> str:
 def run_advisor(plan: Plan, tmp: Path) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "advisor", "sweep", str(plan.workload_path),
            "--device", plan.device, "--shape", shape_name(plan.dims),
-           "--db", f"sqlite:///{tmp / 'bench.db'}", "--json"]
+           "--db", f"sqlite:///{plan.keep_db or tmp / 'bench.db'}", "--json"]
     if plan.modes:
         cmd += ["--modes", ",".join(plan.modes)]
     if plan.dtypes:

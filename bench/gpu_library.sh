@@ -58,4 +58,4 @@ done
 wait; echo "end $(date +%T)"
 python3 bench/gpu_summary.py .gpu/*.db
 tail -n 12 $R/*.txt $R/confirm.err 2>/dev/null | cut -c1-300
-cp .gpu/*.db $R/; tar czf $OUT/library.tgz -C .gpu results
+cp .gpu/*.db* $R/; tar czf $OUT/library.tgz -C .gpu results
