@@ -32,7 +32,9 @@ class DeviceLock:
         self.path = path
         self.mode: str | None = None
         self.waited_s = 0.0
+        self.windows: list[tuple[float, float]] = []  # wall-clock spans held in "measure"
         self._main: IO[str] | None = None
+        self._since = 0.0
 
     @classmethod
     def from_env(cls) -> DeviceLock:
@@ -61,9 +63,12 @@ class DeviceLock:
             fcntl.flock(main, fcntl.LOCK_EX if mode == "measure" else fcntl.LOCK_SH)
         self._main, self.mode = main, mode
         self.waited_s += time.perf_counter() - t0
+        self._since = time.time()
 
     def release(self) -> None:
         if self._main is not None:
+            if self.mode == "measure":
+                self.windows.append((self._since, time.time()))
             fcntl.flock(self._main, fcntl.LOCK_UN)
             self._main.close()
         self._main, self.mode = None, None

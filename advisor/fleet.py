@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from advisor import device_lock
-from advisor.config import CompileConfig
+from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError, WorkloadError
 from advisor.launcher import Launcher
 from advisor.space import Space
@@ -50,6 +50,15 @@ def space_of(sweep: dict[str, Any]) -> Space:
     return Space(tuple(CompileConfig.from_dict(c) for c in configs))
 
 
+def queue_order(space: Space) -> list[CompileConfig]:
+    """The order workers take configs in: the eager fp32 baseline first (every speedup and the
+    screen need it), then the costliest compile modes first, so that several workers finish
+    together instead of one compiling max-autotune alone at the end (longest first)."""
+    rest = [c for c in space.configs if c != EAGER_FP32]
+    rest.sort(key=lambda c: -MODE_COST_ORDER[c.mode])  # stable: dtypes keep their order
+    return ([EAGER_FP32] if EAGER_FP32 in space.configs else []) + rest
+
+
 def queue_missing(study: Any, space: Space, done: set[str]) -> int:
     """Queue every config of the space that is neither stored nor queued nor running."""
     held = {
@@ -57,7 +66,7 @@ def queue_missing(study: Any, space: Space, done: set[str]) -> int:
         for t in study.get_trials(deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))
     }
     queued = 0
-    for config in space.configs:
+    for config in queue_order(space):
         if config.key not in done and config.key not in held:
             study.enqueue_trial(_params(config, space), user_attrs={"queued": True})
             queued += 1
@@ -221,10 +230,10 @@ class Heartbeat:
         self.thread.join()
 
 
-def worker_env(index: int, device: str, jobs: int = 1) -> dict[str, str]:
+def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict[str, str]:
     """A worker's environment: its GPU and, when `jobs` workers share it, the device lock
     through which their trials take turns to measure (advisor.device_lock) and a fair share of
-    the host's cores for Inductor's compile workers."""
+    the host's cores (among all `workers` of the host) for Inductor's compile workers."""
     env = dict(os.environ)
     if device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = str(index)
@@ -233,7 +242,7 @@ def worker_env(index: int, device: str, jobs: int = 1) -> dict[str, str]:
         env[device_lock.ENV] = os.path.join(tempfile.gettempdir(),
                                             f"advisor-device-{kind}{index}.lock")
         cores = len(os.sched_getaffinity(0))
-        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // jobs)))
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
     return env
 
 
@@ -249,7 +258,7 @@ class WorkerPool:
             for _ in range(jobs):
                 cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
                        "--device", worker_device]
-                env = worker_env(index, device, jobs)
+                env = worker_env(index, device, jobs, n * jobs)
                 env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` shows it
                 self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 

@@ -194,8 +194,9 @@ class TrialRun:
             )
         finally:
             self.lock.release()
-            if self.lock.enabled:
+            if self.lock.enabled:  # the turns it took on a shared device (advisor.device_lock)
                 rec["device_wait_s"] = round(self.lock.waited_s, 3)
+                rec["measured_alone"] = [list(w) for w in self.lock.windows]
         return rec
 
     def _run(self) -> None:
@@ -369,7 +370,6 @@ class TrialRun:
         result["throughput_per_s"] = throughput_per_s(timer, call, self.policy.throughput_calls)
         result["warmup_iters"] = warmups
         return result
-
 
     def _screen(self, timer: Timer, call: Callable[[], Any]) -> Stats | None:
         """A short first measurement; its stats when it shows the config clearly dominated.

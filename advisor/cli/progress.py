@@ -25,6 +25,9 @@ class ProgressObserver:
             TextColumn("{task.fields[left]}"),
             console=self.console,
             transient=False,
+            # Redrawing is the parent's only work while a child measures: once a second keeps
+            # it off the cores a CPU measurement uses.
+            refresh_per_second=1,
         )
         self.task: Any = None
         self.started_at = time.monotonic()

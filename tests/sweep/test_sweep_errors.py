@@ -65,6 +65,9 @@ def test_bad_files(dirs: tuple[Path, Path], file: str, words: str) -> None:
         (["--budget", "xyz"], "bad budget 'xyz'"),
         (["--budget", "0s"], "bad budget '0s'"),
         (["--resume"], "no interrupted sweep"),
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--jobs", "2", "--trials", "2"], "--jobs measures every config of the space"),
+        (["--screen", "-1"], "--screen must be 0 (off) or a factor"),
     ],
 )
 def test_bad_flags(dirs: tuple[Path, Path], flags: list[str], words: str) -> None:

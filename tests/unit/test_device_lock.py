@@ -82,3 +82,15 @@ def test_switching_modes_in_one_process_counts_the_wait(tmp_path):
     lock.release()
     other.join(10)
     assert other.exitcode == 0
+
+
+def test_measurement_windows_are_recorded(tmp_path):
+    lock = DeviceLock(str(tmp_path / "device.lock"))
+    lock.hold("work")
+    lock.hold("measure")
+    time.sleep(0.05)
+    lock.hold("work")  # leaving "measure" closes its window
+    lock.release()
+    assert len(lock.windows) == 1
+    start, end = lock.windows[0]
+    assert end - start >= 0.04

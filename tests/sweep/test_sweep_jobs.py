@@ -1,0 +1,57 @@
+"""Sweeps that overlap trials (`--jobs`) and cut dominated configs short (`--screen`), for real.
+
+`--jobs 2` on the CPU runs two workers whose trials share the device lock: every stored trial
+says how long it waited for its turns and when it measured, and no two measurements overlap.
+`--screen` with a tiny factor screens out every config measured after the first passed one,
+except the eager fp32 baseline, which is always measured in full.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from sweep_support import FOUR_DTYPES, advisor, json_out, open_store, sqlite_url
+
+from advisor.config import EAGER_FP32
+from advisor.trial import SCREEN_SAMPLES
+
+pytestmark = pytest.mark.slow
+
+
+def test_jobs_overlap_trials_but_never_measurements(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    done = advisor("sweep", FOUR_DTYPES, "--db", url, "--no-warm", "--modes", "eager",
+                   "--jobs", "2", "--screen", "0", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "configs queued for 2 workers (2 per device)" in done.stderr
+    assert "4/4 trials, 0 failed" in done.stderr  # the pool's progress lines
+    assert json_out(done)["status"] == "finished"
+    with open_store(url) as store:
+        records = store.trials()
+    assert sorted(r["config"]["dtype"] for r in records) == ["bf16", "fp16", "fp32", "tf32"]
+    windows = []
+    for r in records:
+        assert r["status"] == "ok" and r["device_wait_s"] >= 0
+        assert len(r["measured_alone"]) == 1  # one exclusive turn: warm-up, samples, profile
+        windows.append(tuple(r["measured_alone"][0]))
+    for (a0, a1), (b0, b1) in itertools.combinations(windows, 2):
+        assert a1 <= b0 or b1 <= a0, (windows, "two trials measured at once")
+
+
+def test_screen_cuts_dominated_configs_short_but_never_the_baseline(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    # A factor of 1e-6: any config measured after a passed one is "dominated".
+    done = advisor("sweep", FOUR_DTYPES, "--db", url, "--no-warm", "--modes", "eager",
+                   "--dtypes", "fp32,bf16", "--screen", "0.000001", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with open_store(url) as store:
+        records = {r["config_key"]: r for r in store.trials()}
+    baseline = records.pop(EAGER_FP32.key)
+    assert "screened_out" not in baseline and baseline["n_samples"] > SCREEN_SAMPLES
+    (bf16,) = records.values()
+    assert bf16["status"] == "ok"
+    assert bf16["screened_out"]["samples"] == SCREEN_SAMPLES
+    assert bf16["n_samples"] == SCREEN_SAMPLES
+    assert bf16["screened_out"]["above_ms"] == pytest.approx(baseline["median_ms"] * 1e-6)
