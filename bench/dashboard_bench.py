@@ -20,6 +20,7 @@ Target: every page's first render under 2 s. Results: bench/results/dashboard_be
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -228,12 +229,22 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cores": os.cpu_count(),
+        "cpu_model": _cpu_model(),
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         "streamlit": st.__version__,
         "pandas": pandas.__version__,
         "sqlalchemy": sqlalchemy.__version__,
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (page timings differ by machine: say which one)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -259,7 +270,8 @@ def markdown(report: dict[str, Any]) -> str:
         "and the browser's first load of the app included: the cost of the first visit after "
         "`advisor dashboard` starts). Under 2 s: server cold and browser first render.",
         "",
-        f"Machine: {m['cores']} cores, {m['platform']}, Python {m['python']}, Streamlit "
+        f"Machine: {m['cores']} cores ({m.get('cpu_model', 'unknown CPU')}), {m['platform']}, "
+        f"Python {m['python']}, Streamlit "
         f"{m['streamlit']}, pandas {m['pandas']}, SQLAlchemy {m['sqlalchemy']}; 1-minute load "
         f"average at the end: {m['load_average_1m_at_end']}.",
         "",
