@@ -32,9 +32,10 @@ PAGES = {"recommendations": "Recommendations", "workload": "Workload", "fleet": 
 START_TIMEOUT_S = 60
 PAGE_TIMEOUT_MS = 30_000
 SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
-DRAWN = (
+DRAWN = (  # every chart drawn, and no placeholder left of an element still on its way
     "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
     ".every(e => e.querySelector('canvas, svg'))"
+    " && !document.querySelector('[data-testid*=Skeleton]')"
 )
 
 
