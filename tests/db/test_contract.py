@@ -352,7 +352,8 @@ def test_a_bad_import_writes_nothing(store: ResultStore, make: SimpleNamespace) 
 
 
 def test_optuna_shares_the_database(store: ResultStore, make: SimpleNamespace) -> None:
-    optuna = pytest.importorskip("optuna")
+    import optuna
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(storage=store.url, study_name="shared")
     study.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=2)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from advisor.workload import load_workload
-
-torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_SEQ = ROOT / "tests" / "workloads" / "tiny_seq.py"
@@ -55,7 +54,6 @@ def test_tiny_seq_pad_and_cut_round_trip(small: dict[str, int], big: dict[str, i
 
 
 def test_reranker_pad_and_cut_round_trip() -> None:
-    pytest.importorskip("transformers")
     wl = load_workload(RERANKER).workload
     torch.manual_seed(0)
     model = wl.build("cpu", torch.float32)

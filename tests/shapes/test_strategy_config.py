@@ -103,7 +103,8 @@ def test_space_adds_strategies_to_compiled_configs_only() -> None:
 
 
 def test_sweep_params_and_suggest_carry_the_strategy() -> None:
-    optuna = pytest.importorskip("optuna")
+    import optuna
+
     from advisor.sweep import _params, _suggest
 
     space = build_space(

@@ -73,7 +73,8 @@ def test_buckets_need_pad_and_cut(tmp_path: Path) -> None:
 
 
 def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
-    optuna = pytest.importorskip("optuna")
+    import optuna
+
     (tmp_path / "requests.csv").write_text("batch,seq\n" + "2,5\n" * 4 + "2,7\n" * 3 + "2,30\n")
     url = f"sqlite:///{tmp_path / 'sweep.sqlite'}"
     result = advisor(

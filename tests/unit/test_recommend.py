@@ -708,7 +708,8 @@ def test_python_export_is_valid_python_with_the_compile_call() -> None:
 
 
 def test_yaml_export_reads_back_as_the_json_export() -> None:
-    yaml = pytest.importorskip("yaml")
+    import yaml
+
     records = [eager_fp32(6.2), trial("reduce-overhead", "bf16", 0.96, median_ci_ms=[0.9, 1.0])]
     data = export_dict(recommend("reranker: v2", records, "fp-1"))
     data["note"] = 'quotes " and : colons, yes'
