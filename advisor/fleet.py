@@ -27,7 +27,7 @@ from typing import Any
 from advisor import device_lock
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError, WorkloadError
-from advisor.launcher import Launcher
+from advisor.launcher import CACHE_ROOT_ENV, Launcher
 from advisor.space import Space
 from advisor.sweep import (
     HEARTBEAT_INTERVAL_S,
@@ -93,7 +93,8 @@ class Worker:
         self.sweep = store.get_sweep(sweep_id)
         self.device = device
         settings = self.sweep["settings"]
-        self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0))
+        self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0),
+                                             cache_root=os.environ.get(CACHE_ROOT_ENV) or None)
         self.observer = observer or QuietObserver()
         self.space = space_of(self.sweep)
         self.stop = threading.Event()
@@ -181,7 +182,8 @@ class Worker:
         with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 loaded.path, config, self.device, shapes,
-                measure_warm=settings.get("measure_warm", True), policy=settings.get("policy"),
+                measure_warm=settings.get("measure_warm", True) and settings.get("warm_all"),
+                policy=settings.get("policy"),
                 on_phase=self.observer.phase,
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                                 settings.get("screen")),
@@ -231,16 +233,21 @@ class Heartbeat:
 
 
 def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict[str, str]:
-    """A worker's environment: its GPU and, when `jobs` workers share it, the device lock
-    through which their trials take turns to measure (advisor.device_lock) and a fair share of
-    the host's cores (among all `workers` of the host) for Inductor's compile workers."""
+    """A worker's environment: its GPU (the index-th of those this process may see) and, when
+    `jobs` workers share it, the device lock through which their trials take turns to measure
+    (advisor.device_lock; named after the GPU itself, so sweeps started on other GPUs of the
+    host keep their own) and a fair share of the host's cores (among all `workers` of the host)
+    for Inductor's compile workers."""
     env = dict(os.environ)
+    name = f"cpu{index}"
     if device.startswith("cuda"):
-        env["CUDA_VISIBLE_DEVICES"] = str(index)
+        visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
+                   if d.strip()]
+        gpu = visible[index] if index < len(visible) else str(index)
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+        name = "cuda-" + "".join(c if c.isalnum() or c == "-" else "_" for c in gpu)
     if jobs > 1:
-        kind = "cuda" if device.startswith("cuda") else "cpu"
-        env[device_lock.ENV] = os.path.join(tempfile.gettempdir(),
-                                            f"advisor-device-{kind}{index}.lock")
+        env[device_lock.ENV] = os.path.join(tempfile.gettempdir(), f"advisor-device-{name}.lock")
         cores = len(os.sched_getaffinity(0))
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
     return env
@@ -250,7 +257,8 @@ class WorkerPool:
     """Worker processes on this host on one sweep: `jobs` per GPU (CUDA_VISIBLE_DEVICES) for
     `n` GPUs (or `jobs` on the CPU); workers on one device share its lock."""
 
-    def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1) -> None:
+    def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1,
+                 cache_root: str | None = None) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
@@ -260,6 +268,8 @@ class WorkerPool:
                        "--device", worker_device]
                 env = worker_env(index, device, jobs, n * jobs)
                 env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` shows it
+                if cache_root is not None:  # trials' caches kept for the leader's warm start
+                    env[CACHE_ROOT_ENV] = cache_root
                 self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 
     def wait(self, tick: Callable[[], None] | None = None, every_s: float = 2.0) -> list[int]:

@@ -114,6 +114,11 @@ def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, s
     return "crash", f"the child exited with code {code} without writing a result"
 
 
+# Workers of a pooled sweep keep their trials' caches under this folder (the sweep measures
+# its leader's warm start from there once the trials are done).
+CACHE_ROOT_ENV = "ADVISOR_KEEP_CACHES"
+
+
 class Launcher:
     """Runs trials one at a time; `kill()` (from a signal handler) stops the running one."""
 
@@ -164,6 +169,24 @@ class Launcher:
                 shutil.rmtree(workdir, ignore_errors=True)
         record["finished_at"] = now_iso()
         return record
+
+    def warm_start(self, workload_path: str | Path, config: CompileConfig, device: str,
+                   shapes: list[dict[str, Any]] | None, trial_uuid: str) -> float | None:
+        """The warm start of a finished trial whose cache this launcher kept (under
+        cache_root/<trial uuid>): a fresh process compiling from that cache, time to the first
+        result. None when the cache is not here (no cache root, or the trial ran on another
+        host) or the start failed."""
+        if self.cache_root is None or not config.compiled:
+            return None
+        workdir = self.cache_root / trial_uuid
+        if not (workdir / "inductor-cache").is_dir():
+            return None
+        spec = {"workload_path": str(Path(workload_path).resolve()), "config": config.to_dict(),
+                "device": device, "shapes": shapes, "trial_uuid": trial_uuid}
+        try:
+            return self._warm(spec, workdir, None)
+        finally:
+            self._child = None
 
     def probe(self, device: str) -> dict[str, Any]:
         """The fingerprint of `device`, collected in a child (the parent never touches a GPU)."""

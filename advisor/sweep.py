@@ -7,6 +7,8 @@ otherwise Optuna's TPE picks the next config. Objective: steady-state median lat
 that fails correctness or quality is infeasible (an Optuna constraint); a failed trial is stored
 with its reason and the sweep goes on. SIGINT/SIGTERM kill the running trial, keep every finished
 one and mark the sweep interrupted; `resume=True` continues it without re-running a config.
+Once the trials are done, a second process compiling from the recommended config's kept cache
+measures its warm start (every compiled config's with ``warm_all``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class SweepSettings:
     n_trials: int | None = None
     budget_s: float | None = None
     timeout_s: float = 900.0
-    measure_warm: bool = True
+    measure_warm: bool = True  # the recommended config's warm start, after the trials
+    warm_all: bool = False  # every compiled config's, one more process per trial
     seed: int = 0
     shape: dict[str, int] | None = None
     policy: dict[str, Any] | None = None
@@ -200,9 +203,43 @@ class Sweeper:
                 signal.signal(sig, handler)
         status = "interrupted" if self.interrupted else "finished"
         self.store.finish_sweep(sweep_id, status)
+        return self.outcome(sweep_id, status, fingerprint, study_name)
+
+    def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
+                study_name: str) -> SweepOutcome:
+        """The sweep's records and recommendation; for a finished sweep, with the recommended
+        config's warm start measured first (unless the settings say otherwise)."""
+        name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
-        rec = recommend(self.loaded.workload.name, records, fingerprint["fingerprint_hash"])
+        rec = recommend(name, records, fp_hash)
+        if status == "finished" and self._warm_start(rec, records):
+            records = self.store.trials(sweep_id=sweep_id)
+            rec = recommend(name, records, fp_hash)
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+
+    def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
+        """Measure the leader's warm start from its kept cache; True when one was stored."""
+        best = rec.best
+        if not self.settings.measure_warm or best is None or self.interrupted:
+            return False
+        record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
+        if record is None or record.get("warm_compile_s") is not None:
+            return False
+        self.observer.phase("warm start of the recommended config")
+        value = self.launcher.warm_start(self.loaded.path, CompileConfig.from_dict(
+            record["config"]), self.settings.device, self.shapes(), best.trial_uuid)
+        if value is None:
+            return False
+        self.store.set_warm_start(best.trial_uuid, value)
+        return True
+
+    def shapes(self) -> list[dict[str, Any]] | None:
+        """What every trial measures: the traffic replay, one shape, or the workload's own."""
+        if self.settings.traffic:  # a replay: every config serves the same trace
+            return self.settings.traffic
+        if self.settings.shape:
+            return [{"dims": self.settings.shape, "weight": 1.0}]
+        return None
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
@@ -247,14 +284,10 @@ class Sweeper:
     def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
                  trial: Any, study: Any) -> dict[str, Any] | None:
         self.observer.trial_started(config)
-        shapes = None
-        if self.settings.shape:
-            shapes = [{"dims": self.settings.shape, "weight": 1.0}]
-        if self.settings.traffic:  # a replay: every config serves the same trace
-            shapes = self.settings.traffic
         record = self.launcher.run(
-            self.loaded.path, config, self.settings.device, shapes,
-            measure_warm=self.settings.measure_warm, policy=self.settings.policy,
+            self.loaded.path, config, self.settings.device, self.shapes(),
+            measure_warm=self.settings.measure_warm and self.settings.warm_all,
+            policy=self.settings.policy,
             on_phase=self.observer.phase,
             screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                             self.settings.screen),

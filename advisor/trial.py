@@ -210,6 +210,9 @@ class TrialRun:
             "name": wl.name, "path": str(loaded.path), "source_sha256": loaded.source_sha256,
             "info": {},
         }
+        # From here on this child touches the device: imports and loading above overlap other
+        # trials' measurements, everything below waits while one runs (advisor.device_lock).
+        self.lock.hold("work")
         rec["fingerprint"] = fingerprint.collect(self.device)
         if self.config.dtype not in wl.dtypes:
             raise WorkloadError(
@@ -224,7 +227,6 @@ class TrialRun:
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
         _inductor_settings(self.device, self.config)
         torch.set_float32_matmul_precision("highest")
-        self.lock.hold("work")  # held since the child's start (main), unless run in-process
         refs, eager_profile = self._reference(wl, shapes)
         rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
         rec.update(eager_profile)
@@ -438,6 +440,7 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     device = spec["device"]
     _inductor_settings(device, config)
     wl = load_workload(spec["workload_path"]).workload
+    DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
     replay = replay_plan(spec, config, wl)
     if replay is not None:
         return replay_warm_start(spec, config, wl, replay, device)
@@ -474,12 +477,15 @@ def _die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     _die_with_parent()
-    # Trials sharing the device (advisor.device_lock): this child's work overlaps theirs, its
-    # measurement (TrialRun, the confirmation) waits for a turn alone.
-    DeviceLock.from_env().hold("work")
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)
+    # Trials sharing the device (advisor.device_lock) take turns to measure, alone. On a GPU
+    # each kind of child takes the shared hold where it starts to use the GPU (its imports and
+    # loading may overlap another's measurement); on the CPU the device is the host's cores,
+    # so all of the child is device work.
+    if not str(spec.get("device", "")).startswith("cuda"):
+        DeviceLock.from_env().hold("work")
     result: dict[str, Any]
     if spec.get("probe"):
         result = fingerprint.collect(spec["device"])

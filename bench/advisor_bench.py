@@ -7,6 +7,12 @@
         [--sweep-args "--screen 0"] [--skip-grid-modes max-autotune] \\
         [--order grid-first|advisor-first] [--child-timeout 900]
 
+    # a grid longer than one sitting: its parts, each its own run (on GPUs of one kind and
+    # stack, each part alone on its GPU), then the advisor against the parts put together
+    python bench/advisor_bench.py ... --grid-part 1/2     # writes ..._grid1of2.json
+    python bench/advisor_bench.py ... --grid-part 2/2
+    python bench/advisor_bench.py ... --grid-from OUT/..._grid1of2.json,OUT/..._grid2of2.json
+
 Method.
 
 1. Startup overhead: a child that only imports torch, loads the workload and builds the model
@@ -36,7 +42,12 @@ Method.
    --modes M --dtypes T --db sqlite:///<tmp>/bench.db --json`` plus ``--sweep-args``, timed by
    wall clock; its JSON gives the recommendation and every trial record.
 
-Grid then advisor by default (``--order advisor-first`` flips it). Both measure the same shape:
+Grid then advisor by default (``--order advisor-first`` flips it). ``--grid-part K/N`` runs only
+every N-th config of the grid from the K-th on (the parts balance the modes' costs) and writes
+that part alone; ``--grid-from`` skips the grid and puts the parts together instead: they must
+cover the space exactly once, with one device name, driver and software stack; the grid's wall
+is the sum of the parts' walls (what one GPU running them one after another takes). Both measure
+the same shape:
 ``--shape``, else on a CPU the workload's smallest traffic shape (the advisor's CPU default),
 else the workload's default shape; it is passed to the advisor explicitly.
 
@@ -233,6 +244,8 @@ class Plan:
     child_timeout_s: float
     out: Path
     keep_db: Path | None = None
+    grid_part: tuple[int, int] | None = None  # (K, N): only the K-th of N parts of the grid
+    grid_from: list[Path] | None = None  # parts run earlier, instead of the grid
 
 
 class _Parser(argparse.ArgumentParser):
@@ -265,6 +278,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--order", choices=ORDERS, default="grid-first")
     p.add_argument("--child-timeout", type=float, default=900.0,
                    help="seconds before a grid child is killed")
+    p.add_argument("--grid-part", help="K/N: run only the K-th of N parts of the grid, write it "
+                   "and stop (no advisor)")
+    p.add_argument("--grid-from", help="comma-separated grid parts written by --grid-part: "
+                   "the grid, put together, instead of running it")
     p.add_argument("--grid-child", help=argparse.SUPPRESS)
     p.add_argument("--startup-child", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -296,6 +313,14 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if unknown:
         raise ConfigError(f"--skip-grid-modes: unknown mode {unknown[0]!r}; choose from "
                           f"{', '.join(MODES)}")
+    if args.grid_part and args.grid_from:
+        raise ConfigError("--grid-part runs a part of the grid and --grid-from reads parts: "
+                          "give one of them")
+    grid_part = _part(args.grid_part) if args.grid_part else None
+    grid_from = [Path(f) for f in args.grid_from.split(",") if f] if args.grid_from else None
+    for f in grid_from or []:
+        if not f.is_file():
+            raise ConfigError(f"--grid-from: no file {f}; write it with --grid-part")
     device = resolve_device(args.device)
     loaded = load_workload(args.workload)
     wl = loaded.workload
@@ -307,7 +332,18 @@ def make_plan(args: argparse.Namespace) -> Plan:
         configs=list(space.configs), skip_grid_modes=skip, sweep_args=sweep_args,
         order=args.order, child_timeout_s=args.child_timeout, out=args.out,
         keep_db=args.keep_db.resolve() if args.keep_db else None,
+        grid_part=grid_part, grid_from=grid_from,
     )
+
+
+def _part(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--grid-part {text!r}: write it as K/N, e.g. 1/2") from None
+    if not 1 <= k <= n:
+        raise ConfigError(f"--grid-part {text!r}: K must be between 1 and N")
+    return k, n
 
 
 def _dims(shape: str | None, wl: Any, device: str) -> dict[str, int]:
@@ -395,11 +431,21 @@ def measure_startup(plan: Plan, tmp: Path) -> dict[str, Any]:
     }
 
 
+def grid_configs(plan: Plan) -> list[CompileConfig]:
+    """The configs this run's grid measures: all, or every N-th from the K-th (a part)."""
+    if plan.grid_part is None:
+        return plan.configs
+    k, n = plan.grid_part
+    return plan.configs[k - 1::n]
+
+
 def run_grid(plan: Plan, tmp: Path) -> dict[str, Any]:
     rows = []
-    n = len(plan.configs)
+    configs = grid_configs(plan)
+    n = len(configs)
+    started = datetime.now().astimezone().isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    for i, config in enumerate(plan.configs, 1):
+    for i, config in enumerate(configs, 1):
         row: dict[str, Any] = {"key": config.key, "label": config.label,
                                "config": config.to_dict()}
         if config.mode in plan.skip_grid_modes:
@@ -416,7 +462,54 @@ def run_grid(plan: Plan, tmp: Path) -> dict[str, Any]:
     ran = [r for r in rows if r["status"] != "skipped"]
     say(f"grid: {len(ran)} configs in {wall_s:.1f} s; best "
         + (f"{best['label']} {best['median_ms']:.4f} ms" if best else "none (no config passed)"))
-    return {"wall_s": wall_s, "rows": rows, "best": best}
+    return {"wall_s": wall_s, "rows": rows, "best": best, "started": started}
+
+
+STACK_KEYS = ("device_name", "driver_version", "torch_version", "triton_version",
+              "cuda_runtime_version")
+
+
+def grid_from_parts(plan: Plan) -> dict[str, Any]:
+    """The grid put together from its parts (see --grid-part): every config exactly once, one
+    device and stack; the wall is the sum of the parts' walls."""
+    parts = [json.loads(f.read_text()) for f in plan.grid_from or []]
+    by_key: dict[str, dict[str, Any]] = {}
+    for f, part in zip(plan.grid_from or [], parts, strict=True):
+        if part.get("kind") != "grid-part" or part.get("workload") != plan.workload_name or (
+                part.get("shape") != shape_name(plan.dims)):
+            raise ConfigError(f"--grid-from: {f} is not a grid part of {plan.workload_name} at "
+                              f"{shape_name(plan.dims)}")
+        for row in part["rows"]:
+            if row["key"] in by_key:
+                raise ConfigError(f"--grid-from: {row['label']} is in two parts")
+            by_key[row["key"]] = row
+    missing = [c.label for c in plan.configs if c.key not in by_key]
+    if missing or len(by_key) != len(plan.configs):
+        raise ConfigError(f"--grid-from: the parts do not cover the space (missing: "
+                          f"{', '.join(missing) or 'none'}; {len(by_key)} configs in the parts)")
+    stacks = {tuple(r.get(k) for k in STACK_KEYS) for r in by_key.values() if r["status"] == "ok"}
+    if len(stacks) > 1:
+        raise ConfigError(f"--grid-from: the parts ran on different devices or stacks: {stacks}")
+    rows = [by_key[c.key] for c in plan.configs]
+    passing = [r for r in rows if r["status"] == "ok" and r["passed"]]
+    return {"wall_s": sum(p["wall_s"] for p in parts), "rows": rows,
+            "best": min(passing, key=lambda r: r["median_ms"]) if passing else None,
+            "parts": [{"file": str(f), "part": p["part"], "wall_s": p["wall_s"],
+                       "started": p.get("started"), "configs": len(p["rows"])}
+                      for f, p in zip(plan.grid_from or [], parts, strict=True)]}
+
+
+def write_grid_part(plan: Plan, grid: dict[str, Any]) -> Path:
+    assert plan.grid_part is not None
+    k, n = plan.grid_part
+    plan.out.mkdir(parents=True, exist_ok=True)
+    path = plan.out / (f"advisor_bench_{plan.device.replace(':', '')}_{plan.workload_name}"
+                       f"_grid{k}of{n}.json")
+    path.write_text(json.dumps({
+        "kind": "grid-part", "part": [k, n], "workload": plan.workload_name,
+        "shape": shape_name(plan.dims), "device": plan.device, "started": grid["started"],
+        "wall_s": grid["wall_s"], "rows": grid["rows"]}, indent=2, default=str) + "\n")
+    return path
 
 
 def _grid_line(r: dict[str, Any]) -> str:
@@ -567,6 +660,7 @@ def build_report(plan: Plan, startup: dict[str, Any], grid: dict[str, Any],
                    "advisor": "python -m advisor sweep (defaults), wall clock"},
         "startup": startup,
         "grid_wall_s": grid["wall_s"], "advisor_wall_s": advisor["wall_s"],
+        "grid_parts": grid.get("parts"),
         "ratio_advisor_to_grid": advisor["wall_s"] / grid["wall_s"] if grid["wall_s"] else None,
         "grid_configs": len(plan.configs), "grid_ran": len(ran),
         "grid_failed": sum(r["status"] == "failed" for r in ran),
@@ -614,6 +708,9 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "| figure | value |", "|---|---|",
         f"| grid wall s | {_f(r['grid_wall_s'], '.1f')} |",
+        *(["| grid parts (one after another: the sum) | " + ", ".join(
+            f"{p['part'][0]}/{p['part'][1]}: {p['wall_s']:.1f} s ({p['configs']} configs)"
+            for p in r["grid_parts"]) + " |"] if r.get("grid_parts") else []),
         f"| advisor wall s | {_f(r['advisor_wall_s'], '.1f')} |",
         f"| ratio advisor / grid | {_f(r['ratio_advisor_to_grid'], '.3f')} |",
         f"| configs in the grid (ran, failed, skipped) | {r['grid_configs']} ({r['grid_ran']}, "
@@ -659,14 +756,21 @@ def main(argv: list[str] | None = None) -> None:
                             "grid" if args.grid_child else "startup"))
     try:
         plan = make_plan(args)
+        parts = grid_from_parts(plan) if plan.grid_from else None
     except AdvisorError as e:
         fail(str(e).splitlines()[0])
     say(f"{plan.workload_name} on {plan.device}, shape {shape_name(plan.dims)}: "
         f"{len(plan.configs)} configs in the space; {plan.order}")
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as name:
         tmp = Path(name)
+        if plan.grid_part is not None:
+            part = write_grid_part(plan, run_grid(plan, tmp))
+            say(f"wrote {part}")
+            return
         startup = measure_startup(plan, tmp)
         steps = {"grid": run_grid, "advisor": run_advisor}
+        if parts is not None:
+            steps["grid"] = lambda plan, tmp: parts
         order = ["grid", "advisor"] if plan.order == "grid-first" else ["advisor", "grid"]
         done = {step: steps[step](plan, tmp) for step in order}
     report = build_report(plan, startup, done["grid"], done["advisor"])

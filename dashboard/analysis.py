@@ -71,6 +71,12 @@ def stack_label(row: dict[str, Any] | pd.Series) -> str:
     return " · ".join(parts) or f"stack {str(row['env_hash'])[:8]}"
 
 
+def utc_times(values: pd.Series) -> pd.Series:
+    """Stored times (ISO 8601 strings or datetimes; None for none) as UTC timestamps, in one
+    vectorised conversion (element by element costs a millisecond each)."""
+    return pd.to_datetime(values.astype(object), utc=True, format="ISO8601")
+
+
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
@@ -89,13 +95,13 @@ def add_labels(groups: pd.DataFrame) -> pd.DataFrame:
     """Device, stack and group labels on a frame of workload x device x stack groups; stack
     labels that would collide (stacks differing only in cuDNN, say) get the env hash."""
     out = groups.copy()
-    records = out.to_dict("records")
-    out["model"] = [device_model(r) for r in records]
+    devices = out.drop_duplicates("device_hash")
+    models = {r["device_hash"]: device_model(r) for r in devices.to_dict("records")}
+    out["model"] = out["device_hash"].map(models)
     out["device"] = [f"{m} · {str(h)[:8]}" for m, h in zip(out["model"], out["device_hash"],
                                                            strict=True)]  # fmt: skip
-    stacks: dict[str, str] = {}
-    for r in records:
-        stacks.setdefault(r["env_hash"], stack_label(r))
+    envs = out.drop_duplicates("env_hash").to_dict("records")
+    stacks: dict[str, str] = {r["env_hash"]: stack_label(r) for r in envs}
     seen: dict[str, list[str]] = defaultdict(list)
     for env, label in stacks.items():
         seen[label].append(env)
@@ -232,7 +238,7 @@ def trials_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         speedup = base / r["median_ms"] if base and r.get("median_ms") else None
         peak = r.get("peak_mem_bytes")
         rows.append({
-            "started": pd.to_datetime(r.get("started_at"), utc=True),
+            "started": r.get("started_at"),
             "config": config_label(config, r.get("config_key")),
             "mode": config.get("mode"), "dtype": config.get("dtype"),
             "fullgraph": config.get("fullgraph"), "dynamic": config.get("dynamic"),
@@ -248,7 +254,10 @@ def trials_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             "error": _last_line(r.get("error_tail")),
             "sweep": r.get("sweep_id"), "trial_uuid": r.get("trial_uuid"),
         })  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["started"] = utc_times(frame["started"])
+    return frame
 
 
 def measured(trials: pd.DataFrame) -> pd.DataFrame:
@@ -473,13 +482,14 @@ def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
             "status": s["status"], "trials": s["n_trials"], "planned": planned,
             "progress": min(s["n_trials"] / planned, 1.0) if planned else None,
             "ok": s["n_ok"], "failed": s["n_failed"], "best_ms": s.get("best_median_ms"),
-            "started": pd.to_datetime(s.get("started_at"), utc=True),
-            "finished": pd.to_datetime(s.get("finished_at"), utc=True),
+            "started": s.get("started_at"), "finished": s.get("finished_at"),
             "study": s.get("study_name"),
         })  # fmt: skip
     columns = ["id", "workload", "device", "status", "trials", "planned", "progress", "ok",
                "failed", "best_ms", "started", "finished", "study"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.assign(started=utc_times(frame["started"]),
+                        finished=utc_times(frame["finished"]))  # fmt: skip
 
 
 def sweep_progress(records: list[dict[str, Any]]) -> pd.DataFrame:

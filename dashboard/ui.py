@@ -1,10 +1,15 @@
 """What every page shows the same way: the database line, the empty and error states, charts.
 
-Every chart is Altair and every axis title carries its unit.
+Every chart is Altair and every axis title carries its unit. Charts are built the way Altair
+builds them fast: every encoding is a channel object (``alt.X("p50_ms:Q")``, ``alt.Tooltip``),
+never a bare string or dict, which Altair would look up through the whole Vega-Lite schema; the
+layers of a chart that share one data frame take it from the layer (``alt.layer(..., data=)``),
+not each its own copy, which Altair would compare by printing the frame.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import altair as alt
@@ -85,21 +90,27 @@ def speedup_heatmap(
     y_title: str,
     text: str | None = None,
     x_sort: list[str] | None = None,
-) -> alt.LayerChart | alt.Chart:
+) -> alt.LayerChart:
     """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle)."""
-    base = alt.Chart(frame)
-    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
         x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), sort=x_sort or "ascending"),
         y=alt.Y(f"{y}:N", axis=long_labels(y_title)),
         color=alt.Color("speedup:Q", title="speedup over eager fp32 (x)", scale=SPEEDUP_SCALE),
-        tooltip=[c for c in frame.columns if not str(frame[c].dtype).startswith("datetime")],
-    )
+        tooltip=tooltips(c for c in frame.columns
+                         if not str(frame[c].dtype).startswith("datetime")),
+    )  # fmt: skip
     if text is None:
-        return rect.properties(**rows())
-    labels = base.mark_text(fontSize=12).encode(
-        x=f"{x}:N", y=f"{y}:N", text=f"{text}:N", color=alt.value("black")
-    )
-    return (rect + labels).properties(**rows())
+        return alt.layer(rect, data=frame).properties(**rows())
+    labels = alt.Chart().mark_text(fontSize=12).encode(
+        x=alt.X(f"{x}:N"), y=alt.Y(f"{y}:N"), text=alt.Text(f"{text}:N"),
+        color=alt.ColorValue("black"),
+    )  # fmt: skip
+    return alt.layer(rect, labels, data=frame).properties(**rows())
+
+
+def tooltips(fields: Iterable[str | alt.Tooltip]) -> list[alt.Tooltip]:
+    """Tooltip channels for column names (ready channels are kept as they are)."""
+    return [f if isinstance(f, alt.Tooltip) else alt.Tooltip(f) for f in fields]
 
 
 def fmt(value: Any, unit: str = "", digits: int = 3) -> str:

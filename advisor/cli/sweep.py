@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +67,8 @@ def sweep(
     ),
     jobs: int | None = typer.Option(
         None, "--jobs", help="Trials at once per device: they compile side by side and take "
-        "turns to measure, alone (default: 4 on a GPU when every config of the space is "
-        "measured, else 1)."
+        "turns to measure, alone (default on a GPU when every config of the space is measured: "
+        "one per two cores, at most 8; else 1)."
     ),
     screen: float = typer.Option(
         1.5, "--screen", help="Cut short a config whose first short measurement is above this "
@@ -74,7 +76,14 @@ def sweep(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
-    warm: bool = typer.Option(True, "--warm/--no-warm", help="Measure each config's warm start."),
+    warm: bool = typer.Option(
+        True, "--warm/--no-warm", help="After the trials, measure the recommended config's warm "
+        "start (a second process compiling from its cache)."
+    ),
+    warm_all: bool = typer.Option(
+        False, "--warm-all", help="Measure every compiled config's warm start (one more "
+        "process per trial)."
+    ),
     keep_caches: Path | None = typer.Option(
         None, "--keep-caches", help="Keep each trial's Inductor cache under DIR/<trial uuid>."
     ),
@@ -127,7 +136,8 @@ def sweep(
             if resume:
                 _check_resumable(db, wl.name)
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
-                                     timeout_s=timeout_s, measure_warm=warm, shape=dims,
+                                     timeout_s=timeout_s, measure_warm=warm or warm_all,
+                                     warm_all=warm_all, shape=dims,
                                      traffic=replay, screen=screen or None)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
@@ -163,7 +173,7 @@ def _check_workers(workers: int, trials: int | None, budget_s: float | None, dev
                           "here; one worker per GPU")
 
 
-DEFAULT_GPU_JOBS = 4
+MAX_GPU_JOBS = 8
 
 
 def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
@@ -173,7 +183,7 @@ def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: 
     whole_space = trials is None and budget_s is None
     if jobs is None:
         many = whole_space and device.startswith("cuda") and not resume
-        return min(DEFAULT_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 4)) if many else 1
+        return min(MAX_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 2)) if many else 1
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
     if jobs > 1 and not whole_space:
@@ -188,12 +198,18 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
     from advisor.launcher import Launcher
     from advisor.sweep import Sweeper
 
-    launcher = Launcher(timeout_s=settings.timeout_s, cache_root=keep_caches)
-    if workers > 1 or jobs > 1:
-        sweeper = Sweeper(store, loaded, space, settings, launcher)
-        return _run_pool(store, sweeper, resume, workers, jobs)
-    with ProgressObserver() as observer:
-        return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+    # Every trial's cache is kept until the sweep ends: the leader's warm start compiles from it.
+    root = keep_caches or Path(tempfile.mkdtemp(prefix="advisor-sweep-"))
+    launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
+    try:
+        if workers > 1 or jobs > 1:
+            sweeper = Sweeper(store, loaded, space, settings, launcher)
+            return _run_pool(store, sweeper, resume, workers, jobs, root)
+        with ProgressObserver() as observer:
+            return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+    finally:
+        if keep_caches is None:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
@@ -213,19 +229,20 @@ def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
     return outcome
 
 
-def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int) -> Any:
+def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
+              cache_root: Path) -> Any:
     """The sweep shared by worker processes on this host (advisor.fleet): `jobs` per device
     on `workers` devices."""
     from advisor.fleet import WorkerPool, queue_missing
-    from advisor.recommend import recommend
-    from advisor.sweep import SweepOutcome, open_study
+    from advisor.sweep import open_study
 
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
     study = open_study(store.url, study_name, heartbeat=True)
     queued = queue_missing(study, sweeper.space, store.config_keys_done(sweep_id))
     typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
                f"({jobs} per device)", err=True)
-    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs)
+    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
+                      str(cache_root))
     codes = pool.wait(tick=_pool_progress(store, sweep_id, len(sweeper.space)))
     done = store.config_keys_done(sweep_id)
     complete = set(sweeper.space.keys()) <= done
@@ -234,9 +251,9 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int) -
     if not complete and not pool.interrupted:
         typer.echo(f"advisor: workers exited with {codes} before the sweep was complete; "
                    f"continue with --resume", err=True)
-    records = store.trials(sweep_id=sweep_id)
-    rec = recommend(sweeper.loaded.workload.name, records, fingerprint["fingerprint_hash"])
-    return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+    if status == "finished" and sweeper.settings.measure_warm:
+        typer.echo(f"sweep {sweep_id}: measuring the recommended config's warm start", err=True)
+    return sweeper.outcome(sweep_id, status, fingerprint, study_name)
 
 
 def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:

@@ -233,6 +233,20 @@ class ResultStore:
             if done.rowcount != 1:  # type: ignore[attr-defined]
                 raise StoreError(f"no sweep with id {sweep_id} in {self.masked_url}")
 
+    def set_warm_start(self, trial_uuid: str, warm_compile_s: float) -> None:
+        """Record a trial's warm start, measured after it was stored (the sweep measures the
+        leader's once the trials are done)."""
+        if not warm_compile_s >= 0:
+            raise StoreError(f"warm start of {warm_compile_s!r} s is not a duration")
+        with self._write("recording a warm start") as session:
+            done = session.execute(
+                update(queries.T)
+                .where(queries.T.c.uuid == trial_uuid)
+                .values(warm_compile_s=float(warm_compile_s))
+            )
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                raise StoreError(f"no trial {trial_uuid} in {self.masked_url}")
+
     # reading
 
     def get_sweep(self, sweep_id: int | str) -> dict[str, Any]:

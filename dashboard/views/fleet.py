@@ -47,8 +47,8 @@ heat = ui.speedup_heatmap(cells, "config", "group", "config", "device | software
 if not failed.empty:
     heat = heat + alt.Chart(failed[["group", "config", "outcome", "n_trials"]]).mark_rect(
         color="#bbbbbb"
-    ).encode(x=alt.X("config:N", sort=shown), y="group:N",
-             tooltip=["group", "config", "outcome", "n_trials"])  # fmt: skip
+    ).encode(x=alt.X("config:N", sort=shown), y=alt.Y("group:N"),
+             tooltip=ui.tooltips(["group", "config", "outcome", "n_trials"]))  # fmt: skip
 ui.chart(heat)
 st.caption(
     "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 there "
@@ -70,24 +70,28 @@ else:
         x=alt.X("p50_ms:Q", title=x_title, scale=scale),
         y=alt.Y("group:N", sort=order, axis=ui.long_labels("device | software stack")),
         color=alt.Color("config:N", title="recommended config"),
-        tooltip=["group", "config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
-                 alt.Tooltip("eager_p50_ms:Q", format=".3f", title="eager fp32 p50 (ms)"),
-                 alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")],
+        tooltip=ui.tooltips(["group", "config",
+                             alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                             alt.Tooltip("eager_p50_ms:Q", format=".3f",
+                                         title="eager fp32 p50 (ms)"),
+                             alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")]),
     )  # fmt: skip
     with_eager = ranked.dropna(subset=["eager_p50_ms"])
     eager = (
-        alt.Chart(with_eager)
+        alt.Chart()
         .mark_tick(color="black", thickness=2, size=18)
         .encode(x=alt.X("eager_p50_ms:Q", scale=scale), y=alt.Y("group:N", sort=order))
     )
     gap = (
-        alt.Chart(with_eager)
+        alt.Chart()
         .mark_rule(color="gray")
         .encode(
-            x=alt.X("p50_ms:Q", scale=scale), x2="eager_p50_ms:Q", y=alt.Y("group:N", sort=order)
+            x=alt.X("p50_ms:Q", scale=scale),
+            x2=alt.X2("eager_p50_ms"),
+            y=alt.Y("group:N", sort=order),
         )
     )
-    ui.chart((gap + eager + dots).properties(**ui.rows()))
+    ui.chart((alt.layer(gap, eager, data=with_eager) + dots).properties(**ui.rows()))
     st.caption("Dots: the recommended config; black ticks: eager fp32 on the same device and "
                "stack; the line between them is what compiling saves.")  # fmt: skip
 
@@ -133,21 +137,23 @@ else:
         long["when"] = long["when"].map({"before_ms": "from stack", "after_ms": "to stack"})
         sort = list(moves["config"][moves["config"].isin(moved["config"])])
         line = (
-            alt.Chart(long)
+            alt.Chart()
             .mark_line(color="gray")
             .encode(
                 x=alt.X("p50_ms:Q", title="best p50 latency on this device model (ms)"),
                 y=alt.Y("config:N", sort=sort, axis=ui.long_labels("config")),
-                detail="config:N",
+                detail=alt.Detail("config:N"),
             )
         )
-        dots = alt.Chart(long).mark_point(filled=True, size=80).encode(
-            x="p50_ms:Q", y=alt.Y("config:N", sort=sort),
+        dots = alt.Chart().mark_point(filled=True, size=80).encode(
+            x=alt.X("p50_ms:Q"), y=alt.Y("config:N", sort=sort),
             color=alt.Color("when:N", title="stack"),
-            tooltip=["config", "when", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
-                     alt.Tooltip("change_pct:Q", format="+.1f", title="change (%)")],
+            tooltip=ui.tooltips(["config", "when",
+                                 alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                                 alt.Tooltip("change_pct:Q", format="+.1f",
+                                             title="change (%)")]),
         )  # fmt: skip
-        ui.chart((line + dots).properties(**ui.rows()))
+        ui.chart(alt.layer(line, dots, data=long).properties(**ui.rows()))
         ui.table(moves, key="upgrade_moves")
 
 st.subheader("Two devices: where they disagree")
@@ -175,15 +181,17 @@ else:
             y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
             color=alt.Color("disagree:N", title="disagree",
                             scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
-            tooltip=["config", alt.Tooltip("speedup_a:Q", format=".2f"),
-                     alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a", "verdict_b"],
+            tooltip=ui.tooltips(["config", alt.Tooltip("speedup_a:Q", format=".2f"),
+                                 alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a",
+                                 "verdict_b"]),
         )  # fmt: skip
-        one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="gray", strokeDash=[3, 3])
-        rules = one.encode(x="x:Q") + one.encode(y="x:Q")
+        one = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3])
+        rules = alt.layer(one.encode(x=alt.X("x:Q")), one.encode(y=alt.Y("x:Q")),
+                          data=pd.DataFrame({"x": [1.0]}))  # fmt: skip
         names = (
             alt.Chart(plotted[plotted["disagree"]])
             .mark_text(align="left", dx=8)
-            .encode(x="speedup_a:Q", y="speedup_b:Q", text="config:N")
+            .encode(x=alt.X("speedup_a:Q"), y=alt.Y("speedup_b:Q"), text=alt.Text("config:N"))
         )
         ui.chart(rules + dots + names, height=360)
         disagree = both[both["disagree"]]

@@ -1,9 +1,8 @@
 """Recommendations: one row per workload x device x software stack, filterable."""
 
-import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import analysis, data, ui
 
 url = ui.connect()
 st.title("Recommendations")
@@ -31,7 +30,7 @@ if stacks:
     shown = shown[shown["stack"].isin(stacks)]
 if hide_stale:
     shown = shown[~shown["stale"]]
-shown = shown.assign(last_measured=pd.to_datetime(shown["last_started_at"], utc=True))
+shown = shown.assign(last_measured=analysis.utc_times(shown["last_started_at"]))
 
 counts = st.columns(5)
 counts[0].metric("Workloads", shown["workload"].nunique())

@@ -59,13 +59,14 @@ def show_sweeps(live: bool) -> None:
                 scale=alt.Scale(domainMin=1),
             ),
             y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
-            tooltip=["trial", "config", "outcome", alt.Tooltip("p50_ms:Q", format=".3f")],
+            tooltip=ui.tooltips(["trial", "config", "outcome",
+                                 alt.Tooltip("p50_ms:Q", format=".3f")]),
         )
     )
     best = (
         alt.Chart(progress.dropna(subset=["best_so_far_ms"]))
         .mark_line(interpolate="step-after", color="green")
-        .encode(x="trial:Q", y="best_so_far_ms:Q")
+        .encode(x=alt.X("trial:Q"), y=alt.Y("best_so_far_ms:Q"))
     )
     ui.chart(points + best, height=300)
     st.caption("Dots: trials that ran and passed; green: the best p50 so far.")

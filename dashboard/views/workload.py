@@ -77,14 +77,17 @@ with left:
             y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
             color=alt.Color("mode:N", title="mode"),
             shape=alt.Shape("dtype:N", title="dtype"),
-            tooltip=["config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
-                     alt.Tooltip("cold_compile_s:Q", format=".1f", title="cold compile (s)"),
-                     alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)"), "pareto"],
+            tooltip=ui.tooltips([
+                "config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                alt.Tooltip("cold_compile_s:Q", format=".1f", title="cold compile (s)"),
+                alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)"), "pareto",
+            ]),
         )  # fmt: skip
         line = (
             alt.Chart(front)
             .mark_line(point=False, strokeDash=[4, 3], color="gray")
-            .encode(x="cold_compile_s:Q", y="p50_ms:Q", order="cold_compile_s:Q")
+            .encode(x=alt.X("cold_compile_s:Q"), y=alt.Y("p50_ms:Q"),
+                    order=alt.Order("cold_compile_s:Q"))
         )
         ui.chart(line + dots, height=360)
         st.caption(
@@ -119,9 +122,9 @@ else:
             .encode(
                 x=alt.X("count:Q", title="per call (count)"),
                 y=alt.Y("what:N", title=None),
-                yOffset="run:N",
+                yOffset=alt.YOffset("run:N"),
                 color=alt.Color("run:N", title="run"),
-                tooltip=["run", "what", "count"],
+                tooltip=ui.tooltips(["run", "what", "count"]),
             )
         )
         ui.chart(bars.properties(**ui.rows(22)))
@@ -138,10 +141,10 @@ if shapes["shape"].nunique() > 1:
         alt.Chart(shapes).mark_bar().encode(
             x=alt.X("p50_ms:Q", title="p50 latency (ms)"),
             y=alt.Y("shape:N", title="traffic shape"),
-            yOffset="run:N",
+            yOffset=alt.YOffset("run:N"),
             color=alt.Color("run:N", title="run"),
-            tooltip=["shape", "weight", "run", alt.Tooltip("p50_ms:Q", format=".3f"),
-                     alt.Tooltip("p99_ms:Q", format=".3f")],
+            tooltip=ui.tooltips(["shape", "weight", "run", alt.Tooltip("p50_ms:Q", format=".3f"),
+                                 alt.Tooltip("p99_ms:Q", format=".3f")]),
         ).properties(**ui.rows(22))
     )  # fmt: skip
 
@@ -165,8 +168,8 @@ if not replay.empty:
             alt.Chart(long).mark_bar().encode(
                 x=alt.X("ms:Q", title="latency per request (ms)"),
                 y=alt.Y("strategy:N", title="shape strategy"),
-                yOffset="figure:N",
+                yOffset=alt.YOffset("figure:N"),
                 color=alt.Color("figure:N", title="figure"),
-                tooltip=["strategy", "figure", alt.Tooltip("ms:Q", format=".3f")],
+                tooltip=ui.tooltips(["strategy", "figure", alt.Tooltip("ms:Q", format=".3f")]),
             ).properties(**ui.rows(22))
         )  # fmt: skip

@@ -85,6 +85,21 @@ def test_adding_a_trial_again_is_a_no_op(store: ResultStore, make: SimpleNamespa
     assert len(store.trials()) == 2
 
 
+def test_a_warm_start_is_recorded_on_a_stored_trial(
+    store: ResultStore, make: SimpleNamespace
+) -> None:
+    first, second = make.record(1, warm_compile_s=None), make.record(2, warm_compile_s=None)
+    store.add_trials([first, second])
+    store.set_warm_start(second["trial_uuid"], 4.25)
+    warm = {r["trial_uuid"]: r["warm_compile_s"] for r in store.trials()}
+    assert warm == {first["trial_uuid"]: None, second["trial_uuid"]: 4.25}
+    with pytest.raises(StoreError, match="no trial nope"):
+        store.set_warm_start("nope", 1.0)
+    with pytest.raises(StoreError, match="not a duration"):
+        store.set_warm_start(first["trial_uuid"], float("nan"))
+    assert store.trials()[0]["warm_compile_s"] is None  # nothing written by the refusals
+
+
 def test_a_record_without_uuid_gets_one(store: ResultStore, make: SimpleNamespace) -> None:
     trial_uuid = store.add_trial(make.record(1, trial_uuid=None))
     assert [r["trial_uuid"] for r in store.trials()] == [trial_uuid]

@@ -24,6 +24,7 @@ from advisor.errors import StoreError
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
 FOUR_DTYPES = Path(__file__).with_name("four_dtypes.py")  # eager-only spaces of up to 4 configs
+MANY_SMALL_OPS = Path(__file__).with_name("many_small_ops.py")  # compiling wins by far
 MARK = "ADVISOR_TEST_SWEEP_MARK"
 CLI_TIMEOUT_S = 300
 

@@ -3,7 +3,8 @@
 `--jobs 2` on the CPU runs two workers whose trials share the device lock: every stored trial
 says how long it waited for its turns and when it measured, and no two measurements overlap.
 `--screen` with a tiny factor screens out every config measured after the first passed one,
-except the eager fp32 baseline, which is always measured in full.
+except the eager fp32 baseline, which is always measured in full. Once the trials are done, the
+recommended config's warm start is measured from its kept cache, and no other config's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from sweep_support import FOUR_DTYPES, advisor, json_out, open_store, sqlite_url
+from sweep_support import FOUR_DTYPES, MANY_SMALL_OPS, advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32
 from advisor.space import build_space
@@ -59,3 +60,21 @@ def test_screen_cuts_dominated_configs_short_but_never_the_baseline(tmp_path: Pa
     assert bf16["screened_out"]["samples"] == SCREEN_SAMPLES
     assert bf16["shapes"][0]["n_samples"] == SCREEN_SAMPLES
     assert bf16["screened_out"]["above_ms"] == pytest.approx(baseline["median_ms"] * 1e-6)
+
+
+def test_the_recommended_configs_warm_start_comes_from_its_kept_cache(tmp_path: Path) -> None:
+    url, caches = sqlite_url(tmp_path / "a.db"), tmp_path / "caches"
+    done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default", "--dtypes",
+                   "fp32", "--jobs", "2", "--screen", "0", "--keep-caches", caches, "--json",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "measuring the recommended config's warm start" in done.stderr
+    with open_store(url) as store:
+        records = {r["config_key"]: r for r in store.trials()}
+    (compiled,) = [r for r in records.values() if r["config"]["mode"] == "default"]
+    assert json_out(done)["recommendation"]["best"]["trial_uuid"] == compiled["trial_uuid"]
+    assert 0 < compiled["warm_compile_s"] < compiled["cold_compile_s"]
+    assert records[EAGER_FP32.key]["warm_compile_s"] is None
+    # Every trial's cache is where --keep-caches put it, the workers' too.
+    kept = {p.name for p in caches.iterdir()}
+    assert kept == {r["trial_uuid"] for r in records.values()}
