@@ -51,12 +51,17 @@ def space_of(sweep: dict[str, Any]) -> Space:
 
 
 def queue_order(space: Space) -> list[CompileConfig]:
-    """The order workers take configs in: the eager fp32 baseline first (every speedup and the
-    screen need it), then the costliest compile modes first, so that several workers finish
-    together instead of one compiling max-autotune alone at the end (longest first)."""
-    rest = [c for c in space.configs if c != EAGER_FP32]
-    rest.sort(key=lambda c: -MODE_COST_ORDER[c.mode])  # stable: dtypes keep their order
-    return ([EAGER_FP32] if EAGER_FP32 in space.configs else []) + rest
+    """The order workers take configs in: the costliest compile modes first (longest first), so
+    that the trials running at once finish their compiles together: a measurement waits for
+    every compile in flight (advisor.device_lock), and one long compile started late holds up
+    the measurements of a whole round. The eager fp32 baseline opens the cheap eager round
+    (it costs no compile, so it would wait longest in the first round)."""
+    order = sorted(space.configs, key=lambda c: -MODE_COST_ORDER[c.mode])  # stable: by dtype
+    if EAGER_FP32 in order:
+        order.remove(EAGER_FP32)
+        first_eager = next((i for i, c in enumerate(order) if c.mode == "eager"), len(order))
+        order.insert(first_eager, EAGER_FP32)
+    return order
 
 
 def queue_missing(study: Any, space: Space, done: set[str]) -> int:

@@ -456,6 +456,9 @@ def run_grid(plan: Plan, tmp: Path) -> dict[str, Any]:
                 "dims": plan.dims, "config": config.to_dict()}
         rows.append({**row, **run_child("grid", spec, tmp, plan.child_timeout_s)})
         say(f"grid {i}/{n} {config.label}: {_grid_line(rows[-1])}")
+        if plan.grid_part is not None and i < n:  # so far: stopped midway, a part keeps these
+            write_grid_part(plan, {"started": started, "rows": rows,
+                                   "wall_s": time.perf_counter() - t0})
     wall_s = time.perf_counter() - t0
     passing = [r for r in rows if r["status"] == "ok" and r["passed"]]
     best = min(passing, key=lambda r: r["median_ms"]) if passing else None
