@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -41,6 +42,9 @@ from advisor.sweep import (
     screen_above_ms,
 )
 from advisor.workload import load_workload
+
+# A worker started by a sweep on the device the sweep probed gets that fingerprint here (JSON).
+PROBED_ENV = "ADVISOR_PROBED_FINGERPRINT"
 
 
 def space_of(sweep: dict[str, Any]) -> Space:
@@ -113,7 +117,8 @@ class Worker:
                 f"{wl['path']} differs from the file sweep {self.sweep['id']} was started with; "
                 "use the same workload file on every worker"
             )
-        fingerprint = self.launcher.probe(self.device)
+        probed = os.environ.get(PROBED_ENV)  # this device, probed by the sweep that started us
+        fingerprint = json.loads(probed) if probed else self.launcher.probe(self.device)
         if fingerprint["fingerprint_hash"] != self.sweep["fingerprint_hash"]:
             fields = [k for k, v in self.sweep["fingerprint"].items()
                       if not k.endswith("hash") and k not in ("hostname", "device_uuid", "os")
@@ -263,7 +268,10 @@ class WorkerPool:
     `n` GPUs (or `jobs` on the CPU); workers on one device share its lock."""
 
     def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1,
-                 cache_root: str | None = None) -> None:
+                 cache_root: str | None = None,
+                 fingerprint: dict[str, Any] | None = None) -> None:
+        """`fingerprint`: the sweep's probe of the first GPU (or the CPU); the workers on that
+        device take it instead of probing again, each a process start."""
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
@@ -275,6 +283,8 @@ class WorkerPool:
                 env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` shows it
                 if cache_root is not None:  # trials' caches kept for the leader's warm start
                     env[CACHE_ROOT_ENV] = cache_root
+                if fingerprint is not None and index == 0:
+                    env[PROBED_ENV] = json.dumps(fingerprint)
                 self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 
     def wait(self, tick: Callable[[], None] | None = None, every_s: float = 2.0) -> list[int]:

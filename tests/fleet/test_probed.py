@@ -1,0 +1,43 @@
+"""A worker started by its sweep on the device the sweep probed takes that fingerprint instead of
+probing again (a process start saved per worker); a fingerprint of another stack is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.config import EAGER_FP32
+from advisor.db.store import ResultStore
+from advisor.errors import ConfigError, TrialFailed
+from advisor.fingerprint import add_hashes, collect
+from advisor.fleet import PROBED_ENV, Worker
+
+FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
+
+
+def _sweep(store: ResultStore, fingerprint: dict) -> int:
+    workload = {"name": "four-dtypes", "path": str(FOUR), "source_sha256": None, "info": {}}
+    return store.create_sweep(workload, fingerprint, {"space": [EAGER_FP32.to_dict()]},
+                              "probed-test", 1)
+
+
+def test_a_worker_takes_its_sweeps_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fingerprint of a CUDA device on this CPU-only machine: probing "cuda" here would fail,
+    # so the worker can only have taken the one it was given.
+    gpu = add_hashes({**collect("cpu"), "device_kind": "cuda", "device_name": "NVIDIA H200"})
+    with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
+        sweep_id = _sweep(store, gpu)
+        monkeypatch.delenv(PROBED_ENV, raising=False)
+        with pytest.raises(TrialFailed):
+            Worker(store, sweep_id, "cuda").check()  # no CUDA here: the probe fails
+        monkeypatch.setenv(PROBED_ENV, json.dumps(gpu))
+        loaded, fingerprint = Worker(store, sweep_id, "cuda").check()
+        assert loaded.workload.name == "four-dtypes"
+        assert fingerprint == gpu
+
+        other = add_hashes({**gpu, "torch_version": "0.0.1"})
+        monkeypatch.setenv(PROBED_ENV, json.dumps(other))
+        with pytest.raises(ConfigError, match="torch_version"):
+            Worker(store, sweep_id, "cuda").check()
