@@ -9,6 +9,7 @@ run. Pages get pandas frames and plain records; only masked URLs ever reach the 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from dashboard import analysis
 TTL_S = 10
 LIVE_TTL_S = 2
 RECENT_SWEEPS = 100
+# A query that does not depend on another runs here meanwhile (the database does the work, or
+# SQLite without holding Python's lock).
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dashboard-query")
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,8 @@ def groups(url: str, workload: str | None = None) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def recommendations(url: str, workload: str | None = None) -> pd.DataFrame:
     """One row per workload x device x stack: the recommended config and its figures."""
-    near = _store(url).near_best_trials(analysis.NEAR_BEST, workload)
-    return analysis.recommendations(groups(url, workload), near)
+    near = _BACKGROUND.submit(_store(url).near_best_trials, analysis.NEAR_BEST, workload)
+    return analysis.recommendations(groups(url, workload), near.result())
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

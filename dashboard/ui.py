@@ -1,10 +1,15 @@
 """What every page shows the same way: the database line, the empty and error states, charts.
 
-Every chart is Altair and every axis title carries its unit. Charts are built the way Altair
-builds them fast: every encoding is a channel object (``alt.X("p50_ms:Q")``, ``alt.Tooltip``),
-never a bare string or dict, which Altair would look up through the whole Vega-Lite schema; the
-layers of a chart that share one data frame take it from the layer (``alt.layer(..., data=)``),
-not each its own copy, which Altair would compare by printing the frame.
+Every chart is Altair and every axis title carries its unit. What keeps a first render fast:
+
+- every encoding is a channel object (``alt.X("p50_ms:Q")``, ``alt.Tooltip``), never a bare
+  string or dict, which Altair would look up through the whole Vega-Lite schema;
+- layers that share one data frame take it from the layer (``alt.layer(..., data=frame)``):
+  Altair compares charts that each hold it by printing the frame;
+- a category axis in a given order gets it as its scale's domain, not as a sort (which the
+  browser would compute for every data row);
+- charts are drawn on a canvas, without ARIA descriptions (Vega-Lite would compute one for
+  every mark, and only SVG output uses them).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ FIRST_SWEEP = "advisor sweep workloads/reranker.py --db {url}"
 SPEEDUP_SCALE = alt.Scale(scheme="redyellowgreen", domainMid=1.0, type="log")
 ROW_PX = 30  # pixels per category row of a chart
 EMPTY_POLL_S = 3  # how often an empty database is looked at again
+CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
 
 def connect() -> str:
@@ -60,6 +66,7 @@ def _wait_for_results() -> None:
 
 def chart(spec: alt.Chart | alt.LayerChart, height: int | None = None) -> None:
     """An Altair chart across the page; ``height`` is the whole chart's, axes included."""
+    spec = spec.configure(aria=False).properties(usermeta=CANVAS)
     st.altair_chart(spec, width="stretch", height="content" if height is None else height)
 
 
@@ -89,11 +96,12 @@ def speedup_heatmap(
     x_title: str,
     y_title: str,
     text: str | None = None,
-    x_sort: list[str] | None = None,
+    x_order: list[str] | None = None,
 ) -> alt.LayerChart:
-    """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle)."""
+    """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle); the
+    tooltip shows every column of ``frame`` but its times."""
     rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
-        x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), sort=x_sort or "ascending"),
+        x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), **_order(x_order)),
         y=alt.Y(f"{y}:N", axis=long_labels(y_title)),
         color=alt.Color("speedup:Q", title="speedup over eager fp32 (x)", scale=SPEEDUP_SCALE),
         tooltip=tooltips(c for c in frame.columns
@@ -106,6 +114,12 @@ def speedup_heatmap(
         color=alt.ColorValue("black"),
     )  # fmt: skip
     return alt.layer(rect, labels, data=frame).properties(**rows())
+
+
+def _order(categories: list[str] | None) -> dict[str, Any]:
+    """A category axis in the given order (its scale's domain: no sorting done per data row)
+    or, without one, in ascending order."""
+    return {"sort": "ascending"} if categories is None else {"scale": alt.Scale(domain=categories)}
 
 
 def tooltips(fields: Iterable[str | alt.Tooltip]) -> list[alt.Tooltip]:

@@ -1,4 +1,5 @@
-"""Fleet: one workload across devices and software stacks."""
+"""Fleet: one workload across devices and software stacks, in four views (tabs: only the open
+one is computed and drawn)."""
 
 import altair as alt
 import pandas as pd
@@ -14,7 +15,6 @@ names = data.workloads(url)
 widest = data.groups(url)["workload"].value_counts().idxmax()  # measured on the most devices
 workload = st.selectbox("Workload", names, index=names.index(widest), key="fleet_workload")
 fleet = data.fleet(url, workload)
-recs = data.recommendations(url, workload)
 groups = list(dict.fromkeys(fleet["group"]))
 st.caption(f"{len(groups)} device and stack combinations, "
            f"{fleet['config'].nunique()} configs measured.")  # fmt: skip
@@ -31,36 +31,40 @@ if len(set(shapes.values())) > 1:
         icon=":material/straighten:",
     )
 
-st.subheader("Speedup over eager fp32: device x config")
-ranking = analysis.config_ranking(fleet)
-everything = len(ranking) <= TOP_CONFIGS or st.toggle(
-    f"All {len(ranking)} configs", help=f"Off: the {TOP_CONFIGS} configs with the highest median "
-    "speedup across these devices."
-)  # fmt: skip
-shown = ranking if everything else ranking[:TOP_CONFIGS]
-on_map = fleet[fleet["config"].isin(shown)]
-measured = on_map[on_map["speedup"].notna()]
-failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
-cells = measured[["group", "config", "speedup", "best_median_ms", "n_trials", "n_passed"]]
-heat = ui.speedup_heatmap(cells, "config", "group", "config", "device | software stack",
-                          x_sort=shown)  # fmt: skip
-if not failed.empty:
-    heat = heat + alt.Chart(failed[["group", "config", "outcome", "n_trials"]]).mark_rect(
-        color="#bbbbbb"
-    ).encode(x=alt.X("config:N", sort=shown), y=alt.Y("group:N"),
-             tooltip=ui.tooltips(["group", "config", "outcome", "n_trials"]))  # fmt: skip
-ui.chart(heat)
-st.caption(
-    "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 there "
-    "(green: faster, red: slower); grey: every trial failed or was rejected. Configs in order of "
-    "their median speedup across the devices."
-)
 
-st.subheader("Recommended config latency per device")
-ranked = recs.dropna(subset=["p50_ms"])
-if ranked.empty:
-    st.info("No config of this workload ran and passed on any device.")
-else:
+def speedup_map() -> None:
+    """Speedup over eager fp32: device x config, the configs with the best median first."""
+    ranking = analysis.config_ranking(fleet)
+    everything = len(ranking) <= TOP_CONFIGS or st.toggle(
+        f"All {len(ranking)} configs", help=f"Off: the {TOP_CONFIGS} configs with the highest "
+        "median speedup across these devices."
+    )  # fmt: skip
+    shown = ranking if everything else ranking[:TOP_CONFIGS]
+    on_map = fleet[fleet["config"].isin(shown)]
+    measured = on_map[on_map["speedup"].notna()]
+    failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
+    cells = measured[["group", "config", "speedup", "best_median_ms", "n_trials", "n_passed"]]
+    heat = ui.speedup_heatmap(cells, "config", "group", "config", "device | software stack",
+                              x_order=shown)  # fmt: skip
+    if not failed.empty:
+        heat = heat + alt.Chart(failed[["group", "config", "outcome", "n_trials"]]).mark_rect(
+            color="#bbbbbb"
+        ).encode(x=alt.X("config:N", scale=alt.Scale(domain=shown)), y=alt.Y("group:N"),
+                 tooltip=ui.tooltips(["group", "config", "outcome", "n_trials"]))  # fmt: skip
+    ui.chart(heat)
+    st.caption(
+        "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 "
+        "there (green: faster, red: slower); grey: every trial failed or was rejected. Configs "
+        "in order of their median speedup across the devices."
+    )
+
+
+def latency_per_device() -> None:
+    """The recommended config's p50 on each device and stack, next to eager fp32's."""
+    ranked = data.recommendations(url, workload).dropna(subset=["p50_ms"])
+    if ranked.empty:
+        st.info("No config of this workload ran and passed on any device.")
+        return
     spread = ranked["eager_p50_ms"].fillna(ranked["p50_ms"]).max() / ranked["p50_ms"].min()
     log = spread > 20  # devices far apart: a log scale keeps the fast ones visible
     order = alt.SortField("p50_ms")
@@ -76,7 +80,6 @@ else:
                                          title="eager fp32 p50 (ms)"),
                              alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")]),
     )  # fmt: skip
-    with_eager = ranked.dropna(subset=["eager_p50_ms"])
     eager = (
         alt.Chart()
         .mark_tick(color="black", thickness=2, size=18)
@@ -91,20 +94,24 @@ else:
             y=alt.Y("group:N", sort=order),
         )
     )
+    with_eager = ranked.dropna(subset=["eager_p50_ms"])
     ui.chart((alt.layer(gap, eager, data=with_eager) + dots).properties(**ui.rows()))
     st.caption("Dots: the recommended config; black ticks: eager fp32 on the same device and "
                "stack; the line between them is what compiling saves.")  # fmt: skip
 
-st.subheader("What a software upgrade moved")
-envs = (fleet.groupby(["model", "env_hash", "stack"])["last_started_at"].max().reset_index()
-        .sort_values("last_started_at"))  # fmt: skip
-upgraded = envs.groupby("model")["env_hash"].nunique()
-models = sorted(upgraded[upgraded > 1].index)
-if not models:
-    st.info("No device model has been measured with two software stacks yet: after a torch, "
-            "triton or driver upgrade, sweep again on the same device model and the change "
-            "shows here.")  # fmt: skip
-else:
+
+def software_upgrade() -> None:
+    """What a software upgrade moved on one device model: the recommendation and every
+    config's best p50, from one stack to another."""
+    envs = (fleet.groupby(["model", "env_hash", "stack"])["last_started_at"].max().reset_index()
+            .sort_values("last_started_at"))  # fmt: skip
+    upgraded = envs.groupby("model")["env_hash"].nunique()
+    models = sorted(upgraded[upgraded > 1].index)
+    if not models:
+        st.info("No device model has been measured with two software stacks yet: after a "
+                "torch, triton or driver upgrade, sweep again on the same device model and the "
+                "change shows here.")  # fmt: skip
+        return
     pick = st.columns(3)
     model = pick[0].selectbox("Device model", models, key="upgrade_model")
     stacks = envs[envs["model"] == model]
@@ -117,6 +124,7 @@ else:
                                  format_func=name_of, key="upgrade_to")  # fmt: skip
     env_rows = data.groups(url, workload).drop_duplicates("env_hash").set_index("env_hash")
     st.markdown(f"**Changed:** {analysis.stack_change(env_rows.loc[old], env_rows.loc[new])}")
+    recs = data.recommendations(url, workload)
     before = recs[(recs["model"] == model) & (recs["env_hash"] == old)].nsmallest(1, "p50_ms")
     after = recs[(recs["model"] == model) & (recs["env_hash"] == new)].nsmallest(1, "p50_ms")
     if not before.empty and not after.empty:
@@ -129,41 +137,44 @@ else:
     moves = analysis.upgrade_moves(fleet, model, old, new)
     if moves.empty:
         st.info("No config was measured (and passed) with both stacks.")
-    else:
-        # The chart: the configs that moved most (all of them are in the table below).
-        moved = moves.loc[moves["change_pct"].abs().nlargest(TOP_CONFIGS).index]
-        long = moved.melt(id_vars=["config", "change_pct"], value_vars=["before_ms", "after_ms"],
-                          var_name="when", value_name="p50_ms")  # fmt: skip
-        long["when"] = long["when"].map({"before_ms": "from stack", "after_ms": "to stack"})
-        sort = list(moves["config"][moves["config"].isin(moved["config"])])
-        line = (
-            alt.Chart()
-            .mark_line(color="gray")
-            .encode(
-                x=alt.X("p50_ms:Q", title="best p50 latency on this device model (ms)"),
-                y=alt.Y("config:N", sort=sort, axis=ui.long_labels("config")),
-                detail=alt.Detail("config:N"),
-            )
+        return
+    # The chart: the configs that moved most (all of them are in the table below).
+    moved = moves.loc[moves["change_pct"].abs().nlargest(TOP_CONFIGS).index]
+    long = moved.melt(id_vars=["config", "change_pct"], value_vars=["before_ms", "after_ms"],
+                      var_name="when", value_name="p50_ms")  # fmt: skip
+    long["when"] = long["when"].map({"before_ms": "from stack", "after_ms": "to stack"})
+    in_order = alt.Scale(domain=list(moves["config"][moves["config"].isin(moved["config"])]))
+    line = (
+        alt.Chart()
+        .mark_line(color="gray")
+        .encode(
+            x=alt.X("p50_ms:Q", title="best p50 latency on this device model (ms)"),
+            y=alt.Y("config:N", scale=in_order, axis=ui.long_labels("config")),
+            detail=alt.Detail("config:N"),
         )
-        dots = alt.Chart().mark_point(filled=True, size=80).encode(
-            x=alt.X("p50_ms:Q"), y=alt.Y("config:N", sort=sort),
-            color=alt.Color("when:N", title="stack"),
-            tooltip=ui.tooltips(["config", "when",
-                                 alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
-                                 alt.Tooltip("change_pct:Q", format="+.1f",
-                                             title="change (%)")]),
-        )  # fmt: skip
-        ui.chart(alt.layer(line, dots, data=long).properties(**ui.rows()))
-        ui.table(moves, key="upgrade_moves")
+    )
+    dots = alt.Chart().mark_point(filled=True, size=80).encode(
+        x=alt.X("p50_ms:Q"), y=alt.Y("config:N", scale=in_order),
+        color=alt.Color("when:N", title="stack"),
+        tooltip=ui.tooltips(["config", "when",
+                             alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                             alt.Tooltip("change_pct:Q", format="+.1f", title="change (%)")]),
+    )  # fmt: skip
+    ui.chart(alt.layer(line, dots, data=long).properties(**ui.rows()))
+    ui.table(moves, key="upgrade_moves")
 
-st.subheader("Two devices: where they disagree")
-if len(groups) < 2:
-    st.info("This workload has been measured on one device and stack only.")
-else:
+
+def two_devices() -> None:
+    """Two devices and stacks side by side: their recommendations, and the configs one finds
+    faster than eager fp32 and the other slower."""
+    if len(groups) < 2:
+        st.info("This workload has been measured on one device and stack only.")
+        return
     sides = st.columns(2)
     first, second = analysis.most_overlap(fleet)
     a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
     b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
+    recs = data.recommendations(url, workload)
     for col, group in zip(sides, (a, b), strict=True):
         chosen = recs[recs["group"] == group]
         if not chosen.empty and pd.notna(chosen.iloc[0]["config"]):
@@ -173,42 +184,55 @@ else:
     both = analysis.disagreements(fleet, a, b)
     if both.empty:
         st.info("No config was measured on both.")
-    else:
-        plotted = both.dropna(subset=["speedup_a", "speedup_b"])
-        scale = alt.Scale(type="log")
-        dots = alt.Chart(plotted).mark_point(filled=True, size=80).encode(
-            x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
-            y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
-            color=alt.Color("disagree:N", title="disagree",
-                            scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
-            tooltip=ui.tooltips(["config", alt.Tooltip("speedup_a:Q", format=".2f"),
-                                 alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a",
-                                 "verdict_b"]),
-        )  # fmt: skip
-        one = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3])
-        rules = alt.layer(one.encode(x=alt.X("x:Q")), one.encode(y=alt.Y("x:Q")),
-                          data=pd.DataFrame({"x": [1.0]}))  # fmt: skip
-        names = (
-            alt.Chart(plotted[plotted["disagree"]])
-            .mark_text(align="left", dx=8)
-            .encode(x=alt.X("speedup_a:Q"), y=alt.Y("speedup_b:Q"), text=alt.Text("config:N"))
+        return
+    plotted = both.dropna(subset=["speedup_a", "speedup_b"])
+    scale = alt.Scale(type="log")
+    dots = alt.Chart(plotted).mark_point(filled=True, size=80).encode(
+        x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
+        y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
+        color=alt.Color("disagree:N", title="disagree",
+                        scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
+        tooltip=ui.tooltips(["config", alt.Tooltip("speedup_a:Q", format=".2f"),
+                             alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a",
+                             "verdict_b"]),
+    )  # fmt: skip
+    one = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3])
+    rules = alt.layer(one.encode(x=alt.X("x:Q")), one.encode(y=alt.Y("x:Q")),
+                      data=pd.DataFrame({"x": [1.0]}))  # fmt: skip
+    names = (
+        alt.Chart(plotted[plotted["disagree"]])
+        .mark_text(align="left", dx=8)
+        .encode(x=alt.X("speedup_a:Q"), y=alt.Y("speedup_b:Q"), text=alt.Text("config:N"))
+    )
+    ui.chart(rules + dots + names, height=360)
+    disagree = both[both["disagree"]]
+    if disagree.empty:
+        n = len(both)
+        st.success(
+            f"They agree on {'the' if n == 1 else 'all'} {n} config{'s' if n > 1 else ''} "
+            "measured on both: each is faster than eager fp32 on both, slower on both, the "
+            "same on both, or fails on both."
         )
-        ui.chart(rules + dots + names, height=360)
-        disagree = both[both["disagree"]]
-        if disagree.empty:
-            n = len(both)
-            st.success(
-                f"They agree on {'the' if n == 1 else 'all'} {n} config{'s' if n > 1 else ''} "
-                "measured on both: each is faster than eager fp32 on both, slower on both, the "
-                "same on both, or fails on both."
-            )
-        else:
-            n = len(disagree)
-            st.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below).")
-        ui.table(
-            both.rename(columns={"speedup_a": "speedup on A (x)", "speedup_b": "speedup on B (x)",
-                                 "rank_a": "rank on A", "rank_b": "rank on B"}),
-            ["config", "speedup on A (x)", "speedup on B (x)", "rank on A", "rank on B",
-             "verdict_a", "verdict_b", "disagree"],
-            key="disagreements",
-        )  # fmt: skip
+    else:
+        n = len(disagree)
+        st.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below).")
+    ui.table(
+        both.rename(columns={"speedup_a": "speedup on A (x)", "speedup_b": "speedup on B (x)",
+                             "rank_a": "rank on A", "rank_b": "rank on B"}),
+        ["config", "speedup on A (x)", "speedup on B (x)", "rank on A", "rank on B",
+         "verdict_a", "verdict_b", "disagree"],
+        key="disagreements",
+    )  # fmt: skip
+
+
+VIEWS = {  # tab label -> what the tab shows
+    "Speedup: device x config": speedup_map,
+    "Latency per device": latency_per_device,
+    "Software upgrade": software_upgrade,
+    "Two devices": two_devices,
+}
+tabs = st.tabs(list(VIEWS), key="fleet_view", on_change="rerun")
+for tab, show in zip(tabs, VIEWS.values(), strict=True):
+    if tab.open:
+        with tab:
+            show()

@@ -59,8 +59,9 @@ def show_sweeps(live: bool) -> None:
                 scale=alt.Scale(domainMin=1),
             ),
             y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
-            tooltip=ui.tooltips(["trial", "config", "outcome",
-                                 alt.Tooltip("p50_ms:Q", format=".3f")]),
+            tooltip=ui.tooltips(
+                ["trial", "config", "outcome", alt.Tooltip("p50_ms:Q", format=".3f")]
+            ),
         )
     )
     best = (

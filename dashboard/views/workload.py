@@ -86,8 +86,11 @@ with left:
         line = (
             alt.Chart(front)
             .mark_line(point=False, strokeDash=[4, 3], color="gray")
-            .encode(x=alt.X("cold_compile_s:Q"), y=alt.Y("p50_ms:Q"),
-                    order=alt.Order("cold_compile_s:Q"))
+            .encode(
+                x=alt.X("cold_compile_s:Q"),
+                y=alt.Y("p50_ms:Q"),
+                order=alt.Order("cold_compile_s:Q"),
+            )
         )
         ui.chart(line + dots, height=360)
         st.caption(

@@ -107,6 +107,15 @@ def open_page(page: Any, name: str) -> None:
     settled(page, PAGES[name])
 
 
+def open_tab(page: Any, label: str) -> None:
+    """Open one of the page's tabs and wait until its content is drawn."""
+    main = page.locator("[data-testid='stMain']")
+    main.get_by_role("tab", name=label, exact=True).click()
+    main.get_by_role("tab", name=label, exact=True, selected=True).wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.locator(SETTLED).wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
+
+
 def screenshot(page: Any, path: Path) -> None:
     """The whole page: the window is made as tall as the page's content first."""
     height = page.evaluate(

@@ -9,7 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, PAGE_TIMEOUT_MS, dashboard, error_boxes, launch, open_page, settled
+from browser import (
+    CHROMIUM,
+    PAGE_TIMEOUT_MS,
+    dashboard,
+    error_boxes,
+    launch,
+    open_page,
+    open_tab,
+    settled,
+)
 from dashboard_seed import CPU_STACK, T0, TINY_CPU, Trial, _record, fingerprint, workload
 
 from advisor.config import CompileConfig
@@ -86,11 +95,15 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
             page.screenshot(path=shots / "workload.png", full_page=True)
 
             open_page(page, "fleet")
-            expect(main).to_contain_text("torch 2.10.0+cu128 → 2.11.0+cu130")
-            expect(main).to_contain_text("(-20.0%)")
-            expect(main).to_contain_text("They disagree on 2 configs")
+            expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(1)
             assert error_boxes(page) == 0
             page.screenshot(path=shots / "fleet.png", full_page=True)
+            open_tab(page, "Software upgrade")
+            expect(main).to_contain_text("torch 2.10.0+cu128 → 2.11.0+cu130")
+            expect(main).to_contain_text("(-20.0%)")
+            open_tab(page, "Two devices")
+            expect(main).to_contain_text("They disagree on 2 configs")
+            assert error_boxes(page) == 0
 
             open_page(page, "sweeps")
             expect(main).to_contain_text("3/10 trials, best 0.037 ms, 0 failed")

@@ -144,10 +144,30 @@ def test_workload_page_shape_strategies_side_by_side(run_page: Run, seeded_url: 
     assert replay.loc["static", "p99_ms"] == pytest.approx(1.9)
 
 
+def _open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """The page again with another of its tabs open (as a click on it does)."""
+    at.session_state[key] = label
+    return at.run()
+
+
+def test_fleet_page_draws_only_the_open_view(run_page: Run, seeded_url: str) -> None:
+    at = run_page(seeded_url, "fleet")
+    _ok(at)
+    labels = ["Speedup: device x config", "Latency per device", "Software upgrade", "Two devices"]
+    assert [t.label for t in at.tabs] == labels
+    assert len(at.get("vega_lite_chart")) == 1  # the first view's heatmap, nothing more
+    for label in labels[1:]:
+        at = _open_tab(at, "fleet_view", label)
+        _ok(at)
+        assert len(at.get("vega_lite_chart")) == 1, label
+
+
 def test_fleet_page_upgrade_and_disagreement(run_page: Run, seeded_url: str) -> None:
     at = run_page(seeded_url, "fleet")
     _ok(at)
     assert at.selectbox(key="fleet_workload").value == "reranker"  # measured on most devices
+    at = _open_tab(at, "fleet_view", "Software upgrade")
+    _ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "torch 2.10.0+cu128 → 2.11.0+cu130" in text and "driver 570.86.15 → 580.159.04" in text
     assert "1.2 ms" in text and "0.96 ms" in text and "(-20.0%)" in text
@@ -155,6 +175,8 @@ def test_fleet_page_upgrade_and_disagreement(run_page: Run, seeded_url: str) -> 
     assert moves.loc["bf16 + reduce-overhead", "change_pct"] == pytest.approx(-20.0)
     assert moves.loc["fp32 + eager", "after_ms"] == pytest.approx(6.2)
 
+    at = _open_tab(at, "fleet_view", "Two devices")
+    _ok(at)
     assert "H200" in at.selectbox(key="device_a").value
     assert "A100" in at.selectbox(key="device_b").value
     both = _table(at, "config", "verdict_a", "verdict_b").set_index("config")
