@@ -225,9 +225,12 @@ class Sweeper:
         record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
         if record is None or record.get("warm_compile_s") is not None:
             return False
+        config = CompileConfig.from_dict(record["config"])
+        if not config.compiled:
+            return False  # eager: nothing to start warm
         self.observer.phase("warm start of the recommended config")
-        value = self.launcher.warm_start(self.loaded.path, CompileConfig.from_dict(
-            record["config"]), self.settings.device, self.shapes(), best.trial_uuid)
+        value = self.launcher.warm_start(self.loaded.path, config, self.settings.device,
+                                         self.shapes(), best.trial_uuid)
         if value is None:
             return False
         self.store.set_warm_start(best.trial_uuid, value)

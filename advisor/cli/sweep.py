@@ -203,13 +203,29 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
     launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
     try:
         if workers > 1 or jobs > 1:
-            sweeper = Sweeper(store, loaded, space, settings, launcher)
+            sweeper = Sweeper(store, loaded, space, settings, launcher, _PoolPhases())
             return _run_pool(store, sweeper, resume, workers, jobs, root)
         with ProgressObserver() as observer:
             return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
     finally:
         if keep_caches is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+class _PoolPhases:
+    """What the parent of a pooled sweep does itself (the workers report their trials)."""
+
+    def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None:
+        pass
+
+    def trial_started(self, config: Any) -> None:
+        pass
+
+    def phase(self, name: str) -> None:
+        typer.echo(f"advisor: {name}", err=True)
+
+    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
+        pass
 
 
 def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
@@ -251,8 +267,6 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
     if not complete and not pool.interrupted:
         typer.echo(f"advisor: workers exited with {codes} before the sweep was complete; "
                    f"continue with --resume", err=True)
-    if status == "finished" and sweeper.settings.measure_warm:
-        typer.echo(f"sweep {sweep_id}: measuring the recommended config's warm start", err=True)
     return sweeper.outcome(sweep_id, status, fingerprint, study_name)
 
 

@@ -68,7 +68,7 @@ def test_the_recommended_configs_warm_start_comes_from_its_kept_cache(tmp_path: 
                    "fp32", "--jobs", "2", "--screen", "0", "--keep-caches", caches, "--json",
                    cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "measuring the recommended config's warm start" in done.stderr
+    assert "advisor: warm start of the recommended config" in done.stderr
     with open_store(url) as store:
         records = {r["config_key"]: r for r in store.trials()}
     (compiled,) = [r for r in records.values() if r["config"]["mode"] == "default"]
