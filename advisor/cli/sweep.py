@@ -196,36 +196,26 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
          jobs: int, keep_caches: Path | None) -> Any:
     from advisor.cli.progress import ProgressObserver
     from advisor.launcher import Launcher
-    from advisor.sweep import Sweeper
+    from advisor.sweep import QuietObserver, Sweeper
+
+    class PoolPhases(QuietObserver):
+        """What the parent of a pooled sweep does itself (the workers report their trials)."""
+
+        def phase(self, name: str) -> None:
+            typer.echo(f"advisor: {name}", err=True)
 
     # Every trial's cache is kept until the sweep ends: the leader's warm start compiles from it.
     root = keep_caches or Path(tempfile.mkdtemp(prefix="advisor-sweep-"))
     launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
     try:
         if workers > 1 or jobs > 1:
-            sweeper = Sweeper(store, loaded, space, settings, launcher, _PoolPhases())
+            sweeper = Sweeper(store, loaded, space, settings, launcher, PoolPhases())
             return _run_pool(store, sweeper, resume, workers, jobs, root)
         with ProgressObserver() as observer:
             return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
     finally:
         if keep_caches is None:
             shutil.rmtree(root, ignore_errors=True)
-
-
-class _PoolPhases:
-    """What the parent of a pooled sweep does itself (the workers report their trials)."""
-
-    def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None:
-        pass
-
-    def trial_started(self, config: Any) -> None:
-        pass
-
-    def phase(self, name: str) -> None:
-        typer.echo(f"advisor: {name}", err=True)
-
-    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
-        pass
 
 
 def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
