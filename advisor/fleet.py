@@ -40,6 +40,7 @@ from advisor.sweep import (
     open_study,
     record_outcome,
     screen_above_ms,
+    trial_shapes,
 )
 from advisor.workload import load_workload
 
@@ -187,12 +188,11 @@ class Worker:
                  fingerprint: dict[str, Any], sweep_id: int) -> None:
         self.observer.trial_started(config)
         settings = self.sweep["settings"]
-        shape = settings.get("shape")
-        shapes = settings.get("traffic") or ([{"dims": shape, "weight": 1.0}] if shape else None)
+        shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
         with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 loaded.path, config, self.device, shapes,
-                measure_warm=settings.get("measure_warm", True) and settings.get("warm_all"),
+                measure_warm=bool(settings.get("measure_warm", True) and settings.get("warm_all")),
                 policy=settings.get("policy"),
                 on_phase=self.observer.phase,
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,

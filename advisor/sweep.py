@@ -237,12 +237,7 @@ class Sweeper:
         return True
 
     def shapes(self) -> list[dict[str, Any]] | None:
-        """What every trial measures: the traffic replay, one shape, or the workload's own."""
-        if self.settings.traffic:  # a replay: every config serves the same trace
-            return self.settings.traffic
-        if self.settings.shape:
-            return [{"dims": self.settings.shape, "weight": 1.0}]
-        return None
+        return trial_shapes(self.settings.shape, self.settings.traffic)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
@@ -304,6 +299,15 @@ class Sweeper:
         best_ms = record_outcome(self.store, study, trial, record, config, sweep_id)
         self.observer.trial_finished(record, best_ms)
         return record
+
+
+def trial_shapes(shape: dict[str, int] | None, traffic: list[dict[str, Any]] | None
+                 ) -> list[dict[str, Any]] | None:
+    """What every trial of a sweep measures: the traffic replay (every config serves the same
+    trace), one shape, or (None) the workload's own."""
+    if traffic:
+        return traffic
+    return [{"dims": shape, "weight": 1.0}] if shape else None
 
 
 def screen_above_ms(store: Any, sweep_id: int, config: CompileConfig,

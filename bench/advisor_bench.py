@@ -460,12 +460,17 @@ def run_grid(plan: Plan, tmp: Path) -> dict[str, Any]:
             write_grid_part(plan, {"started": started, "rows": rows,
                                    "wall_s": time.perf_counter() - t0})
     wall_s = time.perf_counter() - t0
-    passing = [r for r in rows if r["status"] == "ok" and r["passed"]]
-    best = min(passing, key=lambda r: r["median_ms"]) if passing else None
+    best = _best(rows)
     ran = [r for r in rows if r["status"] != "skipped"]
     say(f"grid: {len(ran)} configs in {wall_s:.1f} s; best "
         + (f"{best['label']} {best['median_ms']:.4f} ms" if best else "none (no config passed)"))
     return {"wall_s": wall_s, "rows": rows, "best": best, "started": started}
+
+
+def _best(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The grid row with the lowest median among those that ran and passed."""
+    passing = [r for r in rows if r["status"] == "ok" and r["passed"]]
+    return min(passing, key=lambda r: r["median_ms"]) if passing else None
 
 
 STACK_KEYS = ("device_name", "driver_version", "torch_version", "triton_version",
@@ -475,7 +480,12 @@ STACK_KEYS = ("device_name", "driver_version", "torch_version", "triton_version"
 def grid_from_parts(plan: Plan) -> dict[str, Any]:
     """The grid put together from its parts (see --grid-part): every config exactly once, one
     device and stack; the wall is the sum of the parts' walls."""
-    parts = [json.loads(f.read_text()) for f in plan.grid_from or []]
+    parts = []
+    for f in plan.grid_from or []:
+        try:
+            parts.append(json.loads(f.read_text()))
+        except ValueError:
+            raise ConfigError(f"--grid-from: {f} is not JSON; write it with --grid-part") from None
     by_key: dict[str, dict[str, Any]] = {}
     for f, part in zip(plan.grid_from or [], parts, strict=True):
         if part.get("kind") != "grid-part" or part.get("workload") != plan.workload_name or (
@@ -494,9 +504,7 @@ def grid_from_parts(plan: Plan) -> dict[str, Any]:
     if len(stacks) > 1:
         raise ConfigError(f"--grid-from: the parts ran on different devices or stacks: {stacks}")
     rows = [by_key[c.key] for c in plan.configs]
-    passing = [r for r in rows if r["status"] == "ok" and r["passed"]]
-    return {"wall_s": sum(p["wall_s"] for p in parts), "rows": rows,
-            "best": min(passing, key=lambda r: r["median_ms"]) if passing else None,
+    return {"wall_s": sum(p["wall_s"] for p in parts), "rows": rows, "best": _best(rows),
             "parts": [{"file": str(f), "part": p["part"], "wall_s": p["wall_s"],
                        "started": p.get("started"), "configs": len(p["rows"])}
                       for f, p in zip(plan.grid_from or [], parts, strict=True)]}

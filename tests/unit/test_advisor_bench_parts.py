@@ -52,3 +52,13 @@ def test_grid_parts_put_together_make_the_grid(tmp_path: Path) -> None:
         report["advisor_wall_s"] / sum(walls))
     assert "grid parts (one after another: the sum)" in (
         out / "advisor_bench_cpu_four-dtypes.md").read_text()
+
+
+def test_a_grid_part_that_is_not_json_is_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "part.json"
+    broken.write_text("{ not json")
+    done = _run(tmp_path / "out", "--grid-from", str(broken))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"advisor_bench: --grid-from: {broken} is not JSON; write it with --grid-part"]
+    assert not (tmp_path / "out").exists()
