@@ -10,6 +10,14 @@ is using. The processes coordinate through a lock file named by ``ADVISOR_DEVICE
 - ``hold("measure")``, an exclusive hold, covers warm-up, timed samples and profiling: no other
   trial compiles or touches the device meanwhile.
 
+On a GPU host a measurement is also the host's: a launch-bound config is timed by how fast one
+CPU thread issues its launches, and the trials around it import, build and compile on the same
+cores. So a sweep may keep one core per GPU for measurements (``ADVISOR_MEASURE_CORE``, the
+core of this process's GPU; ``ADVISOR_RESERVED_CORES``, those of every GPU of the host): its
+worker processes, and so every trial and compile worker they start, keep off the reserved cores
+(`leave_reserved_cores`), and the thread that takes the "measure" hold moves onto its measure
+core until it lets go.
+
 A measurement waiting for its turn goes first: new shared holds queue behind it (a turnstile
 lock beside the main one), so compiles cannot starve it. Time spent waiting is counted apart
 (`waited_s`) and never inside a timed section. Without the variable every hold is a no-op. The
@@ -24,13 +32,35 @@ import time
 from typing import IO
 
 ENV = "ADVISOR_DEVICE_LOCK"
+MEASURE_CORE_ENV = "ADVISOR_MEASURE_CORE"
+RESERVED_CORES_ENV = "ADVISOR_RESERVED_CORES"
 _PROCESS_LOCK: DeviceLock | None = None
+
+
+def _cores(text: str | None) -> set[int]:
+    """Cores named in an environment variable ("15" or "14,15"); none when unset or "none"."""
+    text = (text or "").strip()
+    if text in ("", "none"):
+        return set()
+    try:
+        return {int(c) for c in text.split(",") if c.strip()}
+    except ValueError:
+        return set()
+
+
+def leave_reserved_cores() -> None:
+    """Keep this process, and what it starts from now on, off the reserved cores."""
+    rest = os.sched_getaffinity(0) - _cores(os.environ.get(RESERVED_CORES_ENV))
+    if rest and rest != os.sched_getaffinity(0):
+        os.sched_setaffinity(0, rest)
 
 
 class DeviceLock:
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.mode: str | None = None
+        self.measure_core: int | None = None  # where the last measurement ran, when pinned
+        self._affinity: set[int] | None = None
         self.waited_s = 0.0
         self.windows: list[tuple[float, float]] = []  # wall-clock spans held in "measure"
         self._main: IO[str] | None = None
@@ -64,8 +94,25 @@ class DeviceLock:
         self._main, self.mode = main, mode
         self.waited_s += time.perf_counter() - t0
         self._since = time.time()
+        if mode == "measure":
+            self._pin()
+
+    def _pin(self) -> None:
+        """Move the calling thread onto this GPU's measure core, if the sweep keeps one."""
+        cores = _cores(os.environ.get(MEASURE_CORE_ENV))
+        if len(cores) != 1:
+            return
+        affinity = os.sched_getaffinity(0)
+        try:
+            os.sched_setaffinity(0, cores)
+        except OSError:  # not a core this process may use: measure where it is
+            return
+        self._affinity, self.measure_core = affinity, next(iter(cores))
 
     def release(self) -> None:
+        if self._affinity is not None:
+            os.sched_setaffinity(0, self._affinity)
+            self._affinity = None
         if self._main is not None:
             if self.mode == "measure":
                 self.windows.append((self._since, time.time()))

@@ -132,6 +132,7 @@ class Worker:
 
     def run(self) -> int:
         """Measure until the queue is empty; returns the number of trials this worker ran."""
+        device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
         loaded, fingerprint = self.check()
         sweep_id = self.sweep["id"]
         study = open_study(self.store.url, self.sweep["study_name"], heartbeat=True)
@@ -247,7 +248,8 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
     `jobs` workers share it, the device lock through which their trials take turns to measure
     (advisor.device_lock; named after the GPU itself, so sweeps started on other GPUs of the
     host keep their own) and a fair share of the host's cores (among all `workers` of the host)
-    for Inductor's compile workers."""
+    for Inductor's compile workers, less one core per GPU kept for measurements
+    (`measure_cores`; not when ADVISOR_MEASURE_CORE or ADVISOR_RESERVED_CORES is set already)."""
     env = dict(os.environ)
     name = f"cpu{index}"
     if device.startswith("cuda"):
@@ -258,9 +260,26 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
         name = "cuda-" + "".join(c if c.isalnum() or c == "-" else "_" for c in gpu)
     if jobs > 1:
         env[device_lock.ENV] = os.path.join(tempfile.gettempdir(), f"advisor-device-{name}.lock")
-        cores = len(os.sched_getaffinity(0))
+        allowed = sorted(os.sched_getaffinity(0))
+        reserved: list[int] = []
+        user_set = device_lock.MEASURE_CORE_ENV in env or device_lock.RESERVED_CORES_ENV in env
+        if device.startswith("cuda") and not user_set:
+            kept = measure_cores(allowed, max(1, workers // jobs))
+            if kept:
+                reserved = kept
+                env[device_lock.MEASURE_CORE_ENV] = str(kept[index % len(kept)])
+                env[device_lock.RESERVED_CORES_ENV] = ",".join(map(str, kept))
+        cores = len(allowed) - len(reserved)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
     return env
+
+
+def measure_cores(allowed: list[int], gpus: int) -> list[int]:
+    """The cores a sweep keeps for measurements, one per GPU (the last ones), or none when the
+    host has fewer than four cores per GPU (compiling would lose too much)."""
+    if len(allowed) < 4 * gpus:
+        return []
+    return sorted(allowed)[-gpus:]
 
 
 class WorkerPool:

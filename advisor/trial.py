@@ -333,6 +333,8 @@ class TrialRun:
             else:
                 rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
             rec["telemetry"] = telemetry.summary()
+            if self.lock.measure_core is not None:  # the host core kept for measurements
+                rec["telemetry"]["measure_core"] = self.lock.measure_core
             phase("profiling")
             rec.update(profile_call(timer, _rebind(calls[0], fn)))
         rec.update(weighted_headline(rec["shapes"]))

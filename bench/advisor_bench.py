@@ -246,6 +246,7 @@ class Plan:
     keep_db: Path | None = None
     grid_part: tuple[int, int] | None = None  # (K, N): only the K-th of N parts of the grid
     grid_from: list[Path] | None = None  # parts run earlier, instead of the grid
+    startup_runs: int = STARTUP_RUNS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -282,6 +283,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "and stop (no advisor)")
     p.add_argument("--grid-from", help="comma-separated grid parts written by --grid-part: "
                    "the grid, put together, instead of running it")
+    p.add_argument("--startup-runs", type=int, default=STARTUP_RUNS,
+                   help=f"startup-overhead children to time (default {STARTUP_RUNS})")
     p.add_argument("--grid-child", help=argparse.SUPPRESS)
     p.add_argument("--startup-child", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -296,6 +299,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
 
     if args.workload is None:
         raise ConfigError("--workload is required: the path of a workload .py file")
+    if args.startup_runs < 1:
+        raise ConfigError("--startup-runs must be at least 1")
     if not args.child_timeout > 0:
         raise ConfigError("--child-timeout must be more than zero seconds")
     if args.out.exists() and not args.out.is_dir():
@@ -332,7 +337,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         configs=list(space.configs), skip_grid_modes=skip, sweep_args=sweep_args,
         order=args.order, child_timeout_s=args.child_timeout, out=args.out,
         keep_db=args.keep_db.resolve() if args.keep_db else None,
-        grid_part=grid_part, grid_from=grid_from,
+        grid_part=grid_part, grid_from=grid_from, startup_runs=args.startup_runs,
     )
 
 
@@ -413,15 +418,15 @@ def _crash_line(output: Path, code: int, timed_out: bool, timeout_s: float) -> s
 
 
 def measure_startup(plan: Plan, tmp: Path) -> dict[str, Any]:
-    runs = []
+    runs: list[dict[str, Any]] = []
     spec = {"workload": str(plan.workload_path), "device": plan.device}
-    for i in range(STARTUP_RUNS):
+    for i in range(plan.startup_runs):
         r = run_child("startup", spec, tmp, plan.child_timeout_s)
         if r["status"] != "ok":
-            say(f"startup {i + 1}/{STARTUP_RUNS}: failed: {r['error']}")
+            say(f"startup {i + 1}/{plan.startup_runs}: failed: {r['error']}")
             return {"runs": runs, "median_s": None, "error": r["error"]}
         runs.append(r)
-        say(f"startup {i + 1}/{STARTUP_RUNS}: {r['wall_s']:.2f} s wall (import torch "
+        say(f"startup {i + 1}/{plan.startup_runs}: {r['wall_s']:.2f} s wall (import torch "
             f"{r['import_s']:.2f} s, to a built model {r['to_built_s']:.2f} s)")
     return {
         "runs_wall_s": [r["wall_s"] for r in runs],
@@ -705,6 +710,21 @@ def _correct(c: dict[str, Any]) -> str:
     return _f(c.get("grid_correct"))
 
 
+def _paired_lines(p: dict[str, Any] | None) -> list[str]:
+    """The rows bench/paired_regret.py adds: the pick and the grid's best side by side."""
+    if not p:
+        return []
+    if p.get("status") != "ok":
+        value = "0.0%" if p.get("regret") == 0 else "-"
+        return [f"| regret, paired re-measure | {value} ({p.get('note') or p.get('error')}) |"]
+    low, high = p["regret_ci"]
+    medians = ", ".join(f"{label} {ms:.4f} ms" for label, ms in p["medians_ms"].items())
+    return [f"| regret, paired re-measure (pick {p['pick']} and grid best {p['grid_best']} "
+            f"interleaved in one process, {p['rounds']} rounds) | {p['regret'] * 100:+.1f}% "
+            f"(95% CI {low * 100:+.1f}% .. {high * 100:+.1f}%) |",
+            f"| medians in that process | {medians} |"]
+
+
 def markdown(r: dict[str, Any]) -> str:
     pick = r["pick"] or {}
     best = r["grid_best"] or {}
@@ -733,7 +753,9 @@ def markdown(r: dict[str, Any]) -> str:
         f"| pick median, advisor's records | {_f(pick.get('advisor_median_ms'))} ms |",
         f"| pick median, grid | {_f(pick.get('grid_median_ms'))} ms |",
         f"| regret | {regret}{' (' + r['regret_note'] + ')' if r['regret_note'] else ''} |",
-        f"| process startup (import torch + load + build), median of {STARTUP_RUNS} | "
+        *_paired_lines(r.get("paired")),
+        f"| process startup (import torch + load + build), median of "
+        f"{len(r['startup'].get('runs_wall_s') or []) or STARTUP_RUNS} | "
         f"{_f(startup, '.2f')} s |",
         "", "| config | grid median ms | grid cold s | grid child wall s | grid correct "
         "| advisor median ms | advisor cold s | advisor trial wall s | screened |",

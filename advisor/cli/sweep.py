@@ -230,7 +230,13 @@ def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
     except (ConfigError, TrialFailed) as e:
         typer.echo(f"advisor: confirmation skipped: {str(e).splitlines()[0]}", err=True)
         return outcome
-    typer.echo(f"warm-start artifact: {done.artifact_note}", err=True)
+    a = done.artifact
+    typer.echo(
+        f"advisor: no warm-start artifact saved: {done.artifact_note}" if a is None else
+        f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB saved, cold start "
+        f"{a['cold_start_s']:.1f} s"
+        + ("" if a["warm_start_s"] is None else f", with the artifact {a['warm_start_s']:.1f} s"),
+        err=True)
     outcome.recommendation = done.recommendation
     return outcome
 

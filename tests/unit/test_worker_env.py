@@ -1,11 +1,18 @@
-"""advisor.fleet.worker_env: each worker's GPU and device lock, within what this process sees."""
+"""advisor.fleet.worker_env: each worker's GPU, device lock and measure core, within what this
+process sees; advisor.device_lock moves the measuring thread onto that core."""
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from advisor import device_lock
-from advisor.fleet import worker_env
+from advisor.fleet import measure_cores, worker_env
 from advisor.launcher import CACHE_ROOT_ENV
 
 
@@ -40,3 +47,66 @@ def test_cpu_workers_share_one_lock_and_split_the_cores(monkeypatch: pytest.Monk
     a, b = worker_env(0, "cpu", jobs=2, workers=2), worker_env(0, "cpu", jobs=2, workers=2)
     assert a[device_lock.ENV] == b[device_lock.ENV]
     assert int(a["TORCHINDUCTOR_COMPILE_THREADS"]) >= 1
+
+
+def test_one_core_per_gpu_is_kept_for_measurements_when_the_host_has_cores() -> None:
+    assert measure_cores(list(range(16)), gpus=1) == [15]
+    assert measure_cores(list(range(32)), gpus=2) == [30, 31]
+    assert measure_cores([3, 1, 2, 0], gpus=1) == [3]
+    assert measure_cores([0, 1], gpus=1) == []  # fewer than four cores per GPU: compile needs them
+    assert measure_cores(list(range(7)), gpus=2) == []
+
+
+def test_measure_cores_reach_gpu_workers_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (device_lock.MEASURE_CORE_ENV, device_lock.RESERVED_CORES_ENV,
+                 "TORCHINDUCTOR_COMPILE_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    cores = sorted(os.sched_getaffinity(0))
+    kept = measure_cores(cores, 1)
+    env = worker_env(0, "cuda", jobs=2, workers=2)
+    if kept:
+        assert env[device_lock.MEASURE_CORE_ENV] == str(kept[0])
+        assert env[device_lock.RESERVED_CORES_ENV] == str(kept[0])
+    else:  # this host has too few cores to keep one
+        assert device_lock.MEASURE_CORE_ENV not in env
+    assert env["TORCHINDUCTOR_COMPILE_THREADS"] == str(max(1, (len(cores) - len(kept)) // 2))
+    assert device_lock.MEASURE_CORE_ENV not in worker_env(0, "cpu", jobs=2, workers=2)
+    assert device_lock.MEASURE_CORE_ENV not in worker_env(0, "cuda", jobs=1)  # nobody to share
+    # A user's choice stands, "none" included: nothing kept.
+    monkeypatch.setenv(device_lock.MEASURE_CORE_ENV, "none")
+    chosen = worker_env(0, "cuda", jobs=2, workers=2)
+    assert chosen[device_lock.MEASURE_CORE_ENV] == "none"
+    assert device_lock.RESERVED_CORES_ENV not in chosen
+
+
+PINNING = """
+import json, os, sys
+from advisor import device_lock
+seen = {}
+device_lock.leave_reserved_cores()
+seen["started"] = sorted(os.sched_getaffinity(0))
+lock = device_lock.DeviceLock(sys.argv[1])
+lock.hold("work")
+seen["work"] = sorted(os.sched_getaffinity(0))
+lock.hold("measure")
+seen["measure"] = sorted(os.sched_getaffinity(0))
+lock.hold("work")
+seen["work again"] = sorted(os.sched_getaffinity(0))
+lock.release()
+seen["core"] = lock.measure_core
+print(json.dumps(seen))
+"""
+
+
+def test_the_measuring_thread_moves_to_its_core_and_others_keep_off_it(tmp_path: Path) -> None:
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("needs two cores this process may use")
+    core, rest = cores[-1], cores[:-1]
+    env = dict(os.environ, **{device_lock.MEASURE_CORE_ENV: str(core),
+                              device_lock.RESERVED_CORES_ENV: str(core)})
+    done = subprocess.run([sys.executable, "-c", PINNING, str(tmp_path / "lock")], env=env,
+                          capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(done.stdout)
+    assert seen == {"started": rest, "work": rest, "measure": [core], "work again": rest,
+                    "core": core}

@@ -1,0 +1,59 @@
+# One H200 (kind nvidia-h200): the host's launch-rate noise, and the reranker's confirmation.
+# PHASE=noise-confirm: bench/launch_noise.py unpinned and pinned to a few cores, then
+#   `advisor sweep ... --confirm` alone on the machine and its recommendations under two policies;
+# PHASE=fidelity: bench/fidelity.py over 15 rounds, then bench/paired_regret.py on the
+#   committed advisor bench report (its pick and the grid's best side by side);
+# PHASE=advisor: bench/advisor_bench.py (its advisor side, against the committed grid parts),
+#   then bench/paired_regret.py on what it wrote;
+# PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring.
+. bench/gpu_env.sh
+R=.gpu/results; rm -rf $R; mkdir -p $R
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+nvidia-smi topo -m 2>&1 | head -4; nproc; lscpu | grep -i -E 'model name|numa|thread|socket'
+echo "start $(date +%T)"
+FID="--workload workloads/reranker.py --device cuda --shape batch=50,seq=128"
+case ${PHASE:?noise-confirm or fidelity} in
+noise-confirm)
+    python3 bench/launch_noise.py --device cuda --seconds 6 --cores ${CORES:-0,1,7,8,15} \
+        --out $R > $R/noise.txt 2>&1; echo "noise rc=$? $(date +%T)"; cat $R/noise.txt
+    timeout ${CONFIRM_S:-420} python3 -m advisor sweep workloads/reranker.py --device cuda \
+        --shape batch=50,seq=128 --modes eager,default,reduce-overhead --dtypes bf16 --confirm \
+        --db sqlite:///.gpu/confirm.db > $R/confirm.txt 2>&1; echo "confirm rc=$? $(date +%T)"
+    for policy in latency "break-even --calls-per-process 1000"; do
+        echo "== policy $policy"
+        python3 -m advisor recommend reranker --db sqlite:///.gpu/confirm.db --policy $policy
+    done > $R/policies.txt 2>&1
+    tail -n 30 $R/confirm.txt | cut -c1-250; cut -c1-250 $R/policies.txt ;;
+fidelity)
+    timeout ${FID_S:-440} python3 bench/fidelity.py $FID --repeats ${REPEATS:-15} --out $R \
+        --configs ${CONFIGS:-fp32:eager,fp16:eager,bf16:default,tf32:reduce-overhead,bf16:reduce-overhead,fp16:max-autotune-no-cudagraphs,bf16:max-autotune} \
+        > $R/fidelity.txt 2>&1; echo "fidelity rc=$? $(date +%T)"
+    cp bench/results/advisor_bench_cuda_reranker.json $R/
+    timeout ${PAIRED_S:-130} python3 bench/paired_regret.py $R/advisor_bench_cuda_reranker.json \
+        --workload workloads/reranker.py > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
+    tail -n 10 $R/fidelity.txt | cut -c1-250; cat $R/paired.txt ;;
+advisor)
+    P=bench/results/advisor_bench_cuda_reranker_grid
+    timeout ${BENCH_S:-450} python3 bench/advisor_bench.py $FID --out $R --startup-runs 1 \
+        --modes eager,default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
+        --dtypes fp32,tf32,bf16,fp16 --grid-from ${P}2of2.json,${P}1of4.json,${P}3of4.json \
+        --keep-db .gpu/bench.db > $R/bench.txt 2>&1; echo "bench rc=$? $(date +%T)"
+    timeout ${PAIRED_S:-120} python3 bench/paired_regret.py $R/advisor_bench_cuda_reranker.json \
+        > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
+    grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt ;;
+measure-core)
+    # The same 12-config sweep twice: without a core kept for measurements, then with one.
+    S="workloads/reranker.py --device cuda --shape batch=50,seq=128 --no-warm
+       --modes eager,default,reduce-overhead --dtypes fp32,tf32,bf16,fp16"
+    ADVISOR_MEASURE_CORE=none timeout ${SWEEP_S:-140} python3 -m advisor sweep $S \
+        --db sqlite:///.gpu/shared-cores.db > $R/shared-cores.txt 2>&1; echo "A rc=$? $(date +%T)"
+    timeout ${SWEEP_S:-140} python3 -m advisor sweep $S \
+        --db sqlite:///.gpu/measure-core.db > $R/measure-core.txt 2>&1; echo "B rc=$? $(date +%T)"
+    python3 bench/gpu_summary.py .gpu/shared-cores.db .gpu/measure-core.db > $R/summary.txt 2>&1
+    python3 -c "from advisor.db.store import ResultStore as S
+for db in ('shared-cores', 'measure-core'):
+    ts = S.from_url(f'sqlite:///.gpu/{db}.db', create=False).trials(workload='reranker')
+    print(db, 'measure cores:', sorted({str((t.get('telemetry') or {}).get('measure_core')) for t in ts}))"
+    cut -c1-150 $R/summary.txt ;;
+esac
+cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results
