@@ -6,6 +6,7 @@ TPE test measures eager configs only, to stay cheap.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from advisor.space import build_space
 
 pytestmark = pytest.mark.slow
 
+MANY_SMALL_OPS = Path(__file__).resolve().parent / "many_small_ops.py"
 TINY_SPACE = build_space(("fp32", "bf16"), "cpu", ["eager", "default"], ["fp32"])
 
 
@@ -268,3 +270,23 @@ def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
     stdout = " ".join(done.stdout.split())  # rich may wrap lines
     assert "four-dtypes: best configs (2 trials, 0 failed" in stdout
     assert "recommendation: " + " ".join(sentence.split()) in stdout
+
+
+def test_sweep_with_confirm_says_what_became_of_the_warm_start_artifact(tmp_path: Path) -> None:
+    # Fifty small ops: Inductor's one fused kernel wins by far, so the winner is compiled.
+    url = sqlite_url(tmp_path / "confirm.db")
+    done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--no-warm", "--modes",
+                   "eager,default", "--dtypes", "fp32", "--confirm", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rec = json_out(done)["recommendation"]
+    assert rec["best"]["config"]["mode"] == "default", rec["sentence"]
+    assert "decided on paired figures" in rec["note"]
+    lines = [line for line in done.stderr.splitlines() if "warm-start artifact" in line]
+    assert len(lines) == 1, done.stderr
+    match = re.fullmatch(r"warm-start artifact: (\d+) KiB saved, cold start (\d+\.\d) s, with "
+                         r"the artifact (\d+\.\d) s", lines[0])
+    assert match, lines[0]
+    with open_store(url) as store:
+        (confirmation,) = store.confirmations("many-small-ops")
+    assert confirmation["status"] == "ok"
+    assert int(match[1]) > 0 and float(match[2]) > 0 and float(match[3]) > 0
