@@ -16,8 +16,8 @@
 Method.
 
 1. Startup overhead: a child that only imports torch, loads the workload and builds the model
-   in fp32 (``--startup-child``), run 3 times; the median of its wall time is what every fresh
-   process pays before it compiles anything.
+   in fp32 (``--startup-child``), run 3 times (``--startup-runs``); the median of its wall time
+   is what every fresh process pays before it compiles anything.
 2. The exhaustive grid, the way the kernel-fusion article's ``benchmark_fusion.py`` measures:
    every config of the space (each mode x each dtype, eager once per dtype, and the eager fp32
    baseline; the same space `advisor.space.build_space` gives the advisor) in its own fresh
@@ -55,7 +55,8 @@ Reported (``OUT/advisor_bench_<device>_<workload>.json`` and ``.md``): both wall
 ratio, the grid's configs, the advisor's trials (screened out, failed), the grid's best passed
 config and median, the advisor's pick with its median in its own records and in the grid, the
 regret (grid median of the pick / best grid median - 1; None with a reason when the pick has no
-passing grid row), the startup overhead, and a per-config table of both sides. Nothing is
+passing grid row), the startup overhead, and a per-config table of both sides;
+bench/paired_regret.py adds the pick and the grid's best re-measured side by side. Nothing is
 asserted. Bad arguments: one line on stderr, exit 2, nothing written.
 """
 
