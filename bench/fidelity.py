@@ -12,7 +12,7 @@ with each reference within 3% (|ratio - 1| <= 0.03), and repeats with a coeffici
 Each config (``dtype:mode``) is built, cast, compiled and first-called once, as the confirmation
 child does (`advisor.confirm._Runner`), in ONE process, under ``torch.inference_mode()`` for an
 inference workload. Then ``--repeats`` rounds time the SAME compiled callable of every config
-with three methods, each giving one median:
+with four methods, each giving one figure per round:
 
 - advisor: what a trial does (`advisor.trial.TrialRun._measure`): `advisor.measure.warm_up` then
   `advisor.measure.sample` under ``SamplingPolicy.for_device``, median of the samples;
@@ -20,15 +20,20 @@ with three methods, each giving one median:
   calls, synchronize, 100 samples each between two fresh CUDA events (perf_counter on CPU);
 - do_bench: ``triton.testing.do_bench(fn, return_mode="median")``, the harness Inductor's own
   autotuner trusts (CUDA only). It clears the L2 cache before every call, so it sees a colder
-  cache than back-to-back calls do.
+  cache than back-to-back calls do, and it queues calls without waiting for each: it reads GPU
+  time, where the advisor and the plain loop read a synchronized call's latency;
+- back_to_back: the trial's throughput figure (`advisor.measure.throughput_per_s`, the
+  policy's ``throughput_calls`` calls and one synchronize), as ms per call: the quantity
+  do_bench measures, so it is compared with do_bench.
 
 CUDA-graph modes call ``torch.compiler.cudagraph_mark_step_begin()`` before every call in all
-three. Each round rotates the order of the configs and of the methods, so that no method always
-goes first. Per config: the median over rounds of each method's median; advisor/plain and
-advisor/do_bench (the median of the per-round ratios); the CV of the advisor's and of plain's
-medians over the rounds. A config that fails to compile or to run is reported as failed with its
-one-line error, and the others go on. Results go to ``OUT/fidelity_<device>_<workload>.json`` and
-``.md``. Bad arguments: one line on stderr, exit code 2, nothing written.
+four. Each round rotates the order of the configs and of the methods, so that no method always
+goes first. Per config: the median over rounds of each method's figure; advisor/plain,
+advisor/do_bench and back_to_back/do_bench (the median of the per-round ratios); the CV of the
+advisor's and of plain's medians over the rounds. A config that fails to compile or to run is
+reported as failed with its one-line error, and the others go on. Results go to
+``OUT/fidelity_<device>_<workload>.json`` and ``.md``. Bad arguments: one line on stderr, exit
+code 2, nothing written.
 
 Under ``ADVISOR_DEVICE_LOCK`` (`advisor.device_lock`) the bench shares the device while it
 compiles and holds it alone while it measures, like any trial.
@@ -56,7 +61,7 @@ from advisor.errors import AdvisorError, ConfigError  # noqa: E402
 
 AGREE_WITHIN = 0.03  # |advisor / reference - 1| at most this
 CV_LIMIT_PCT = 2.0  # the advisor's median repeats this well over rounds
-METHODS = ("advisor", "plain", "do_bench")
+METHODS = ("advisor", "plain", "do_bench", "back_to_back")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +85,7 @@ def parse_configs(text: str) -> dict[str, CompileConfig]:
     return configs
 
 
-# --- the three methods: each gives one median (ms) of one zero-argument call --------------------
+# --- the methods: each gives one figure (ms) of one zero-argument call ---------------------------
 
 
 def advisor_ms(runner: Any) -> float:
@@ -108,8 +113,18 @@ def do_bench_ms(runner: Any) -> float | None:
     return float(do_bench(lambda: runner.timer.call(call), return_mode="median"))
 
 
+def back_to_back_ms(runner: Any) -> float:
+    """The trial's other figure: ms per call of back-to-back calls with one synchronize at the
+    end (`advisor.measure.throughput_per_s`), the quantity do_bench times."""
+    from advisor.measure import SamplingPolicy, throughput_per_s
+
+    policy = SamplingPolicy.for_device("cuda" if runner.timer.cuda else "cpu")
+    return 1000 / throughput_per_s(runner.timer, runner.calls[0], policy.throughput_calls)
+
+
 MEASURE: dict[str, Callable[[Any], float | None]] = {
     "advisor": advisor_ms, "plain": plain_ms, "do_bench": do_bench_ms,
+    "back_to_back": back_to_back_ms,
 }
 
 
@@ -165,13 +180,16 @@ def rounds(runners: dict[str, Any], repeats: int,
 def summarize(medians: dict[str, list]) -> dict[str, Any]:
     """One config's figures from its per-round medians of each method."""
     advisor, plain, bench = medians["advisor"], medians["plain"], medians["do_bench"]
+    b2b = medians["back_to_back"]
     has_bench = all(v is not None for v in bench)
     return {
         "advisor_median_ms": statistics.median(advisor),
         "plain_median_ms": statistics.median(plain),
         "do_bench_median_ms": statistics.median(bench) if has_bench else None,
+        "back_to_back_ms": statistics.median(b2b),
         "advisor_over_plain": _ratio(advisor, plain),
         "advisor_over_do_bench": _ratio(advisor, bench) if has_bench else None,
+        "back_to_back_over_do_bench": _ratio(b2b, bench) if has_bench else None,
         "cv_advisor_pct": _cv_pct(advisor),
         "cv_plain_pct": _cv_pct(plain),
         "cv_do_bench_pct": _cv_pct(bench) if has_bench else None,
@@ -283,11 +301,13 @@ def run(wl: Any, configs: dict[str, CompileConfig], dims: dict[str, int], device
                         "timer": "cuda_events" if device.startswith("cuda") else "perf_counter"},
             "plain": {"warmup": 25, "iterations": 100},
             "do_bench": {"return_mode": "median"} if device.startswith("cuda") else None,
+            "back_to_back": {"calls": SamplingPolicy.for_device(device).throughput_calls},
         },
         "criteria": {"agree_within": AGREE_WITHIN, "cv_limit_pct": CV_LIMIT_PCT},
         "lock_waited_s": lock.waited_s, "configs": entries,
         "worst": {"plain": worst(ok, "advisor_over_plain"),
-                  "do_bench": worst(ok, "advisor_over_do_bench")},
+                  "do_bench": worst(ok, "advisor_over_do_bench"),
+                  "back_to_back vs do_bench": worst(ok, "back_to_back_over_do_bench")},
     }
 
 
@@ -299,30 +319,34 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['created_at']}. Bar: |ratio - 1| <= {AGREE_WITHIN}, CV <= {CV_LIMIT_PCT} %.",
         "",
         "| config | advisor median ms | plain median ms | do_bench median ms | advisor/plain "
-        "| advisor/do_bench | CV advisor % | CV plain % |",
-        "|---|---|---|---|---|---|---|---|",
+        "| advisor/do_bench | CV advisor % | CV plain % | back-to-back ms "
+        "| back-to-back/do_bench |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in result["configs"]:
         if e["status"] != "ok":
             lines.append(f"| {e['config']} | failed: {e['error'].replace('|', '/')} "
-                         "| | | | | | |")
+                         "| | | | | | | | |")
             continue
         lines.append(
             f"| {e['config']} | {_ms(e['advisor_median_ms'])} | {_ms(e['plain_median_ms'])} | "
             f"{_ms(e['do_bench_median_ms'])} | {_num(e['advisor_over_plain'], 3)} | "
             f"{_num(e['advisor_over_do_bench'], 3)} | {_num(e['cv_advisor_pct'], 2)} | "
-            f"{_num(e['cv_plain_pct'], 2)} |")
+            f"{_num(e['cv_plain_pct'], 2)} | {_ms(e['back_to_back_ms'])} | "
+            f"{_num(e['back_to_back_over_do_bench'], 3)} |")
     return "\n".join([*lines, "", verdict(result), ""])
 
 
 def verdict(result: dict[str, Any]) -> str:
     parts = []
-    for ref in ("plain", "do_bench"):
+    labels = {"plain": "advisor/plain", "do_bench": "advisor/do_bench",
+              "back_to_back vs do_bench": "back-to-back/do_bench"}
+    for ref, label in labels.items():
         w = result["worst"][ref]
-        parts.append(f"vs {ref} -" if w is None else
-                     f"vs {ref} {w['abs_ratio_minus_1']:.3f} ({w['config']}, "
+        parts.append(f"{label} -" if w is None else
+                     f"{label} {w['abs_ratio_minus_1']:.3f} ({w['config']}, "
                      f"{'within' if w['within'] else 'OUTSIDE'} {AGREE_WITHIN})")
-    return "worst |advisor/reference - 1|: " + "; ".join(parts)
+    return "worst |ratio - 1|: " + "; ".join(parts)
 
 
 def _ms(value: float | None) -> str:

@@ -5,7 +5,8 @@
 #   committed advisor bench report (its pick and the grid's best side by side);
 # PHASE=advisor: bench/advisor_bench.py (its advisor side, against the committed grid parts),
 #   then bench/paired_regret.py on what it wrote;
-# PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring.
+# PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring;
+# PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench).
 . bench/gpu_env.sh
 R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -55,5 +56,10 @@ for db in ('shared-cores', 'measure-core'):
     ts = S.from_url(f'sqlite:///.gpu/{db}.db', create=False).trials(workload='reranker')
     print(db, 'measure cores:', sorted({str((t.get('telemetry') or {}).get('measure_core')) for t in ts}))"
     cut -c1-150 $R/summary.txt ;;
+b2b)
+    timeout ${FID_S:-90} python3 bench/fidelity.py $FID --repeats ${REPEATS:-5} --out $R \
+        --configs ${CONFIGS:-fp32:eager,bf16:default,bf16:reduce-overhead} \
+        > $R/fidelity-b2b.txt 2>&1; echo "fidelity rc=$? $(date +%T)"
+    tail -n 6 $R/fidelity-b2b.txt | cut -c1-250; cat $R/fidelity_cuda_reranker.md ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results

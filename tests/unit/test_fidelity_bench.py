@@ -26,10 +26,11 @@ def test_measures_eager_with_both_cpu_methods(tmp_path: Path) -> None:
     assert entry["advisor_median_ms"] > 0 and entry["plain_median_ms"] > 0
     assert entry["advisor_over_plain"] > 0
     assert entry["do_bench_median_ms"] is None and entry["advisor_over_do_bench"] is None
-    assert len(entry["rounds_ms"]["advisor"]) == 2
+    assert entry["back_to_back_ms"] > 0 and entry["back_to_back_over_do_bench"] is None
+    assert len(entry["rounds_ms"]["advisor"]) == 2 == len(entry["rounds_ms"]["back_to_back"])
     assert result["device_name"] == "cpu" and result["shape"] == "batch=16"
     assert "| fp32:eager |" in (tmp_path / "fidelity_cpu_tiny-mlp.md").read_text()
-    assert "worst |advisor/reference - 1|" in done.stdout
+    assert "worst |ratio - 1|: advisor/plain " in done.stdout
 
 
 def test_bad_mode_is_one_line_and_exit_2(tmp_path: Path) -> None:
