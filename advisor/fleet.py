@@ -261,15 +261,13 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
     if jobs > 1:
         env[device_lock.ENV] = os.path.join(tempfile.gettempdir(), f"advisor-device-{name}.lock")
         allowed = sorted(os.sched_getaffinity(0))
-        reserved: list[int] = []
         user_set = device_lock.MEASURE_CORE_ENV in env or device_lock.RESERVED_CORES_ENV in env
-        if device.startswith("cuda") and not user_set:
-            kept = measure_cores(allowed, max(1, workers // jobs))
-            if kept:
-                reserved = kept
-                env[device_lock.MEASURE_CORE_ENV] = str(kept[index % len(kept)])
-                env[device_lock.RESERVED_CORES_ENV] = ",".join(map(str, kept))
-        cores = len(allowed) - len(reserved)
+        kept = ([] if user_set or not device.startswith("cuda")
+                else measure_cores(allowed, max(1, workers // jobs)))
+        if kept:
+            env[device_lock.MEASURE_CORE_ENV] = str(kept[index % len(kept)])
+            env[device_lock.RESERVED_CORES_ENV] = ",".join(map(str, kept))
+        cores = len(allowed) - len(kept)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
     return env
 

@@ -57,6 +57,9 @@ def read_report(path: Path, workload: Path | None) -> dict[str, Any]:
     return report
 
 
+SAME = "the pick is the grid's best"
+
+
 def configs_of(report: dict[str, Any]) -> tuple[CompileConfig, CompileConfig] | str:
     """(grid best, pick), or why there is nothing to re-measure."""
     if not report["pick"]:
@@ -65,7 +68,7 @@ def configs_of(report: dict[str, Any]) -> tuple[CompileConfig, CompileConfig] | 
         return "no grid config ran and passed"
     best = CompileConfig.from_dict(report["grid_best"]["config"])
     pick = CompileConfig.from_dict(report["pick"]["config"])
-    return "the pick is the grid's best" if best.key == pick.key else (best, pick)
+    return SAME if best.key == pick.key else (best, pick)
 
 
 def measure(report: dict[str, Any], best: CompileConfig, pick: CompileConfig,
@@ -119,8 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"the report's configs do not load: {str(e).splitlines()[0]}")
     paired: dict[str, Any] = {"created_at": datetime.now(UTC).isoformat(timespec="seconds")}
     if isinstance(pair, str):
-        paired.update(status="skipped", note=pair,
-                      regret=0.0 if pair == "the pick is the grid's best" else None)
+        paired.update(status="skipped", note=pair, regret=0.0 if pair == SAME else None)
     else:
         best, pick = pair
         print(f"paired_regret: {pick.label} (pick) against {best.label} (grid best), "
