@@ -7,6 +7,8 @@ In CUDA-graph modes `torch.compiler.cudagraph_mark_step_begin()` precedes every 
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +26,9 @@ class SamplingPolicy:
 
     Warm-up: `warmup_iters` calls, cut short after `warmup_max_s`. Sampling: until both
     `min_samples` and `min_time_s` are reached, but never past `max_time_s` (with at least
-    `floor_samples`) or `max_samples`.
+    `floor_samples`) or `max_samples`. Back to back: `throughput_calls` queued calls, fewer
+    (never under 10, or `throughput_calls` if smaller) where they would take more than
+    `throughput_max_s` at the sampled median.
     """
 
     warmup_iters: int = 25
@@ -34,7 +38,8 @@ class SamplingPolicy:
     max_time_s: float = 30.0
     floor_samples: int = 10
     max_samples: int = 100_000
-    throughput_calls: int = 20
+    throughput_calls: int = 100
+    throughput_max_s: float = 0.5
 
     @classmethod
     def for_device(cls, device: str) -> SamplingPolicy:
@@ -43,6 +48,13 @@ class SamplingPolicy:
         # CPU calls of real models take tens to hundreds of ms: fewer, longer samples.
         return cls(warmup_iters=5, warmup_max_s=5.0, min_samples=30, max_time_s=10.0,
                    throughput_calls=5)
+
+    def throughput_count(self, median_ms: float) -> int:
+        """How many back-to-back calls to time for a call whose sampled median is `median_ms`."""
+        fit = self.throughput_calls
+        if median_ms > 0:
+            fit = int(self.throughput_max_s * 1000 / median_ms)
+        return max(min(self.throughput_calls, fit), min(10, self.throughput_calls))
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -110,14 +122,35 @@ def sample(timer: Timer, fn: Callable[[], Any], policy: SamplingPolicy) -> list[
     return samples
 
 
-def throughput_per_s(timer: Timer, fn: Callable[[], Any], calls: int) -> float:
-    """Back-to-back calls with one synchronisation at the end: calls per second."""
+def back_to_back_ms(timer: Timer, fn: Callable[[], Any], calls: int) -> list[float]:
+    """Per-call times of `calls` calls queued back to back, with one synchronize at the end.
+
+    GPU: one CUDA event before the first call and one after each, recorded without waiting, so
+    each call's time runs from the end of the one before: the GPU time it takes while the host
+    keeps ahead, the launch time where the host cannot (what `triton.testing.do_bench` reads,
+    without its L2 flush). CPU: calls are synchronous, so each is timed with perf_counter.
+    """
+    if not timer.cuda:
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            timer.call(fn)
+            times.append((time.perf_counter() - t0) * 1000)
+        return times
+    events = [timer.torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
     timer.sync()
-    t0 = time.perf_counter()
-    for _ in range(calls):
+    events[0].record()
+    for event in events[1:]:
         timer.call(fn)
+        event.record()
     timer.sync()
-    return calls / (time.perf_counter() - t0)
+    return [float(a.elapsed_time(b)) for a, b in zip(events[:-1], events[1:], strict=True)]
+
+
+def throughput_per_s(timer: Timer, fn: Callable[[], Any], calls: int) -> float:
+    """Calls per second back to back: 1000 / the median of `back_to_back_ms`."""
+    median_ms = statistics.median(back_to_back_ms(timer, fn, calls))
+    return 1000 / median_ms if median_ms > 0 else math.inf
 
 
 def profile_call(timer: Timer, fn: Callable[[], Any]) -> dict[str, Any]:

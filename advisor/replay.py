@@ -411,8 +411,9 @@ class _Replay:
                 "dims": plan.buckets.bucket(plan.shapes[members[0]]),
                 "weight": sum(plan.weight(i) for i in members),
             }
-            row.update(Stats(bucket_samples).to_dict())
-            calls = self.run.policy.throughput_calls
+            stats = Stats(bucket_samples)
+            row.update(stats.to_dict())
+            calls = self.run.policy.throughput_count(stats.median_ms)
             row["throughput_per_s"] = throughput_per_s(timer, fns[heaviest], calls)
             row["warmup_iters"] = max(self.warmups[i] for i in members)
             row["requests"] = sum(1 for i in plan.request_shape if i in members)

@@ -10,7 +10,6 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 NOISE_IQR_RATIO = 0.10  # IQR / median above this flags a noisy measurement
@@ -103,18 +102,6 @@ class Stats:
             "n_samples": self.n_samples,
             "noisy": self.noisy,
         }
-
-
-@dataclass(frozen=True)
-class Throughput:
-    """Back-to-back throughput: `calls` calls issued without a sync between them took `total_ms`."""
-
-    calls: int
-    total_ms: float
-
-    @property
-    def calls_per_s(self) -> float:
-        return self.calls / (self.total_ms / 1000) if self.total_ms > 0 else math.inf
 
 
 CONFIDENCE = 0.95

@@ -371,7 +371,8 @@ class TrialRun:
         result = {"shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
                   "weight": float(shape["weight"])}
         result.update(stats.to_dict())
-        result["throughput_per_s"] = throughput_per_s(timer, call, self.policy.throughput_calls)
+        calls = self.policy.throughput_count(stats.median_ms)
+        result["throughput_per_s"] = throughput_per_s(timer, call, calls)
         result["warmup_iters"] = warmups
         return result
 

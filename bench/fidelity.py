@@ -22,15 +22,16 @@ with four methods, each giving one figure per round:
   autotuner trusts (CUDA only). It clears the L2 cache before every call, so it sees a colder
   cache than back-to-back calls do, and it queues calls without waiting for each: it reads GPU
   time, where the advisor and the plain loop read a synchronized call's latency;
-- back_to_back: the trial's throughput figure (`advisor.measure.throughput_per_s`, the
-  policy's ``throughput_calls`` calls and one synchronize), as ms per call: the quantity
-  do_bench measures, so it is compared with do_bench.
+- back_to_back: the trial's back-to-back figure (`advisor.measure.back_to_back_ms`: the
+  policy's ``throughput_calls`` calls queued, a CUDA event after each, one synchronize), the
+  median ms per call; its throughput is 1000 / this. The quantity do_bench measures, so it is
+  compared with do_bench.
 
 CUDA-graph modes call ``torch.compiler.cudagraph_mark_step_begin()`` before every call in all
 four. Each round rotates the order of the configs and of the methods, so that no method always
 goes first. Per config: the median over rounds of each method's figure; advisor/plain,
-advisor/do_bench and back_to_back/do_bench (the median of the per-round ratios); the CV of the
-advisor's and of plain's medians over the rounds. A config that fails to compile or to run is
+advisor/do_bench and back_to_back/do_bench (the median of the per-round ratios); the CV over the
+rounds of each method's figure. A config that fails to compile or to run is
 reported as failed with its one-line error, and the others go on. Results go to
 ``OUT/fidelity_<device>_<workload>.json`` and ``.md``. Bad arguments: one line on stderr, exit
 code 2, nothing written.
@@ -114,12 +115,13 @@ def do_bench_ms(runner: Any) -> float | None:
 
 
 def back_to_back_ms(runner: Any) -> float:
-    """The trial's other figure: ms per call of back-to-back calls with one synchronize at the
-    end (`advisor.measure.throughput_per_s`), the quantity do_bench times."""
-    from advisor.measure import SamplingPolicy, throughput_per_s
+    """The trial's other figure: the median ms per call of calls queued back to back with one
+    synchronize at the end (`advisor.measure.back_to_back_ms`), the quantity do_bench times."""
+    from advisor.measure import SamplingPolicy, back_to_back_ms
 
     policy = SamplingPolicy.for_device("cuda" if runner.timer.cuda else "cpu")
-    return 1000 / throughput_per_s(runner.timer, runner.calls[0], policy.throughput_calls)
+    return statistics.median(back_to_back_ms(runner.timer, runner.calls[0],
+                                             policy.throughput_calls))
 
 
 MEASURE: dict[str, Callable[[Any], float | None]] = {
@@ -193,6 +195,7 @@ def summarize(medians: dict[str, list]) -> dict[str, Any]:
         "cv_advisor_pct": _cv_pct(advisor),
         "cv_plain_pct": _cv_pct(plain),
         "cv_do_bench_pct": _cv_pct(bench) if has_bench else None,
+        "cv_back_to_back_pct": _cv_pct(b2b),
         "rounds_ms": medians,
     }
 
@@ -320,20 +323,21 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "| config | advisor median ms | plain median ms | do_bench median ms | advisor/plain "
         "| advisor/do_bench | CV advisor % | CV plain % | back-to-back ms "
-        "| back-to-back/do_bench |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| back-to-back/do_bench | CV back-to-back % | CV do_bench % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in result["configs"]:
         if e["status"] != "ok":
             lines.append(f"| {e['config']} | failed: {e['error'].replace('|', '/')} "
-                         "| | | | | | | | |")
+                         "| | | | | | | | | | |")
             continue
         lines.append(
             f"| {e['config']} | {_ms(e['advisor_median_ms'])} | {_ms(e['plain_median_ms'])} | "
             f"{_ms(e['do_bench_median_ms'])} | {_num(e['advisor_over_plain'], 3)} | "
             f"{_num(e['advisor_over_do_bench'], 3)} | {_num(e['cv_advisor_pct'], 2)} | "
             f"{_num(e['cv_plain_pct'], 2)} | {_ms(e['back_to_back_ms'])} | "
-            f"{_num(e['back_to_back_over_do_bench'], 3)} |")
+            f"{_num(e['back_to_back_over_do_bench'], 3)} | "
+            f"{_num(e['cv_back_to_back_pct'], 2)} | {_num(e['cv_do_bench_pct'], 2)} |")
     return "\n".join([*lines, "", verdict(result), ""])
 
 

@@ -1,12 +1,13 @@
-# Two H200s of one host, calls on the same kind of machine, each GPU with half of the host's
-# cores (every grid part alone on its GPU: its wall is what one H200 with those cores takes; the
-# grid's wall is the sum of the parts'). The grid's parts are every 2nd config from the 2nd
-# (2/2) and every 4th from the 1st and from the 3rd (1/4, 3/4): together, the whole space once.
-# PHASE=grid: parts 1/2 (GPU 0) and 2/2 (GPU 1): 1/2 holds the fp32 max-autotune compiles and
-#   does not fit in one call, so its configs are measured again as the parts 1/4 and 3/4;
-# PHASE=grid-rest: parts 1/4 (GPU 0) and 3/4 (GPU 1), then the local LM's library sweep on GPU 1;
-# PHASE=advisor: `advisor sweep` with its defaults against the parts put together (GPU 0);
-#   meanwhile on GPU 1: the measurement-fidelity check, then the reranker's sweep with --confirm.
+# Two H200s of one host (kind nvidia-h200-x2), each GPU with half of the host's cores, so that
+# every process sees what a one-H200, 16-core machine gives; the grid and the advisor measured on
+# the same host. The grid's parts: every 4th config from the 1st, 2nd, 3rd and 4th (1/4 .. 4/4),
+# together the whole space once; its wall is the sum of the parts' walls.
+# PHASE=fidelity: the GPU tests of the back-to-back figure, then bench/fidelity.py over 15
+#   rounds on GPU 0 alone (GPU 1 idle);
+# PHASE=grid-a: parts 1/4 (GPU 0) and 3/4 (GPU 1) side by side;
+# PHASE=grid-b: parts 2/4 (GPU 0) and 4/4 (GPU 1) side by side;
+# PHASE=advisor: `advisor sweep` with its defaults against the four parts, on GPU 0 alone, then
+#   bench/paired_regret.py on its report.
 # Parts written by earlier calls travel in .gpu/results (carried).
 . bench/gpu_env.sh
 R=.gpu/results; mkdir -p $R
@@ -17,44 +18,32 @@ print(','.join(map(str, c[:h])), ','.join(map(str, c[h:])))")
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 nproc; echo "halves: $HALF0 | $HALF1"; echo "start $(date +%T)"
 on() { local gpu=$1 cores=$2; shift 2; CUDA_VISIBLE_DEVICES=$gpu taskset -c $cores "$@"; }
-case ${PHASE:?grid, grid-rest or advisor} in
-grid)
-    rm -rf $R; mkdir -p $R
-    on 0 $HALF0 timeout ${GRID_S:-560} python3 bench/advisor_bench.py $W $SPACE --grid-part 1/2 \
-        > $R/grid1.txt 2>&1 &
-    on 1 $HALF1 timeout ${GRID_S:-560} python3 bench/advisor_bench.py $W $SPACE --grid-part 2/2 \
-        > $R/grid2.txt 2>&1 &
-    wait; echo "grid parts done $(date +%T)"
-    tail -n 14 $R/grid1.txt $R/grid2.txt | cut -c1-250
-    tar czf $OUT/grid.tgz -C .gpu results ;;
-grid-rest)
-    on 0 $HALF0 timeout ${GRID_S:-540} python3 bench/advisor_bench.py $W $SPACE --grid-part 1/4 \
-        > $R/grid1of4.txt 2>&1 &
-    (on 1 $HALF1 timeout ${GRID_S:-540} python3 bench/advisor_bench.py $W $SPACE --grid-part 3/4 \
-        > $R/grid3of4.txt 2>&1; echo "part 3/4 rc=$? $(date +%T)"
-     on 1 $HALF1 timeout ${LIB_S:-200} python3 -m advisor sweep workloads/local_lm.py \
-        --device cuda --modes eager,default,reduce-overhead --dtypes bf16 --no-warm \
-        --db sqlite:///.gpu/lib-local_lm.db > $R/lib-local_lm.txt 2>&1
-     echo "local_lm rc=$? $(date +%T)") &
-    wait; echo "end $(date +%T)"
-    python3 bench/gpu_summary.py .gpu/lib-local_lm.db > $R/summary-local_lm.txt 2>&1
-    tail -n 8 $R/grid1of4.txt $R/grid3of4.txt $R/lib-local_lm.txt | cut -c1-250
-    cp .gpu/*.db $R/; tar czf $OUT/grid-rest.tgz -C .gpu results ;;
-advisor)
-    PARTS=$(ls $R/*_grid2of2.json $R/*_grid1of4.json $R/*_grid3of4.json | paste -sd,) || exit 1
-    (on 0 $HALF0 timeout ${BENCH_S:-500} python3 bench/advisor_bench.py $W $SPACE \
-        --grid-from $PARTS --keep-db .gpu/bench.db > $R/bench.txt 2>&1
-     echo "bench rc=$? $(date +%T)") &
-    (on 1 $HALF1 timeout ${FID_S:-270} python3 bench/fidelity.py --workload workloads/reranker.py \
-        --device cuda --shape batch=50,seq=128 --repeats 5 --out $R \
-        --configs fp32:eager,fp16:eager,bf16:default,fp16:default,bf16:reduce-overhead,bf16:max-autotune-no-cudagraphs \
+case ${PHASE:?fidelity, grid-a, grid-b or advisor} in
+fidelity)
+    on 0 $HALF0 timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu \
+        -k "back_to_back or mark_step" > $R/gpu-tests.txt 2>&1; echo "tests rc=$? $(date +%T)"
+    on 0 $HALF0 timeout ${FID_S:-450} python3 bench/fidelity.py $W --repeats ${REPEATS:-15} \
+        --configs ${CONFIGS:-fp32:eager,fp16:eager,bf16:default,tf32:reduce-overhead,bf16:reduce-overhead,fp16:max-autotune-no-cudagraphs,bf16:max-autotune} \
         > $R/fidelity.txt 2>&1; echo "fidelity rc=$? $(date +%T)"
-     on 1 $HALF1 timeout ${CONFIRM_S:-220} python3 -m advisor sweep workloads/reranker.py \
-        --device cuda --shape batch=50,seq=128 --modes eager,default,reduce-overhead \
-        --dtypes bf16 --confirm --db sqlite:///.gpu/confirm.db > $R/confirm.txt 2>&1
-     echo "confirm rc=$? $(date +%T)") &
-    wait; echo "end $(date +%T)"
-    python3 bench/gpu_summary.py .gpu/bench.db .gpu/confirm.db > $R/summary.txt 2>&1
-    tail -n 40 $R/bench.txt | cut -c1-250; tail -n 12 $R/fidelity.txt $R/confirm.txt
-    cp .gpu/*.db $R/; tar czf $OUT/advisor.tgz -C .gpu results ;;
+    tail -n 4 $R/gpu-tests.txt; tail -n 10 $R/fidelity.txt | cut -c1-250
+    cat $R/fidelity_cuda_reranker.md ;;
+grid-a|grid-b)
+    [ $PHASE = grid-a ] && set -- 1 3 || set -- 2 4
+    on 0 $HALF0 timeout ${GRID_S:-560} python3 bench/advisor_bench.py $W $SPACE --grid-part $1/4 \
+        > $R/grid$1of4.txt 2>&1 &
+    on 1 $HALF1 timeout ${GRID_S:-560} python3 bench/advisor_bench.py $W $SPACE --grid-part $2/4 \
+        > $R/grid$2of4.txt 2>&1 &
+    wait; echo "grid parts done $(date +%T)"
+    tail -n 8 $R/grid$1of4.txt $R/grid$2of4.txt | cut -c1-250 ;;
+advisor)
+    PARTS=$(ls $R/*_grid[1-4]of4.json | paste -sd,) || exit 1
+    on 0 $HALF0 timeout ${BENCH_S:-450} python3 bench/advisor_bench.py $W $SPACE --startup-runs 1 \
+        --grid-from $PARTS --keep-db .gpu/bench.db > $R/bench.txt 2>&1
+    echo "bench rc=$? $(date +%T)"
+    on 0 $HALF0 timeout ${PAIRED_S:-120} python3 bench/paired_regret.py \
+        $R/advisor_bench_cuda_reranker.json > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
+    python3 bench/gpu_summary.py .gpu/bench.db > $R/summary.txt 2>&1
+    grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt ;;
 esac
+echo "end $(date +%T)"
+cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/$PHASE.tgz -C .gpu results

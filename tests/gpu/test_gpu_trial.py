@@ -123,6 +123,28 @@ def test_cudagraph_mark_step_precedes_every_timed_call_on_cuda() -> None:
     torch.testing.assert_close(out, expected)
 
 
+def test_back_to_back_times_each_queued_call_on_cuda() -> None:
+    import torch
+
+    from advisor.measure import Timer, back_to_back_ms, throughput_per_s
+
+    timer = Timer("cuda", cudagraphs=False)
+    spin = 2_000_000  # GPU clock cycles: about a millisecond, far above a launch
+    timer.time_ms(lambda: torch.cuda._sleep(spin))
+    alone = timer.time_ms(lambda: torch.cuda._sleep(spin))
+    t0 = time.perf_counter()
+    queued = back_to_back_ms(timer, lambda: torch.cuda._sleep(spin), 20)
+    assert len(queued) == 20
+    # Each queued call's time is its GPU time: the host issued all 20 without waiting.
+    assert sorted(queued)[10] == pytest.approx(alone, rel=0.1)
+    assert time.perf_counter() - t0 >= 0.9 * sum(queued) / 1000
+    assert throughput_per_s(timer, lambda: torch.cuda._sleep(spin), 20) == pytest.approx(
+        1000 / alone, rel=0.1)
+    # Where the host is slower than the GPU, the time between calls is the host's.
+    host_bound = back_to_back_ms(timer, lambda: (time.sleep(0.003), torch.cuda._sleep(1000)), 10)
+    assert min(host_bound[1:]) >= 2.9
+
+
 def test_nvml_fingerprint_through_a_probe() -> None:
     fp = Launcher(timeout_s=300).probe("cuda")
     assert fp["device_kind"] == "cuda"

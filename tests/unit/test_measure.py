@@ -11,6 +11,7 @@ import torch
 from advisor.measure import (
     SamplingPolicy,
     Timer,
+    back_to_back_ms,
     profile_call,
     sample,
     throughput_per_s,
@@ -88,6 +89,24 @@ def test_throughput_by_hand() -> None:
     per_s = throughput_per_s(Timer("cpu", False), fn, 4)
     assert len(calls) == 4
     assert 0 < per_s <= 100
+
+
+def test_back_to_back_times_every_call_on_cpu() -> None:
+    calls, fn = counting(sleeper(0.01))
+    times = back_to_back_ms(Timer("cpu", False), fn, 3)
+    assert len(calls) == 3 and len(times) == 3
+    assert all(10 <= ms < 1000 for ms in times)
+
+
+def test_throughput_count_fits_the_time_cap() -> None:
+    gpu = SamplingPolicy.for_device("cuda")
+    assert (gpu.throughput_calls, gpu.throughput_max_s) == (100, 0.5)
+    assert gpu.throughput_count(0.8) == 100  # 100 calls of 0.8 ms fit in 0.5 s
+    assert gpu.throughput_count(10.0) == 50  # 0.5 s / 10 ms
+    assert gpu.throughput_count(200.0) == 10  # never fewer than 10
+    assert gpu.throughput_count(0.0) == 100
+    assert SamplingPolicy.for_device("cpu").throughput_count(100.0) == 5
+    assert SamplingPolicy(throughput_calls=3).throughput_count(500.0) == 3
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from advisor.stats import NOISE_IQR_RATIO, Stats, Throughput, percentile
+from advisor.stats import NOISE_IQR_RATIO, Stats, percentile
 
 # Five samples, given out of order. Sorted: [1, 2, 3, 4, 10]; n - 1 = 4.
 FIVE = [4.0, 1.0, 10.0, 3.0, 2.0]
@@ -136,9 +136,3 @@ def test_to_dict_has_every_figure() -> None:
         "n_samples": 5,
         "noisy": True,
     }
-
-
-def test_throughput() -> None:
-    # 20 calls in 400 ms = 0.4 s -> 20 / 0.4 = 50 calls per second
-    assert Throughput(calls=20, total_ms=400.0).calls_per_s == pytest.approx(50.0)
-    assert Throughput(calls=5, total_ms=0.0).calls_per_s == math.inf
