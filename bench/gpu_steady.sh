@@ -6,7 +6,8 @@
 # PHASE=advisor: bench/advisor_bench.py (its advisor side, against the committed grid parts),
 #   then bench/paired_regret.py on what it wrote;
 # PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring;
-# PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench).
+# PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench);
+# PHASE=window: bench/window_cv.py, the latency median's CV over rounds with 1 s and 4 s windows.
 . bench/gpu_env.sh
 R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -61,5 +62,9 @@ b2b)
         --configs ${CONFIGS:-fp32:eager,bf16:default,bf16:reduce-overhead} \
         > $R/fidelity-b2b.txt 2>&1; echo "fidelity rc=$? $(date +%T)"
     tail -n 6 $R/fidelity-b2b.txt | cut -c1-250; cat $R/fidelity_cuda_reranker.md ;;
+window)
+    timeout ${WINDOW_S:-420} python3 bench/window_cv.py $FID --repeats ${REPEATS:-10} --out $R \
+        --windows ${WINDOWS:-1,4} --configs ${CONFIGS:-fp16:eager,bf16:default,bf16:reduce-overhead} \
+        > $R/window.txt 2>&1; echo "window rc=$? $(date +%T)"; tail -n 14 $R/window.txt ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results

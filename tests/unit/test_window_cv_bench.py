@@ -1,0 +1,42 @@
+"""bench/window_cv.py end to end on CPU: the tiny MLP, eager fp32, two windows; bad arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "bench" / "window_cv.py"
+TINY = REPO / "tests" / "workloads" / "tiny_mlp.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(BENCH), "--workload", str(TINY), "--device", "cpu",
+                           *args], capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_each_window_gets_its_median_and_cv(tmp_path: Path) -> None:
+    done = _run("--configs", "fp32:eager", "--windows", "0.05,0.2", "--repeats", "3",
+                "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "window_cv_cpu_tiny-mlp.json").read_text())
+    (entry,) = result["configs"]
+    assert entry["status"] == "ok" and result["windows_s"] == [0.05, 0.2]
+    short, long = entry["windows"]
+    assert (short["window_s"], long["window_s"]) == (0.05, 0.2)
+    for w in (short, long):
+        assert len(w["rounds_ms"]) == 3 and w["median_ms"] > 0 and w["cv_pct"] >= 0
+    # The CPU policy samples at least 30 calls; a four times longer window takes more of them
+    # once the window, not the count, ends the sampling.
+    assert long["samples"] >= short["samples"] >= 30
+    assert "| fp32:eager | 0.2 |" in (tmp_path / "window_cv_cpu_tiny-mlp.md").read_text()
+
+
+def test_bad_window_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = _run("--configs", "fp32:eager", "--windows", "1,0", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "bad --windows '1,0'" in done.stderr
+    assert not (tmp_path / "out").exists()
