@@ -7,7 +7,8 @@
 #   then bench/paired_regret.py on what it wrote;
 # PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring;
 # PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench);
-# PHASE=window: bench/window_cv.py, the latency median's CV over rounds with 1 s and 4 s windows.
+# PHASE=window: bench/window_cv.py, the latency median's CV over rounds with 1 s and 4 s windows;
+# PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone.
 . bench/gpu_env.sh
 R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -66,5 +67,14 @@ window)
     timeout ${WINDOW_S:-420} python3 bench/window_cv.py $FID --repeats ${REPEATS:-10} --out $R \
         --windows ${WINDOWS:-1,4} --configs ${CONFIGS:-fp16:eager,bf16:default,bf16:reduce-overhead} \
         > $R/window.txt 2>&1; echo "window rc=$? $(date +%T)"; tail -n 14 $R/window.txt ;;
+sweep)
+    t0=$(date +%s.%N)
+    timeout ${SWEEP_S:-280} python3 -m advisor sweep workloads/reranker.py --device cuda \
+        --shape batch=50,seq=128 --db sqlite:///.gpu/sweep.db \
+        --modes eager,default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
+        --dtypes fp32,tf32,bf16,fp16 > $R/sweep.txt 2>&1; rc=$?
+    echo "sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
+    python3 bench/gpu_summary.py .gpu/sweep.db > $R/summary.txt 2>&1
+    tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results

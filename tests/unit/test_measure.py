@@ -36,8 +36,10 @@ def sleeper(seconds: float) -> Callable[[], None]:
 def test_policy_defaults_per_device() -> None:
     gpu = SamplingPolicy.for_device("cuda:1")
     assert (gpu.warmup_iters, gpu.min_samples) == (25, 100)  # the article's benchmark
+    assert gpu.min_time_s == 4.0  # spans the host's slow and fast spells
     cpu = SamplingPolicy.for_device("cpu")
     assert (cpu.warmup_iters, cpu.min_samples, cpu.throughput_calls) == (5, 30, 5)
+    assert cpu.min_time_s == 1.0
     assert SamplingPolicy(**cpu.to_dict()) == cpu
 
 
