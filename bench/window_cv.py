@@ -14,7 +14,8 @@ bench/fidelity.py does. Each round then times every config with the advisor's wa
 sampling (`advisor.measure.warm_up`, `advisor.measure.sample`) once per window, the policy's
 ``min_time_s`` set to the window (and ``max_time_s`` to at least it); the order of the configs and
 of the windows rotates every round. Per config and window: the median over rounds of the medians,
-their CV (stdev / mean) and the median number of samples a round took. Results go to
+their CV (stdev / mean), the median number of samples a round took and the seconds each round's
+sampling took. Results go to
 ``OUT/window_cv_<device>_<workload>.json`` and ``.md``. Bad arguments: one line on stderr, exit
 code 2, nothing written.
 """
@@ -27,6 +28,7 @@ import dataclasses
 import json
 import statistics
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -62,8 +64,9 @@ def parse_windows(text: str) -> list[float]:
     return windows
 
 
-def measure(runner: Any, window_s: float) -> tuple[float, int]:
-    """The advisor's warm-up and sampling with a `window_s` window: (median ms, samples)."""
+def measure(runner: Any, window_s: float) -> tuple[float, int, float]:
+    """The advisor's warm-up and sampling with a `window_s` window: (median ms, samples, the
+    seconds the sampling took)."""
     from advisor.measure import SamplingPolicy, sample, warm_up
     from advisor.stats import Stats
 
@@ -71,16 +74,17 @@ def measure(runner: Any, window_s: float) -> tuple[float, int]:
     policy = dataclasses.replace(base, min_time_s=window_s,
                                  max_time_s=max(base.max_time_s, window_s))
     warm_up(runner.timer, runner.calls[0], policy)
+    t0 = time.perf_counter()
     stats = Stats(sample(runner.timer, runner.calls[0], policy))
-    return stats.median_ms, stats.n_samples
+    return stats.median_ms, stats.n_samples, time.perf_counter() - t0
 
 
 def rounds(runners: dict[str, Any], windows: list[float],
-           repeats: int) -> dict[str, dict[float, list[tuple[float, int]]]]:
-    """got[config][window][round] = (median ms, samples); configs and windows rotate."""
+           repeats: int) -> dict[str, dict[float, list[tuple[float, int, float]]]]:
+    """got[config][window][round] = `measure`'s figures; configs and windows rotate."""
     from advisor.runtime import set_precision
 
-    got: dict[str, dict[float, list[tuple[float, int]]]] = {
+    got: dict[str, dict[float, list[tuple[float, int, float]]]] = {
         n: {w: [] for w in windows} for n in runners}
     names = list(runners)
     for r in range(repeats):
@@ -95,17 +99,18 @@ def rounds(runners: dict[str, Any], windows: list[float],
     return got
 
 
-def summarize(per_window: dict[float, list[tuple[float, int]]]) -> list[dict[str, Any]]:
+def summarize(per_window: dict[float, list[tuple[float, int, float]]]) -> list[dict[str, Any]]:
     rows = []
     for window, got in per_window.items():
-        medians = [m for m, _ in got]
+        medians = [m for m, _, _ in got]
         rows.append({
             "window_s": window,
             "median_ms": statistics.median(medians),
             "cv_pct": (100 * statistics.stdev(medians) / statistics.fmean(medians)
                        if len(medians) > 1 else None),
-            "samples": statistics.median(n for _, n in got),
+            "samples": statistics.median(n for _, n, _ in got),
             "rounds_ms": medians,
+            "rounds_sampled_s": [t for _, _, t in got],
         })
     return rows
 
