@@ -27,6 +27,7 @@ import contextlib
 import time
 import traceback
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,12 +116,19 @@ def confirm(
     rounds: Rounds | None = None,
     launcher: Any = None,
     on_phase: Any = None,
+    records: list[dict[str, Any]] | None = None,
+    keys: list[str] | None = None,
 ) -> tuple[dict[str, Any], Recommendation]:
-    """Re-measure the policy's `top` configs and eager fp32 of ``workload`` on ``device``
-    (whose fingerprint is ``fingerprint``) interleaved in one process; store the confirmation
-    and return it with the recommendation decided on it."""
+    """Re-measure the policy's `top` configs (or the configs of ``keys``) and eager fp32 of
+    ``workload`` on ``device`` (whose fingerprint is ``fingerprint``) interleaved in one
+    process; store the confirmation and return it with the recommendation decided on it.
+
+    ``records``: the trials to decide among (default: every trial of the workload on this
+    fingerprint). The child compiles from the trials' caches where ``launcher`` kept them (a
+    sweep's launcher does, until the sweep ends): each entry says whether it did."""
     here = fingerprint["fingerprint_hash"]
-    records = store.trials(workload=workload, fingerprint_hash=here)
+    if records is None:
+        records = store.trials(workload=workload, fingerprint_hash=here)
     if not records:
         raise ConfigError(f"no trials of {workload} on this device and stack (fingerprint "
                           f"{here}) to confirm; sweep it here first")
@@ -131,7 +139,12 @@ def confirm(
         raise ConfigError(f"nothing to confirm for {workload}: {before.sentence}"
                           if before.best is None else
                           f"no eager fp32 baseline of {workload} here to confirm against")
-    picks = [r for r in before.ranked if r.config_key != EAGER_FP32.key][: max(top, 1)]
+    compiled = [r for r in before.ranked if r.config_key != EAGER_FP32.key]
+    picks = ([r for r in compiled if r.config_key in keys] if keys is not None
+             else compiled[: max(top, 1)])
+    if not picks:
+        raise ConfigError(f"nothing to confirm for {workload}: no compiled config among "
+                          f"{', '.join(keys or [])}")
     by_uuid = {r["trial_uuid"]: r for r in records}
     leader = by_uuid[before.ranked[0].trial_uuid]
     shapes = [{"shape": s["shape"], "dims": s["dims"], "weight": s["weight"]}
@@ -143,10 +156,12 @@ def confirm(
         "configs": [c.to_dict() for c in configs], "shapes": shapes,
         "rounds": (rounds or Rounds.for_device(device)).to_dict(),
     }
-    result = _launcher(launcher).run_child(spec, on_phase)
     trials = {before.baseline.config_key: before.baseline.trial_uuid}
     trials |= {r.config_key: r.trial_uuid for r in picks}
-    confirmation = summarize(result, configs, shapes, trials)
+    launcher = _launcher(launcher)
+    kept = launcher.kept_caches(trials)
+    result = launcher.run_child(spec, on_phase, seed=list(kept.values()))
+    confirmation = summarize(result, configs, shapes, trials, set(kept))
     confirmation.update(workload=wl_dict, device=device,
                         fingerprint=result.get("fingerprint") or fingerprint)
     if confirmation["fingerprint"]["fingerprint_hash"] != here:
@@ -165,8 +180,11 @@ def summarize(
     configs: list[CompileConfig],
     shapes: list[dict[str, Any]],
     trials: dict[str, str],
+    kept: Collection[str] = (),
 ) -> dict[str, Any]:
-    """A confirmation (the store's form) from a confirmation child's result. Pure."""
+    """A confirmation (the store's form) from a confirmation child's result; ``kept``: the
+    config keys whose trial caches seeded the child's (their ``compile_s`` is a warm start).
+    Pure."""
     out: dict[str, Any] = {
         "uuid": str(uuid.uuid4()), "created_at": datetime.now(UTC).isoformat(),
         "method": result.get("method"), "rounds": result.get("rounds"),
@@ -184,6 +202,8 @@ def summarize(
             "config": config.to_dict(), "config_key": config.key, "label": config.label,
             "trial_uuid": trials.get(config.key),
             "compile_s": (result.get("compile_s") or {}).get(config.key),
+            "compiled_from_kept_cache": config.compiled and config.key in kept,
+            "compile_cache": (result.get("compile_cache") or {}).get(config.key),
         }
         mine = samples.get(config.key)
         if mine is None:
@@ -320,19 +340,24 @@ class _Runner:
     """One config in the confirmation child: built, compiled, first-called on every shape."""
 
     def __init__(self, wl: Any, config: CompileConfig, device: str,
-                 shapes: list[dict[str, Any]]) -> None:
+                 shapes: list[dict[str, Any]], shared: bool = False) -> None:
+        """``shared``: an earlier runner compiled the same graph with the same backend, which
+        this one reuses (else compiling no graph means a silent eager fallback: an error)."""
         import torch
         import torch._dynamo.utils
 
         from advisor.measure import Timer
         from advisor.runtime import cast_floating, cast_model, set_precision
+        from advisor.trial import inductor_settings
 
         self.config = config
         set_precision(config)
+        inductor_settings(device, config)  # the trials' settings: their kept caches then hit
         torch.manual_seed(0)
         model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
         self.timer = Timer(device, cudagraphs=config.uses_cudagraphs)
         graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        before = _cache_counts()
         t0 = time.perf_counter()
         fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
         self.calls = []
@@ -346,7 +371,10 @@ class _Runner:
             self.calls.append(call)
         self.timer.sync()
         self.compile_s = time.perf_counter() - t0
-        if config.compiled and torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs:
+        self.cache = {k: n - before.get(k, 0) for k, n in _cache_counts().items()
+                      if n != before.get(k, 0)}
+        if (config.compiled and not shared
+                and torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs):
             raise RuntimeError(f"{config.label} compiled no graph (recompile limit?)")
 
     def time_ms(self, shape: int) -> float:
@@ -360,6 +388,15 @@ class _Runner:
 
         set_precision(self.config)
         self.timer.call(self.calls[shape])
+
+
+def _cache_counts() -> dict[str, int]:
+    """Inductor's and AOTAutograd's cache counters in this process (hits, misses, bypasses)."""
+    import torch._dynamo.utils
+
+    counters = torch._dynamo.utils.counters
+    return {k: int(v) for group in ("inductor", "aot_autograd")
+            for k, v in counters[group].items() if "cache" in k}
 
 
 def _dtype_name(config: CompileConfig) -> str:
@@ -395,11 +432,19 @@ def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
     ctx = torch.inference_mode() if wl.inference else contextlib.nullcontext()
     lock = DeviceLock.from_env()  # compile beside other trials, measure alone
     lock.hold("work")
+    backends: set[str] = set()
     with ctx:
         for config in configs:
             _phase(f"compiling {config.label}")
+            # Configs that differ only in fullgraph share Dynamo's compiled code in one process
+            # (the same backend and graph): the second compiles no graph of its own.
+            kwargs = {k: v for k, v in config.compile_kwargs().items() if k != "fullgraph"}
+            backend = f"{config.dtype} {sorted(kwargs.items())}"
             try:
-                runners.append(_Runner(wl, config, device, shapes))
+                runners.append(_Runner(wl, config, device, shapes,
+                                       shared=config.compiled and backend in backends))
+                if config.compiled:
+                    backends.add(backend)
             except Exception as exc:  # noqa: BLE001 - one config failing is data
                 if config == EAGER_FP32:
                     raise
@@ -418,6 +463,7 @@ def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
         "rounds": len(samples[0][0]),
         "samples_ms": {r.config.key: s for r, s in zip(runners, samples, strict=True)},
         "compile_s": {r.config.key: r.compile_s for r in runners}, "failures": failures,
+        "compile_cache": {r.config.key: r.cache for r in runners if r.config.compiled},
     }
 
 
@@ -465,9 +511,7 @@ def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
     warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference, buckets=plan,
                     workload=wl), inputs)
     out["start_s"] = time.perf_counter() - t0
-    counters = torch._dynamo.utils.counters
-    out["cache"] = {**{k: int(v) for k, v in counters["inductor"].items() if "cache" in k},
-                    **{k: int(v) for k, v in counters["aot_autograd"].items() if "cache" in k}}
+    out["cache"] = _cache_counts()
     shapes = plan.buckets(wl.traffic) if plan else wl.traffic
     out["shapes"] = [{"dims": dict(d), "weight": w} for d, w in shapes]
     if spec["action"] == "save":

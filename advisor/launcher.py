@@ -204,13 +204,27 @@ class Launcher:
             self._child = None
             shutil.rmtree(workdir, ignore_errors=True)
 
+    def kept_caches(self, trials: dict[str, str | None]) -> dict[str, Path]:
+        """Of ``trials`` (config key -> trial uuid), those whose Inductor cache this launcher
+        kept (under cache_root/<trial uuid>): config key -> the cache dir."""
+        if self.cache_root is None:
+            return {}
+        dirs = {key: self.cache_root / uuid_ / "inductor-cache"
+                for key, uuid_ in trials.items() if uuid_}
+        return {key: d for key, d in dirs.items() if d.is_dir()}
+
     def run_child(self, spec: dict[str, Any],
-                  on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
+                  on_phase: Callable[[str], None] | None = None,
+                  seed: list[Path] | None = None) -> dict[str, Any]:
         """Run another kind of child (``spec["child"]``: advisor.confirm's confirmation and
-        cache-artifact children) in a fresh process with its own empty cache dir; returns its
-        result. Raises TrialFailed when the child dies or times out without one."""
+        cache-artifact children) in a fresh process with its own cache dir, empty or merged
+        from the kept caches in ``seed`` (their entries are named by content hashes, so they
+        merge); returns its result. Raises TrialFailed when the child dies or times out
+        without one."""
         workdir = Path(tempfile.mkdtemp(prefix=f"advisor-{spec['child']}-"))
         try:
+            for cache in seed or []:
+                shutil.copytree(cache, workdir / "inductor-cache", dirs_exist_ok=True)
             child = self._start(spec, workdir, on_phase)
             code = child.wait(self.timeout_s)
             result = child.result()

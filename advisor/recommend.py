@@ -178,6 +178,9 @@ class Recommendation:
     confirmation: dict[str, Any] | None = None  # which confirmation, and whether it was used
     staleness: dict[str, Any] | None = None  # set by the caller: see `Staleness.to_dict`
     artifact: dict[str, Any] | None = None  # set by the caller: the stored warm-start artifact
+    # config keys of the configs indistinguishable from the leader, the leader first (empty: the
+    # leader stands alone); `advisor.sweep` confirms such a tie interleaved
+    tied: list[str] = field(default_factory=list)
 
     @property
     def sentence(self) -> str:
@@ -406,23 +409,29 @@ def _tie(r: Ranked, leader: Ranked, policy: _Policy) -> str | None:
     return "ci" if overlaps(policy.interval(r), policy.interval(leader)) else None
 
 
-def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str]:
-    """The best of configs already sorted by the policy, ties going to the simpler one."""
+def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str, list[str]]:
+    """The best of configs already sorted by the policy, ties going to the simpler one; the
+    note on a tie; the keys of the configs tied with the leader (the leader first)."""
     if not ranked:
-        return None, ""
+        return None, "", []
     leader = ranked[0]
-    ties = {id(r): why for r in ranked if (why := _tie(r, leader, policy)) is not None}
+    ties = {id(r): why for r in ranked[1:] if (why := _tie(r, leader, policy)) is not None}
+    tied = [leader.config_key, *(r.config_key for r in ranked[1:] if id(r) in ties)]
     best = min((r for r in ranked if id(r) in ties or r is leader), key=_simplicity)
-    if best is leader:
-        return best, ""
-    why = ties[id(best)]
+    return best, _tie_note(best, leader, ties.get(id(best)), policy), tied if ties else []
+
+
+def _tie_note(best: Ranked, leader: Ranked, why: str | None, policy: _Policy) -> str:
+    """Why ``best`` is preferred over the fastest, ``leader`` ("" when it is the leader)."""
+    if best is leader or why is None:
+        return ""
     if why == "ratio":
-        return best, (f"{best.label} is within {TIE_RATIO:.0%} of the fastest ({leader.label}, "
-                      f"{policy.figure(leader)}) and simpler, so it is preferred")
+        return (f"{best.label} is within {TIE_RATIO:.0%} of the fastest ({leader.label}, "
+                f"{policy.figure(leader)}) and simpler, so it is preferred")
     if why == "paired":
         lo, hi = best.speedup_ci or [0.0, 0.0]
         llo, lhi = leader.speedup_ci or [0.0, 0.0]
-        return best, (
+        return (
             f"{best.label} (speedup {lo:.3g}-{hi:.3g}x over eager fp32, {CONFIDENCE:.0%} CI) and "
             f"the fastest, {leader.label} ({llo:.3g}-{lhi:.3g}x), measured interleaved, have "
             f"overlapping intervals: indistinguishable, so the simpler {best.label} is preferred"
@@ -430,7 +439,7 @@ def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str]:
     lo, hi = policy.interval(best) or [0.0, 0.0]
     llo, lhi = policy.interval(leader) or [0.0, 0.0]
     unit = "ms" if policy.name == "latency" else "s"
-    return best, (
+    return (
         f"{best.label} ({policy.figure(best)}, {CONFIDENCE:.0%} CI {lo:.3g}-{hi:.3g} {unit}) and "
         f"the fastest, {leader.label} ({policy.figure(leader)}, CI {llo:.3g}-{lhi:.3g} {unit}), "
         f"have overlapping confidence intervals: indistinguishable, so the simpler "
@@ -483,7 +492,7 @@ def recommend(
     if confirmation is not None:
         ranked, baseline, conf_info, conf_note = _confirmed(ranked, baseline, confirmation, pol)
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
-    best, note = _choose(pool, pol)
+    best, note, tied = _choose(pool, pol)
     note = " ".join(n for n in (note, conf_note) if n)
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=best, baseline=baseline,
@@ -493,6 +502,7 @@ def recommend(
         calls_per_process=calls_per_process,
         constraints={k: v for k, v in asdict(constraints).items() if v is not None},
         n_excluded=sum(excluded.values()), excluded=excluded, confirmation=conf_info,
+        tied=tied,
     )
 
 

@@ -19,7 +19,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from advisor.config import EAGER_FP32, CompileConfig
@@ -55,6 +55,9 @@ class SweepSettings:
     # a config whose short first measurement is above screen x the best median so far is
     # clearly dominated: its full sampling is skipped (None: every config measured in full)
     screen: float | None = SCREEN_FACTOR
+    # when configs tie with the leader, re-measure them interleaved in one process before the
+    # recommendation (advisor.confirm): separate processes minutes apart cannot tell them apart
+    confirm_ties: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,15 +210,48 @@ class Sweeper:
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
                 study_name: str) -> SweepOutcome:
-        """The sweep's records and recommendation; for a finished sweep, with the recommended
-        config's warm start measured first (unless the settings say otherwise)."""
+        """The sweep's records and recommendation; for a finished sweep, a tie with the leader
+        confirmed and the recommended config's warm start measured first (unless the settings
+        say otherwise)."""
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         rec = recommend(name, records, fp_hash)
+        confirmation, failed = None, ""
+        if status == "finished":
+            confirmation, failed = self._confirm_tie(rec, records, fingerprint)
+            if confirmation is not None:
+                rec = recommend(name, records, fp_hash, confirmation=confirmation)
         if status == "finished" and self._warm_start(rec, records):
             records = self.store.trials(sweep_id=sweep_id)
-            rec = recommend(name, records, fp_hash)
+            rec = recommend(name, records, fp_hash, confirmation=confirmation)
+        if failed:
+            rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+
+    def _confirm_tie(self, rec: Recommendation, records: list[dict[str, Any]],
+                     fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """When configs tie with the leader, re-measure them and eager fp32 interleaved in one
+        process, compiling from the trials' kept caches (`advisor.confirm.confirm`); returns the
+        stored confirmation (None: no tie, or not asked) and, when it failed, why (the sweep's
+        figures decide then)."""
+        if not self.settings.confirm_ties or self.interrupted or len(rec.tied) < 2:
+            return None, ""
+        if rec.baseline is None:
+            return None, ""  # nothing to pair with
+        from advisor.confirm import confirm
+        from advisor.errors import TrialFailed
+
+        labels = [r.label for r in rec.ranked if r.config_key in rec.tied]
+        self.observer.phase(f"confirming the tie of {', '.join(labels)} interleaved")
+        try:
+            confirmation, _ = confirm(
+                self.store, self.loaded.workload.name, fingerprint, self.settings.device,
+                workload_path=self.loaded.path, launcher=self.launcher, records=records,
+                keys=rec.tied)
+        except (ConfigError, TrialFailed) as e:
+            return None, (f"Confirming the tie interleaved failed ({str(e).splitlines()[0]}): "
+                          "the sweep's separate figures decided.")
+        return confirmation, ""
 
     def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
         """Measure the leader's warm start from its kept cache; True when one was stored."""

@@ -225,7 +225,7 @@ class TrialRun:
             shapes = replay.reference_shapes()
         if self.device.startswith("cuda"):
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
-        _inductor_settings(self.device, self.config)
+        inductor_settings(self.device, self.config)
         torch.set_float32_matmul_precision("highest")
         refs, eager_profile = self._reference(wl, shapes)
         rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
@@ -427,8 +427,9 @@ def _peak_mem(device: str) -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
-def _inductor_settings(device: str, config: CompileConfig) -> None:
-    """Inductor settings of a trial: the warm start must share them, or it misses the cache."""
+def inductor_settings(device: str, config: CompileConfig) -> None:
+    """Inductor settings of a trial: its warm start and a confirmation compiling from its cache
+    must share them, or they miss the cache."""
     if config.compiled and not device.startswith("cuda"):
         import torch._inductor.config as inductor_config
 
@@ -441,7 +442,7 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
 
     config = CompileConfig.from_dict(spec["config"])
     device = spec["device"]
-    _inductor_settings(device, config)
+    inductor_settings(device, config)
     wl = load_workload(spec["workload_path"]).workload
     DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
     replay = replay_plan(spec, config, wl)

@@ -91,6 +91,11 @@ def sweep(
         False, "--confirm", help="At the end, re-measure the top configs and eager fp32 "
         "interleaved in one process, decide on those paired figures, save a warm-start artifact."
     ),
+    confirm_ties: bool = typer.Option(
+        True, "--confirm-ties/--no-confirm-ties", help="When configs tie with the fastest, "
+        "re-measure them and eager fp32 interleaved in one process and decide on those paired "
+        "figures (--confirm does this for the top configs anyway)."
+    ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
     from advisor.cli.trial import check_shape, replay_options
@@ -138,7 +143,8 @@ def sweep(
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                      timeout_s=timeout_s, measure_warm=warm or warm_all,
                                      warm_all=warm_all, shape=dims,
-                                     traffic=replay, screen=screen or None)
+                                     traffic=replay, screen=screen or None,
+                                     confirm_ties=confirm_ties and not confirm)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
@@ -148,9 +154,8 @@ def sweep(
         if note:  # only once every flag is known to be good: a mistake stays one line
             typer.echo(note, err=True)
         try:
-            outcome = _run(store, loaded, space, settings, resume, workers, jobs, keep_caches)
-            if confirm and outcome.status == "finished":
-                outcome = _confirm(store, loaded, settings, outcome)
+            outcome = _run(store, loaded, space, settings, resume, workers, jobs, keep_caches,
+                           confirm)
         except AdvisorError as e:
             fail_on(e)
         outcomes.append((file, outcome))
@@ -193,7 +198,7 @@ def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: 
 
 
 def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, workers: int,
-         jobs: int, keep_caches: Path | None) -> Any:
+         jobs: int, keep_caches: Path | None, confirm: bool) -> Any:
     from advisor.cli.progress import ProgressObserver
     from advisor.launcher import Launcher
     from advisor.sweep import QuietObserver, Sweeper
@@ -210,23 +215,29 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
     try:
         if workers > 1 or jobs > 1:
             sweeper = Sweeper(store, loaded, space, settings, launcher, PoolPhases())
-            return _run_pool(store, sweeper, resume, workers, jobs, root)
-        with ProgressObserver() as observer:
-            return Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+            outcome = _run_pool(store, sweeper, resume, workers, jobs, root)
+        else:
+            with ProgressObserver() as observer:
+                outcome = Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+        if confirm and outcome.status == "finished":
+            outcome = _confirm(store, loaded, settings, outcome, launcher)
+        return outcome
     finally:
         if keep_caches is None:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any) -> Any:
-    """The sweep's recommendation, decided again on interleaved, paired re-measurements."""
+def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any) -> Any:
+    """The sweep's recommendation, decided again on interleaved, paired re-measurements (the
+    child compiles from the trials' caches, still kept by ``launcher``)."""
     from advisor.confirm import confirm_and_save
     from advisor.errors import TrialFailed
 
     typer.echo("confirming the leaders against eager fp32, interleaved in one process", err=True)
     try:
         done = confirm_and_save(store, loaded.workload.name, outcome.fingerprint,
-                                settings.device, workload_path=loaded.path)
+                                settings.device, workload_path=loaded.path,
+                                launcher=launcher)
     except (ConfigError, TrialFailed) as e:
         typer.echo(f"advisor: confirmation skipped: {str(e).splitlines()[0]}", err=True)
         return outcome

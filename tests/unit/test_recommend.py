@@ -157,6 +157,7 @@ def test_simpler_config_within_the_tie_ratio_wins_with_a_note() -> None:
     assert rec.ranked[0].label == "fp32 + max-autotune"  # still ranked by median
     assert "within 2% of the fastest (fp32 + max-autotune" in rec.note
     assert "simpler" in rec.note
+    assert rec.tied == [records[2]["config_key"], records[1]["config_key"]]  # the leader first
 
 
 def test_outside_the_tie_ratio_the_faster_config_wins() -> None:
@@ -168,6 +169,20 @@ def test_outside_the_tie_ratio_the_faster_config_wins() -> None:
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
     assert rec.note == ""
+    assert rec.tied == []
+
+
+def test_a_simplest_leader_still_names_the_configs_it_ties_with() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.8, 10.2]),
+        trial("default", median_ms=1.90, median_ci_ms=[1.8, 2.0]),
+        trial("max-autotune", median_ms=1.95, median_ci_ms=[1.85, 2.05]),  # overlaps
+        trial("reduce-overhead", median_ms=2.5, median_ci_ms=[2.4, 2.6]),  # apart
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert rec.note == ""  # the fastest is the simplest: nothing to explain
+    assert rec.tied == [records[1]["config_key"], records[2]["config_key"]]
 
 
 def test_tie_in_one_mode_goes_to_the_shorter_cold_compile() -> None:
