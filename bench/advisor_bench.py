@@ -55,7 +55,8 @@ Reported (``OUT/advisor_bench_<device>_<workload>.json`` and ``.md``): both wall
 ratio, the grid's configs, the advisor's trials (screened out, failed), the grid's best passed
 config and median, the advisor's pick with its median in its own records and in the grid, the
 regret (grid median of the pick / best grid median - 1; None with a reason when the pick has no
-passing grid row), the startup overhead, and a per-config table of both sides;
+passing grid row), whether the sweep decided on a confirmation's paired figures (a tie with its
+leader confirmed interleaved), the startup overhead, and a per-config table of both sides;
 bench/paired_regret.py adds the pick and the grid's best re-measured side by side. Nothing is
 asserted. Bad arguments: one line on stderr, exit 2, nothing written.
 """
@@ -691,6 +692,8 @@ def build_report(plan: Plan, startup: dict[str, Any], grid: dict[str, Any],
         "advisor_failed": sum(t.get("status") != "ok" for t in trials),
         "advisor_trials_wall_s": sum(walls) if walls else None,
         "advisor_sentence": (advisor.get("recommendation") or {}).get("sentence"),
+        "advisor_note": (advisor.get("recommendation") or {}).get("note"),
+        "advisor_confirmation": (advisor.get("recommendation") or {}).get("confirmation"),
         **verdict(grid, advisor),
         "configs": config_rows(grid, advisor),
         "grid_rows": grid["rows"],
@@ -709,6 +712,12 @@ def _correct(c: dict[str, Any]) -> str:
     if c.get("grid_correct") and not c.get("grid_passed"):
         return "yes (quality failed)"
     return _f(c.get("grid_correct"))
+
+
+def _confirmed(c: dict[str, Any] | None) -> str:
+    if not c or not c.get("used"):
+        return "no"
+    return f"yes: {', '.join(c.get('configs') or [])} over {c.get('rounds')} rounds"
 
 
 def _paired_lines(p: dict[str, Any] | None) -> list[str]:
@@ -751,6 +760,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"({r['advisor_screened_out']}, {r['advisor_failed']}) |",
         f"| grid best | {best.get('label', '-')}: {_f(best.get('median_ms'))} ms |",
         f"| advisor pick | {pick.get('label', '-')} |",
+        f"| decided on paired figures (a tie confirmed interleaved) | "
+        f"{_confirmed(r.get('advisor_confirmation'))} |",
         f"| pick median, advisor's records | {_f(pick.get('advisor_median_ms'))} ms |",
         f"| pick median, grid | {_f(pick.get('grid_median_ms'))} ms |",
         f"| regret | {regret}{' (' + r['regret_note'] + ')' if r['regret_note'] else ''} |",

@@ -5,9 +5,11 @@
 # PHASE=fidelity: the GPU tests of the back-to-back figure, then bench/fidelity.py over 15
 #   rounds on GPU 0 alone (GPU 1 idle);
 # PHASE=grid-a: parts 1/4 (GPU 0) and 3/4 (GPU 1) side by side;
-# PHASE=grid-b: parts 2/4 (GPU 0) and 4/4 (GPU 1) side by side;
-# PHASE=advisor: `advisor sweep` with its defaults against the four parts, on GPU 0 alone, then
-#   bench/paired_regret.py on its report.
+# PHASE=grid-b: parts 2/4 (GPU 0) and 4/4 (GPU 1) side by side, then the GPU test of a sweep's
+#   tie confirmed from the kept caches (GPU 0);
+# PHASE=advisor: `advisor sweep` with its defaults against the four parts on GPU 0, then
+#   bench/paired_regret.py on its report; beside it on GPU 1, bench/fidelity.py (FID_REPEATS
+#   rounds, FID_CONFIGS) with the sampling window the advisor uses now.
 # Parts written by earlier calls travel in .gpu/results (carried).
 . bench/gpu_env.sh
 R=.gpu/results; mkdir -p $R
@@ -34,16 +36,26 @@ grid-a|grid-b)
     on 1 $HALF1 timeout ${GRID_S:-560} python3 bench/advisor_bench.py $W $SPACE --grid-part $2/4 \
         > $R/grid$2of4.txt 2>&1 &
     wait; echo "grid parts done $(date +%T)"
-    tail -n 8 $R/grid$1of4.txt $R/grid$2of4.txt | cut -c1-250 ;;
+    tail -n 8 $R/grid$1of4.txt $R/grid$2of4.txt | cut -c1-250
+    if [ $PHASE = grid-b ]; then
+        on 0 $HALF0 timeout ${TEST_S:-200} python3 -m pytest -q -p no:cacheprovider -m gpu \
+            tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"
+        tail -n 15 $R/gpu-tie-test.txt | cut -c1-300
+    fi ;;
 advisor)
     PARTS=$(ls $R/*_grid[1-4]of4.json | paste -sd,) || exit 1
-    on 0 $HALF0 timeout ${BENCH_S:-450} python3 bench/advisor_bench.py $W $SPACE --startup-runs 1 \
+    on 1 $HALF1 timeout ${FID_S:-540} python3 bench/fidelity.py $W --repeats ${FID_REPEATS:-10} \
+        --configs ${FID_CONFIGS:-fp32:eager,fp16:eager,bf16:default,bf16:reduce-overhead,fp16:max-autotune-no-cudagraphs} \
+        > $R/fidelity.txt 2>&1 &
+    on 0 $HALF0 timeout ${BENCH_S:-420} python3 bench/advisor_bench.py $W $SPACE --startup-runs 1 \
         --grid-from $PARTS --keep-db .gpu/bench.db > $R/bench.txt 2>&1
     echo "bench rc=$? $(date +%T)"
     on 0 $HALF0 timeout ${PAIRED_S:-120} python3 bench/paired_regret.py \
         $R/advisor_bench_cuda_reranker.json > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
     python3 bench/gpu_summary.py .gpu/bench.db > $R/summary.txt 2>&1
-    grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt ;;
+    grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt
+    wait; echo "fidelity done $(date +%T)"; tail -n 3 $R/fidelity.txt | cut -c1-250
+    cat $R/fidelity_cuda_reranker.md ;;
 esac
 echo "end $(date +%T)"
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/$PHASE.tgz -C .gpu results
