@@ -8,7 +8,10 @@
 # PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring;
 # PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench);
 # PHASE=window: bench/window_cv.py, the latency median's CV over rounds with 1 s and 4 s windows;
-# PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone.
+# PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone;
+# PHASE=tie-advisor: the GPU test of a sweep's tie confirmed from the kept caches, then
+#   bench/advisor_bench.py (its advisor side, against run 4's grid parts), then
+#   bench/paired_regret.py on what it wrote.
 . bench/gpu_env.sh
 R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -76,5 +79,18 @@ sweep)
     echo "sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
     python3 bench/gpu_summary.py .gpu/sweep.db > $R/summary.txt 2>&1
     tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt ;;
+tie-advisor)
+    timeout ${TEST_S:-160} python3 -m pytest -q -p no:cacheprovider -m gpu \
+        tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"
+    tail -n 15 $R/gpu-tie-test.txt | cut -c1-300
+    P=bench/results/advisor_bench_cuda_reranker_run4_grid
+    timeout ${BENCH_S:-330} python3 bench/advisor_bench.py $FID --out $R --startup-runs 1 \
+        --modes eager,default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
+        --dtypes fp32,tf32,bf16,fp16 --grid-from ${P}1of4.json,${P}2of4.json,${P}3of4.json,${P}4of4.json \
+        --keep-db .gpu/bench.db > $R/bench.txt 2>&1; echo "bench rc=$? $(date +%T)"
+    timeout ${PAIRED_S:-100} python3 bench/paired_regret.py $R/advisor_bench_cuda_reranker.json \
+        > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
+    python3 bench/gpu_summary.py .gpu/bench.db > $R/summary.txt 2>&1
+    grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results
