@@ -11,7 +11,9 @@
 # PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone;
 # PHASE=tie-advisor: the GPU test of a sweep's tie confirmed from the kept caches, then
 #   bench/advisor_bench.py (its advisor side, against run 4's grid parts), then
-#   bench/paired_regret.py on what it wrote.
+#   bench/paired_regret.py on what it wrote;
+# PHASE=fidelity-tie: bench/fidelity.py with the advisor's sampling window over 10 rounds, then a
+#   sweep of the max-autotune leaders alone (a near-tie), timed, with its tie confirmation.
 . bench/gpu_env.sh
 R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -80,9 +82,9 @@ sweep)
     python3 bench/gpu_summary.py .gpu/sweep.db > $R/summary.txt 2>&1
     tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt ;;
 tie-advisor)
-    timeout ${TEST_S:-160} python3 -m pytest -q -p no:cacheprovider -m gpu \
-        tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"
-    tail -n 15 $R/gpu-tie-test.txt | cut -c1-300
+    [ "${TEST_S:-160}" = 0 ] || { timeout ${TEST_S:-160} python3 -m pytest -q -p no:cacheprovider \
+        -m gpu tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"
+        tail -n 15 $R/gpu-tie-test.txt | cut -c1-300; }
     P=bench/results/advisor_bench_cuda_reranker_run4_grid
     timeout ${BENCH_S:-330} python3 bench/advisor_bench.py $FID --out $R --startup-runs 1 \
         --modes eager,default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
@@ -92,5 +94,22 @@ tie-advisor)
         > $R/paired.txt 2>&1; echo "paired rc=$? $(date +%T)"
     python3 bench/gpu_summary.py .gpu/bench.db > $R/summary.txt 2>&1
     grep -v '^  advisor|' $R/bench.txt | tail -n 8 | cut -c1-250; cat $R/paired.txt ;;
+fidelity-tie)
+    timeout ${FID_S:-300} python3 bench/fidelity.py $FID --repeats ${REPEATS:-10} --out $R \
+        --configs ${CONFIGS:-fp32:eager,fp16:eager,bf16:default,bf16:reduce-overhead} \
+        > $R/fidelity.txt 2>&1; echo "fidelity rc=$? $(date +%T)"
+    tail -n 6 $R/fidelity.txt | cut -c1-250; cat $R/fidelity_cuda_reranker.md
+    t0=$(date +%s.%N)
+    timeout ${SWEEP_S:-270} python3 -m advisor sweep workloads/reranker.py --device cuda \
+        --shape batch=50,seq=128 --db sqlite:///.gpu/tie.db --modes max-autotune \
+        --dtypes bf16,fp16 --no-warm --jobs 3 --json > $R/tie-sweep.json 2> $R/tie-sweep.txt; rc=$?
+    echo "tie sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
+    python3 bench/gpu_summary.py .gpu/tie.db > $R/tie-summary.txt 2>&1
+    tail -n 5 $R/tie-sweep.txt | cut -c1-250; cut -c1-150 $R/tie-summary.txt
+    python3 -c "from advisor.db.store import ResultStore as S
+for c in S.from_url('sqlite:///.gpu/tie.db', create=False).confirmations('reranker'):
+    print(c['status'], c['created_at'], c['rounds'])
+    for e in c['entries']: print(' ', e['label'], e.get('median_ms'), e.get('speedup_ci'),
+                                 e.get('compile_s'), e.get('compile_cache'), e.get('failure'))" ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results
