@@ -44,6 +44,11 @@ from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
 from advisor.stats import CONFIDENCE, median_ci, paired_speedup  # noqa: F401 - re-exported
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
+# Figures within 10% of the leader's, each from its own process, cannot be ordered with
+# confidence: on an H200 the same config's median moved 1-27% between two sweeps five minutes
+# apart while each interval was under 0.2% wide (docs/performance.md). Such contenders are worth
+# re-measuring side by side (advisor.sweep).
+NEAR_RATIO = 0.10
 POLICIES = ("latency", "tail", "throughput", "break-even")
 CONFIRMED_POLICIES = ("latency", "break-even")  # the policies paired medians can decide
 STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
@@ -178,9 +183,10 @@ class Recommendation:
     confirmation: dict[str, Any] | None = None  # which confirmation, and whether it was used
     staleness: dict[str, Any] | None = None  # set by the caller: see `Staleness.to_dict`
     artifact: dict[str, Any] | None = None  # set by the caller: the stored warm-start artifact
-    # config keys of the configs indistinguishable from the leader, the leader first (empty: the
-    # leader stands alone); `advisor.sweep` confirms such a tie interleaved
-    tied: list[str] = field(default_factory=list)
+    # config keys of the configs tied with the leader or within NEAR_RATIO of it, in ranked
+    # order, the leader first (empty: the leader stands alone); `advisor.sweep` re-measures them
+    # interleaved
+    contenders: list[str] = field(default_factory=list)
 
     @property
     def sentence(self) -> str:
@@ -372,11 +378,11 @@ class _Policy:
         assert r.score is not None
         return -r.score if self.higher_is_better else r.score
 
-    def within_ratio(self, r: Ranked, leader: Ranked) -> bool:
+    def within_ratio(self, r: Ranked, leader: Ranked, ratio: float = TIE_RATIO) -> bool:
         assert r.score is not None and leader.score is not None
         if self.higher_is_better:
-            return r.score * (1 + TIE_RATIO) >= leader.score
-        return r.score <= leader.score * (1 + TIE_RATIO)
+            return r.score * (1 + ratio) >= leader.score
+        return r.score <= leader.score * (1 + ratio)
 
     def figure(self, r: Ranked) -> str:
         if self.name == "throughput":
@@ -411,14 +417,17 @@ def _tie(r: Ranked, leader: Ranked, policy: _Policy) -> str | None:
 
 def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str, list[str]]:
     """The best of configs already sorted by the policy, ties going to the simpler one; the
-    note on a tie; the keys of the configs tied with the leader (the leader first)."""
+    note on a tie; the contenders (keys of the leader and the configs tied with it or within
+    `NEAR_RATIO` of it; empty when there are none besides the leader)."""
     if not ranked:
         return None, "", []
     leader = ranked[0]
     ties = {id(r): why for r in ranked[1:] if (why := _tie(r, leader, policy)) is not None}
-    tied = [leader.config_key, *(r.config_key for r in ranked[1:] if id(r) in ties)]
+    near = [r.config_key for r in ranked[1:]
+            if id(r) in ties or policy.within_ratio(r, leader, NEAR_RATIO)]
     best = min((r for r in ranked if id(r) in ties or r is leader), key=_simplicity)
-    return best, _tie_note(best, leader, ties.get(id(best)), policy), tied if ties else []
+    note = _tie_note(best, leader, ties.get(id(best)), policy)
+    return best, note, [leader.config_key, *near] if near else []
 
 
 def _tie_note(best: Ranked, leader: Ranked, why: str | None, policy: _Policy) -> str:
@@ -492,7 +501,7 @@ def recommend(
     if confirmation is not None:
         ranked, baseline, conf_info, conf_note = _confirmed(ranked, baseline, confirmation, pol)
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
-    best, note, tied = _choose(pool, pol)
+    best, note, contenders = _choose(pool, pol)
     note = " ".join(n for n in (note, conf_note) if n)
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=best, baseline=baseline,
@@ -502,7 +511,7 @@ def recommend(
         calls_per_process=calls_per_process,
         constraints={k: v for k, v in asdict(constraints).items() if v is not None},
         n_excluded=sum(excluded.values()), excluded=excluded, confirmation=conf_info,
-        tied=tied,
+        contenders=contenders,
     )
 
 

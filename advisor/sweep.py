@@ -35,6 +35,7 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 HEARTBEAT_INTERVAL_S = int(os.environ.get("ADVISOR_HEARTBEAT_S", "5"))
 HEARTBEAT_GRACE_S = int(os.environ.get("ADVISOR_HEARTBEAT_GRACE_S", "30"))
 SCREEN_FACTOR = 1.5
+CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,10 @@ class SweepSettings:
     # a config whose short first measurement is above screen x the best median so far is
     # clearly dominated: its full sampling is skipped (None: every config measured in full)
     screen: float | None = SCREEN_FACTOR
-    # when configs tie with the leader, re-measure them interleaved in one process before the
-    # recommendation (advisor.confirm): separate processes minutes apart cannot tell them apart
-    confirm_ties: bool = True
+    # when configs tie with the leader or come near it, re-measure them interleaved in one
+    # process before the recommendation (advisor.confirm): separate processes minutes apart
+    # cannot order them
+    confirm_leaders: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,15 +212,15 @@ class Sweeper:
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
                 study_name: str) -> SweepOutcome:
-        """The sweep's records and recommendation; for a finished sweep, a tie with the leader
-        confirmed and the recommended config's warm start measured first (unless the settings
-        say otherwise)."""
+        """The sweep's records and recommendation; for a finished sweep, the leader and its
+        contenders re-measured side by side and the recommended config's warm start measured
+        first (unless the settings say otherwise)."""
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         rec = recommend(name, records, fp_hash)
         confirmation, failed = None, ""
         if status == "finished":
-            confirmation, failed = self._confirm_tie(rec, records, fingerprint)
+            confirmation, failed = self._confirm_leaders(rec, records, fingerprint)
             if confirmation is not None:
                 rec = recommend(name, records, fp_hash, confirmation=confirmation)
         if status == "finished" and self._warm_start(rec, records):
@@ -228,29 +230,31 @@ class Sweeper:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
 
-    def _confirm_tie(self, rec: Recommendation, records: list[dict[str, Any]],
-                     fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        """When configs tie with the leader, re-measure them and eager fp32 interleaved in one
+    def _confirm_leaders(self, rec: Recommendation, records: list[dict[str, Any]],
+                         fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """When other configs tie with the leader or come near it (`Recommendation.contenders`),
+        re-measure the first `CONFIRMED_LEADERS` of them and eager fp32 interleaved in one
         process, compiling from the trials' kept caches (`advisor.confirm.confirm`); returns the
-        stored confirmation (None: no tie, or not asked) and, when it failed, why (the sweep's
-        figures decide then)."""
-        if not self.settings.confirm_ties or self.interrupted or len(rec.tied) < 2:
+        stored confirmation (None: no contenders, or not asked) and, when it failed, why (the
+        sweep's figures decide then)."""
+        if not self.settings.confirm_leaders or self.interrupted or len(rec.contenders) < 2:
             return None, ""
         if rec.baseline is None:
             return None, ""  # nothing to pair with
         from advisor.confirm import confirm
         from advisor.errors import TrialFailed
 
-        labels = [r.label for r in rec.ranked if r.config_key in rec.tied]
-        self.observer.phase(f"confirming the tie of {', '.join(labels)} interleaved")
+        keys = rec.contenders[:CONFIRMED_LEADERS]
+        labels = [r.label for r in rec.ranked if r.config_key in keys]
+        self.observer.phase(f"re-measuring {', '.join(labels)} side by side")
         try:
             confirmation, _ = confirm(
                 self.store, self.loaded.workload.name, fingerprint, self.settings.device,
                 workload_path=self.loaded.path, launcher=self.launcher, records=records,
-                keys=rec.tied)
+                keys=keys)
         except (ConfigError, TrialFailed) as e:
-            return None, (f"Confirming the tie interleaved failed ({str(e).splitlines()[0]}): "
-                          "the sweep's separate figures decided.")
+            return None, (f"Re-measuring the leaders side by side failed "
+                          f"({str(e).splitlines()[0]}): the sweep's separate figures decided.")
         return confirmation, ""
 
     def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:

@@ -8,7 +8,8 @@
 # PHASE=measure-core: a 12-config sweep with every core shared, then with one kept for measuring;
 # PHASE=b2b: bench/fidelity.py on three configs, 5 rounds (the back-to-back figure vs do_bench);
 # PHASE=window: bench/window_cv.py, the latency median's CV over rounds with 1 s and 4 s windows;
-# PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone;
+# PHASE=sweep: `advisor sweep` with its defaults over the whole space, timed, alone, and the
+#   confirmation it made of its leaders;
 # PHASE=tie-advisor: the GPU test of a sweep's tie confirmed from the kept caches, then
 #   bench/advisor_bench.py (its advisor side, against run 4's grid parts), then
 #   bench/paired_regret.py on what it wrote;
@@ -80,7 +81,12 @@ sweep)
         --dtypes fp32,tf32,bf16,fp16 > $R/sweep.txt 2>&1; rc=$?
     echo "sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
     python3 bench/gpu_summary.py .gpu/sweep.db > $R/summary.txt 2>&1
-    tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt ;;
+    tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt
+    python3 -c "from advisor.db.store import ResultStore as S
+for c in S.from_url('sqlite:///.gpu/sweep.db', create=False).confirmations('reranker'):
+    print(c['status'], c['created_at'], c['rounds'])
+    for e in c['entries']: print(' ', e['label'], e.get('median_ms'), e.get('speedup_ci'),
+                                 e.get('compile_s'), e.get('compile_cache'), e.get('failure'))" ;;
 tie-advisor)
     [ "${TEST_S:-160}" = 0 ] || { timeout ${TEST_S:-160} python3 -m pytest -q -p no:cacheprovider \
         -m gpu tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"

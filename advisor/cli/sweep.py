@@ -91,10 +91,11 @@ def sweep(
         False, "--confirm", help="At the end, re-measure the top configs and eager fp32 "
         "interleaved in one process, decide on those paired figures, save a warm-start artifact."
     ),
-    confirm_ties: bool = typer.Option(
-        True, "--confirm-ties/--no-confirm-ties", help="When configs tie with the fastest, "
-        "re-measure them and eager fp32 interleaved in one process and decide on those paired "
-        "figures (--confirm does this for the top configs anyway)."
+    confirm_leaders: bool = typer.Option(
+        True, "--confirm-leaders/--no-confirm-leaders", help="When configs tie with the "
+        "fastest or come within 10% of it, re-measure the first three and eager fp32 "
+        "interleaved in one process and decide on those paired figures (--confirm does this "
+        "for the top configs anyway)."
     ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
@@ -144,7 +145,7 @@ def sweep(
                                      timeout_s=timeout_s, measure_warm=warm or warm_all,
                                      warm_all=warm_all, shape=dims,
                                      traffic=replay, screen=screen or None,
-                                     confirm_ties=confirm_ties and not confirm)
+                                     confirm_leaders=confirm_leaders and not confirm)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:

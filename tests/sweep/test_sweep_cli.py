@@ -309,7 +309,7 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     twins = {r["config_key"] for r in records if r["config"]["mode"] == "default"}
     assert len(twins) == 2
     separate = recommend("fixed-cost", records, records[0]["fingerprint"]["fingerprint_hash"])
-    assert twins <= set(separate.tied), separate.sentence  # the sweep's own figures tie
+    assert twins <= set(separate.contenders), separate.sentence  # the sweep's own figures tie
 
     assert rec["confirmation"]["used"] is True
     assert "decided on paired figures: 3 configs re-measured" in rec["note"]

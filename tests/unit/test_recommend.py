@@ -12,6 +12,7 @@ import pytest
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
 from advisor.recommend import (
+    NEAR_RATIO,
     TIE_RATIO,
     Constraints,
     break_even_calls,
@@ -157,7 +158,7 @@ def test_simpler_config_within_the_tie_ratio_wins_with_a_note() -> None:
     assert rec.ranked[0].label == "fp32 + max-autotune"  # still ranked by median
     assert "within 2% of the fastest (fp32 + max-autotune" in rec.note
     assert "simpler" in rec.note
-    assert rec.tied == [records[2]["config_key"], records[1]["config_key"]]  # the leader first
+    assert rec.contenders == [records[2]["config_key"], records[1]["config_key"]]  # leader first
 
 
 def test_outside_the_tie_ratio_the_faster_config_wins() -> None:
@@ -169,10 +170,22 @@ def test_outside_the_tie_ratio_the_faster_config_wins() -> None:
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
     assert rec.note == ""
-    assert rec.tied == []
+    # Not a tie, but 4% apart, each from its own process: both are worth re-measuring together.
+    assert rec.contenders == [records[2]["config_key"], records[1]["config_key"]]
 
 
-def test_a_simplest_leader_still_names_the_configs_it_ties_with() -> None:
+def test_configs_more_than_ten_percent_behind_are_no_contenders() -> None:
+    records = [
+        eager_fp32(10.0),
+        trial("default", median_ms=2.0),
+        trial("max-autotune", median_ms=2.0 / (1 + NEAR_RATIO) - 0.01),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.contenders == []
+
+
+def test_a_simplest_leader_still_names_its_contenders() -> None:
     records = [
         eager_fp32(10.0, median_ci_ms=[9.8, 10.2]),
         trial("default", median_ms=1.90, median_ci_ms=[1.8, 2.0]),
@@ -182,7 +195,7 @@ def test_a_simplest_leader_still_names_the_configs_it_ties_with() -> None:
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.label == "fp32 + default"
     assert rec.note == ""  # the fastest is the simplest: nothing to explain
-    assert rec.tied == [records[1]["config_key"], records[2]["config_key"]]
+    assert rec.contenders == [records[1]["config_key"], records[2]["config_key"]]
 
 
 def test_tie_in_one_mode_goes_to_the_shorter_cold_compile() -> None:
