@@ -3,8 +3,12 @@
 Confirmation (`confirm`): a sweep measures each config in its own process, minutes apart, so
 clock, thermal and load drift sit between any two figures. The confirmation re-measures the
 leading configs under a policy and eager fp32 in ONE child process: each is built and compiled
-once, warmed up, then timed interleaved, round after round (eager A B C, eager A B C, ... for
-every shape), as PyTorch's own benchmark harness alternates eager and compiled runs. Per config
+once, warmed up, then timed interleaved, round after round, as PyTorch's own benchmark harness
+alternates eager and compiled runs. Each round takes the configs in a fresh seeded random order
+(`round_orders`), and each config's timed call follows an untimed call of its own, as a serving
+process's calls follow each other: a fixed order let the config timed right after eager fp32 pay
+for what eager left in the GPU's caches (the H200's paired runs favoured whichever config came
+second by 6-10%, five times out of five; docs/performance.md). Per config
 it keeps the samples, the traffic-weighted median with its bootstrap interval and the paired
 speedup over eager fp32 (the median over rounds of eager time / config time, with its interval);
 the store keeps it (``advisor_confirmations``) and `advisor.recommend.recommend` decides on it.
@@ -24,10 +28,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import random
 import time
 import traceback
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -467,15 +472,30 @@ def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def round_orders(n: int, seed: int = 0) -> Iterator[list[int]]:
+    """The order of ``n`` configs in each round: a fresh permutation per round from a seeded
+    generator, so that over many rounds every config takes every place and follows every other
+    config about equally often. Pure."""
+    rng = random.Random(seed)
+    order = list(range(n))
+    while True:
+        rng.shuffle(order)
+        yield list(order)
+
+
 def _interleaved(runners: list[_Runner], n_shapes: int, rounds: Rounds) -> list[list[list]]:
-    """samples[config][shape][round]: each round times every shape of every config in turn."""
+    """samples[config][shape][round]: each round times every shape of every config, the configs
+    in a fresh order (`round_orders`), each timed call right after an untimed one of its own."""
     samples: list[list[list[float]]] = [[[] for _ in range(n_shapes)] for _ in runners]
+    orders = round_orders(len(runners))
     started = time.perf_counter()
     done = 0
     while done < rounds.max_rounds:
         for shape in range(n_shapes):
-            for i, runner in enumerate(runners):
-                samples[i][shape].append(runner.time_ms(shape))
+            for i in next(orders):
+                runners[i].call(shape)
+                runners[i].timer.sync()
+                samples[i][shape].append(runners[i].time_ms(shape))
         done += 1
         elapsed = time.perf_counter() - started
         if done >= rounds.min_rounds and elapsed >= rounds.min_time_s:

@@ -8,8 +8,10 @@ bench/launch_noise.py), two configs that run alike can differ there by tens of p
 regret measures the host, not the pick. This script measures the same quantity (how much slower
 the pick is than the grid's best) the way `advisor.confirm` compares leaders: both configs and
 eager fp32 are built and compiled in ONE fresh child (the confirmation child,
-``advisor.confirm``), warmed up, then timed interleaved round after round (eager, best, pick,
-eager, best, pick, ...) at the report's shape. The paired regret is the median over rounds of
+``advisor.confirm``), warmed up, then timed interleaved round after round at the report's shape
+(each round in a fresh seeded random order, each timed call after an untimed one of its own:
+the fixed order eager, best, pick of the runs before 2026-12-01 favoured the config timed last,
+see docs/performance.md). The paired regret is the median over rounds of
 pick time / best time, minus 1, with its bootstrap interval (`advisor.stats.paired_speedup`).
 
 It reads the report (workload file, device, shape, pick, grid best), adds ``paired`` to it and
