@@ -61,6 +61,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Swept:
         "eager,default",
         "--dtypes",
         "fp32",
+        "--no-confirm-leaders",
         "--json",
         cwd=cwd,
         marker=marker,
@@ -102,6 +103,8 @@ def test_trials_and_sweep_are_stored(swept: Swept) -> None:
     assert sweep["planned_trials"] == 2 and sweep["n_trials"] == 2 and sweep["n_failed"] == 0
     assert sweep["study_name"] == swept.out["study_name"]
     assert sweep["settings"]["device"] == "cpu"
+    assert sweep["settings"]["confirm_leaders"] is False  # --no-confirm-leaders
+    assert swept.out["recommendation"]["confirmation"] is None
     assert [r["config_key"] for r in records] == TINY_SPACE.keys()  # baseline first
     assert {r["trial_uuid"] for r in records} == {t["trial_uuid"] for t in swept.out["trials"]}
     for record in records:
