@@ -239,6 +239,8 @@ class Sweeper:
         sweep's figures decide then)."""
         if not self.settings.confirm_leaders or self.interrupted or len(rec.contenders) < 2:
             return None, ""
+        if self.settings.traffic is not None:
+            return None, ""  # replays compare strategies over a trace; the child times shapes
         if rec.baseline is None:
             return None, ""  # nothing to pair with
         from advisor.confirm import confirm

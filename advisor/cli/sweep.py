@@ -95,7 +95,7 @@ def sweep(
         True, "--confirm-leaders/--no-confirm-leaders", help="When configs tie with the "
         "fastest or come within 10% of it, re-measure the first three and eager fp32 "
         "interleaved in one process and decide on those paired figures (--confirm does this "
-        "for the top configs anyway)."
+        "for the top configs anyway; not with --traffic, whose replays are the figures)."
     ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FOUR = str(ROOT / "tests" / "sweep" / "four_dtypes.py")
 SLOW = str(ROOT / "tests" / "workloads" / "slow_build.py")
 EAGER_ALL = ["--device", "cpu", "--modes", "eager", "--dtypes", "fp32,tf32,bf16,fp16",
-             "--no-warm"]
+             "--no-warm", "--no-confirm-leaders"]
 
 pytestmark = pytest.mark.slow
 

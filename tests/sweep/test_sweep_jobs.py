@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 def test_jobs_overlap_trials_but_never_measurements(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path / "a.db")
     done = advisor("sweep", FOUR_DTYPES, "--db", url, "--no-warm", "--modes", "eager",
-                   "--jobs", "2", "--screen", "0", "--json", cwd=tmp_path)
+                   "--jobs", "2", "--screen", "0", "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], None)
     assert len(space) >= 2
@@ -48,7 +48,8 @@ def test_screen_cuts_dominated_configs_short_but_never_the_baseline(tmp_path: Pa
     url = sqlite_url(tmp_path / "a.db")
     # A factor of 1e-6: any config measured after a passed one is "dominated".
     done = advisor("sweep", FOUR_DTYPES, "--db", url, "--no-warm", "--modes", "eager",
-                   "--dtypes", "fp32,bf16", "--screen", "0.000001", "--json", cwd=tmp_path)
+                   "--dtypes", "fp32,bf16", "--screen", "0.000001", "--no-confirm-leaders",
+                   "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with open_store(url) as store:
         records = {r["config_key"]: r for r in store.trials()}
@@ -65,8 +66,8 @@ def test_screen_cuts_dominated_configs_short_but_never_the_baseline(tmp_path: Pa
 def test_the_recommended_configs_warm_start_comes_from_its_kept_cache(tmp_path: Path) -> None:
     url, caches = sqlite_url(tmp_path / "a.db"), tmp_path / "caches"
     done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default", "--dtypes",
-                   "fp32", "--jobs", "2", "--screen", "0", "--keep-caches", caches, "--json",
-                   cwd=tmp_path)
+                   "fp32", "--jobs", "2", "--screen", "0", "--keep-caches", caches,
+                   "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "advisor: warm start of the recommended config" in done.stderr
     with open_store(url) as store:
