@@ -1,0 +1,51 @@
+"""A sweep whose leader has contenders re-measures them side by side before it recommends: a
+real CPU sweep of a workload whose twins tie by construction (tests/sweep/fixed_cost.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sweep_support import advisor, json_out, open_store, sqlite_url
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.recommend import recommend
+
+pytestmark = pytest.mark.slow
+
+FIXED_COST = Path(__file__).resolve().parent / "fixed_cost.py"
+
+
+def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches(
+    tmp_path: Path,
+) -> None:
+    # fixed_cost.py: default with fullgraph on and off compile one graph, 20 ms a call either
+    # way, and beat eager by a chain of ops that only they fuse: the leader ties with its twin.
+    url = sqlite_url(tmp_path / "tie.db")
+    done = advisor("sweep", FIXED_COST, "--db", url, "--no-warm", "--modes", "default",
+                   "--dtypes", "fp32", "--fullgraph", "both", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rec = json_out(done)["recommendation"]
+    with open_store(url) as store:
+        records = store.trials(workload="fixed-cost")
+        confirmations = store.confirmations("fixed-cost")
+    twins = {r["config_key"] for r in records if r["config"]["mode"] == "default"}
+    assert len(twins) == 2
+    separate = recommend("fixed-cost", records, records[0]["fingerprint"]["fingerprint_hash"])
+    assert twins <= set(separate.contenders), separate.sentence  # the sweep's own figures tie
+
+    assert rec["confirmation"]["used"] is True
+    assert "decided on paired figures: 3 configs re-measured" in rec["note"]
+    assert rec["best"]["confirmed"] and CompileConfig.from_dict(rec["best"]["config"]).key in twins
+    (confirmation,) = confirmations
+    assert confirmation["status"] == "ok"
+    entries = {e["config_key"]: e for e in confirmation["entries"]}
+    assert set(entries) == twins | {EAGER_FP32.key}
+    compiled = [entries[key] for key in twins]
+    assert all(e["median_ms"] > 20 and e["compiled_from_kept_cache"] for e in compiled)
+    # The first twin compiled from its trial's cache (a hit, no miss); the second reused that
+    # graph in the same process, compiling nothing.
+    caches = sorted((e["compile_cache"] for e in compiled), key=len)
+    assert caches[0] == {}
+    assert caches[1].get("fxgraph_cache_hit", 0) >= 1 and "fxgraph_cache_miss" not in caches[1]
+    assert not entries[EAGER_FP32.key]["compiled_from_kept_cache"]
