@@ -46,7 +46,7 @@ from advisor.stats import CONFIDENCE, median_ci, paired_speedup  # noqa: F401 - 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence: on an H200 a CUDA-graph config's median moved 0.6-32% between two sweeps six
-# minutes apart while each interval was under 0.2% wide (docs/performance.md). Such contenders
+# minutes apart while each interval was under 0.4% wide (docs/performance.md). Such contenders
 # are worth re-measuring side by side (advisor.sweep).
 NEAR_RATIO = 0.10
 POLICIES = ("latency", "tail", "throughput", "break-even")
