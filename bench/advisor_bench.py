@@ -55,8 +55,8 @@ Reported (``OUT/advisor_bench_<device>_<workload>.json`` and ``.md``): both wall
 ratio, the grid's configs, the advisor's trials (screened out, failed), the grid's best passed
 config and median, the advisor's pick with its median in its own records and in the grid, the
 regret (grid median of the pick / best grid median - 1; None with a reason when the pick has no
-passing grid row), whether the sweep decided on a confirmation's paired figures (a tie with its
-leader confirmed interleaved), the startup overhead, and a per-config table of both sides;
+passing grid row), whether the sweep decided on a confirmation's paired figures (its leader and
+contenders re-measured side by side), the startup overhead, and a per-config table of both sides;
 bench/paired_regret.py adds the pick and the grid's best re-measured side by side. Nothing is
 asserted. Bad arguments: one line on stderr, exit 2, nothing written.
 """
@@ -760,7 +760,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"({r['advisor_screened_out']}, {r['advisor_failed']}) |",
         f"| grid best | {best.get('label', '-')}: {_f(best.get('median_ms'))} ms |",
         f"| advisor pick | {pick.get('label', '-')} |",
-        f"| decided on paired figures (a tie confirmed interleaved) | "
+        f"| decided on paired figures (leaders re-measured side by side) | "
         f"{_confirmed(r.get('advisor_confirmation'))} |",
         f"| pick median, advisor's records | {_f(pick.get('advisor_median_ms'))} ms |",
         f"| pick median, grid | {_f(pick.get('grid_median_ms'))} ms |",
