@@ -110,12 +110,12 @@ def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:
 def test_second_host_gets_its_own_sweep_and_compare_shows_both(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fleet.db'}"
     first = advisor("sweep", FOUR, "--db", url, *EAGER_ALL[:4], "--dtypes", "fp32,bf16",
-                    "--no-warm", "--json")
+                    "--no-warm", "--no-confirm-leaders", "--json")
     assert first.returncode == 0, first.stderr
     other = {"ADVISOR_FINGERPRINT_OVERRIDES": json.dumps(
         {"device_name": "Simulated H200", "torch_version": "2.99.0"})}
     second = advisor("sweep", FOUR, "--db", url, *EAGER_ALL[:4], "--dtypes", "fp32,bf16",
-                     "--no-warm", "--json", env=other)
+                     "--no-warm", "--no-confirm-leaders", "--json", env=other)
     assert second.returncode == 0, second.stderr
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     assert a["sweep_id"] != b["sweep_id"]
