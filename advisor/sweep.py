@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import ConfigError
+from advisor.confirm import confirm
+from advisor.errors import ConfigError, TrialFailed
 from advisor.launcher import Launcher
 from advisor.recommend import Recommendation, recommend
 from advisor.space import Space
@@ -243,9 +244,6 @@ class Sweeper:
             return None, ""  # replays compare strategies over a trace; the child times shapes
         if rec.baseline is None:
             return None, ""  # nothing to pair with
-        from advisor.confirm import confirm
-        from advisor.errors import TrialFailed
-
         keys = rec.contenders[:CONFIRMED_LEADERS]
         labels = [r.label for r in rec.ranked if r.config_key in keys]
         self.observer.phase(f"re-measuring {', '.join(labels)} side by side")

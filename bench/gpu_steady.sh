@@ -20,6 +20,13 @@ R=.gpu/results; rm -rf $R; mkdir -p $R
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 nvidia-smi topo -m 2>&1 | head -4; nproc; lscpu | grep -i -E 'model name|numa|thread|socket'
 echo "start $(date +%T)"
+confirmations() {  # the stored confirmations of the reranker in database $1, entry by entry
+    python3 -c "import sys; from advisor.db.store import ResultStore as S
+for c in S.from_url('sqlite:///' + sys.argv[1], create=False).confirmations('reranker'):
+    print(c['status'], c['created_at'], c['rounds'])
+    for e in c['entries']: print(' ', e['label'], e.get('median_ms'), e.get('speedup_ci'),
+                                 e.get('compile_s'), e.get('compile_cache'), e.get('failure'))" "$1"
+}
 FID="--workload workloads/reranker.py --device cuda --shape batch=50,seq=128"
 case ${PHASE:?noise-confirm or fidelity} in
 noise-confirm)
@@ -82,11 +89,7 @@ sweep)
     echo "sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
     python3 bench/gpu_summary.py .gpu/sweep.db > $R/summary.txt 2>&1
     tail -n 4 $R/sweep.txt | cut -c1-250; cut -c1-150 $R/summary.txt
-    python3 -c "from advisor.db.store import ResultStore as S
-for c in S.from_url('sqlite:///.gpu/sweep.db', create=False).confirmations('reranker'):
-    print(c['status'], c['created_at'], c['rounds'])
-    for e in c['entries']: print(' ', e['label'], e.get('median_ms'), e.get('speedup_ci'),
-                                 e.get('compile_s'), e.get('compile_cache'), e.get('failure'))" ;;
+    confirmations .gpu/sweep.db ;;
 tie-advisor)
     [ "${TEST_S:-160}" = 0 ] || { timeout ${TEST_S:-160} python3 -m pytest -q -p no:cacheprovider \
         -m gpu tests/gpu/test_gpu_tie.py > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(date +%T)"
@@ -112,10 +115,6 @@ fidelity-tie)
     echo "tie sweep rc=$rc wall $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
     python3 bench/gpu_summary.py .gpu/tie.db > $R/tie-summary.txt 2>&1
     tail -n 5 $R/tie-sweep.txt | cut -c1-250; cut -c1-150 $R/tie-summary.txt
-    python3 -c "from advisor.db.store import ResultStore as S
-for c in S.from_url('sqlite:///.gpu/tie.db', create=False).confirmations('reranker'):
-    print(c['status'], c['created_at'], c['rounds'])
-    for e in c['entries']: print(' ', e['label'], e.get('median_ms'), e.get('speedup_ci'),
-                                 e.get('compile_s'), e.get('compile_cache'), e.get('failure'))" ;;
+    confirmations .gpu/tie.db ;;
 esac
 cp .gpu/*.db $R/ 2>/dev/null; tar czf $OUT/steady.tgz -C .gpu results
