@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import tempfile
 import time
 from typing import IO
 
@@ -46,6 +47,24 @@ def _cores(text: str | None) -> set[int]:
         return {int(c) for c in text.split(",") if c.strip()}
     except ValueError:
         return set()
+
+
+def gpu_of(device: str) -> str:
+    """The GPU that `device` ("cuda" or "cuda:N", N counted among the GPUs this process may
+    see) is: its entry in CUDA_VISIBLE_DEVICES (an index or a UUID), else N."""
+    index = int(device.partition(":")[2] or 0)
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
+               if d.strip()]
+    return visible[index] if index < len(visible) else str(index)
+
+
+def lock_path(device: str) -> str:
+    """This host's lock file for `device` ("cpu", "cuda" or "cuda:N"), named after the GPU
+    itself: processes on one GPU share it, those on other GPUs of the host keep their own."""
+    name = "cpu0"
+    if device.startswith("cuda"):
+        name = "cuda-" + "".join(c if c.isalnum() or c == "-" else "_" for c in gpu_of(device))
+    return os.path.join(tempfile.gettempdir(), f"advisor-device-{name}.lock")
 
 
 def leave_reserved_cores() -> None:

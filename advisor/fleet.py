@@ -19,10 +19,10 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from advisor import device_lock
@@ -42,10 +42,14 @@ from advisor.sweep import (
     screen_above_ms,
     trial_shapes,
 )
-from advisor.workload import load_workload
+from advisor.workload import load_workload, workload_sha256
 
 # A worker started by a sweep on the device the sweep probed gets that fingerprint here (JSON).
 PROBED_ENV = "ADVISOR_PROBED_FINGERPRINT"
+# Set (to the file's sha256) for the workers a sweep starts: the sweep imported and checked the
+# workload file already, so they only check its bytes (see Worker.check).
+WORKLOAD_CHECKED_ENV = "ADVISOR_WORKLOAD_CHECKED"
+IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
 
 def space_of(sweep: dict[str, Any]) -> Space:
@@ -109,11 +113,19 @@ class Worker:
         self.space = space_of(self.sweep)
         self.stop = threading.Event()
 
-    def check(self) -> tuple[Any, dict[str, Any]]:
-        """The workload (same source as the sweep's) and this device's fingerprint (same too)."""
+    def check(self) -> tuple[Path, dict[str, Any]]:
+        """The workload file (same source as the sweep's) and this device's fingerprint (same
+        too). A worker its sweep started (WORKLOAD_CHECKED_ENV) compares the file's bytes only:
+        the sweep imported and checked that file, and every trial child imports it anyway, so
+        the worker's trials start without the import (torch and the model's libraries, seconds).
+        A worker joining from elsewhere imports it here: a broken file fails here, in one line."""
         wl = self.sweep["workload"]
-        loaded = load_workload(wl["path"])
-        if wl.get("source_sha256") and loaded.source_sha256 != wl["source_sha256"]:
+        if os.environ.get(WORKLOAD_CHECKED_ENV):
+            path, sha256 = Path(wl["path"]), workload_sha256(wl["path"])
+        else:
+            loaded = load_workload(wl["path"])
+            path, sha256 = loaded.path, loaded.source_sha256
+        if wl.get("source_sha256") and sha256 != wl["source_sha256"]:
             raise WorkloadError(
                 f"{wl['path']} differs from the file sweep {self.sweep['id']} was started with; "
                 "use the same workload file on every worker"
@@ -128,12 +140,12 @@ class Worker:
                 f"this worker's device or stack differs from sweep {self.sweep['id']}'s "
                 f"({', '.join(fields) or 'fingerprint'}); it cannot join: start its own sweep"
             )
-        return loaded, fingerprint
+        return path, fingerprint
 
     def run(self) -> int:
         """Measure until the queue is empty; returns the number of trials this worker ran."""
         device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
-        loaded, fingerprint = self.check()
+        path, fingerprint = self.check()
         sweep_id = self.sweep["id"]
         study = open_study(self.store.url, self.sweep["study_name"], heartbeat=True)
         ran = 0
@@ -145,8 +157,9 @@ class Worker:
             if not waiting:
                 if not study.get_trials(deepcopy=False, states=(_state("RUNNING"),)):
                     break
-                # Others hold the last trials; if one of them dies its trial comes back.
-                self.stop.wait(HEARTBEAT_INTERVAL_S)
+                # Others hold the last trials; if one of them dies its trial comes back. Look
+                # often: the sweep waits for every worker to exit before it recommends.
+                self.stop.wait(IDLE_POLL_S)
                 continue
             with self._queue_lock():
                 trial = study.ask()
@@ -162,7 +175,7 @@ class Worker:
                 trial.set_user_attr("skipped", "already measured")
                 study.tell(trial, state=_state("PRUNED"))
                 continue
-            self._measure(study, trial, config, loaded, fingerprint, sweep_id)
+            self._measure(study, trial, config, path, fingerprint, sweep_id)
             ran += 1
         self._finish_if_done(study)
         return ran
@@ -185,14 +198,14 @@ class Worker:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _measure(self, study: Any, trial: Any, config: CompileConfig, loaded: Any,
+    def _measure(self, study: Any, trial: Any, config: CompileConfig, path: Path,
                  fingerprint: dict[str, Any], sweep_id: int) -> None:
         self.observer.trial_started(config)
         settings = self.sweep["settings"]
         shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
         with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
-                loaded.path, config, self.device, shapes,
+                path, config, self.device, shapes,
                 measure_warm=bool(settings.get("measure_warm", True) and settings.get("warm_all")),
                 policy=settings.get("policy"),
                 on_phase=self.observer.phase,
@@ -251,15 +264,11 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
     for Inductor's compile workers, less one core per GPU kept for measurements
     (`measure_cores`; not when ADVISOR_MEASURE_CORE or ADVISOR_RESERVED_CORES is set already)."""
     env = dict(os.environ)
-    name = f"cpu{index}"
+    here = f"cuda:{index}" if device.startswith("cuda") else "cpu"
     if device.startswith("cuda"):
-        visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
-                   if d.strip()]
-        gpu = visible[index] if index < len(visible) else str(index)
-        env["CUDA_VISIBLE_DEVICES"] = gpu
-        name = "cuda-" + "".join(c if c.isalnum() or c == "-" else "_" for c in gpu)
+        env["CUDA_VISIBLE_DEVICES"] = device_lock.gpu_of(here)
     if jobs > 1:
-        env[device_lock.ENV] = os.path.join(tempfile.gettempdir(), f"advisor-device-{name}.lock")
+        env[device_lock.ENV] = device_lock.lock_path(here)
         allowed = sorted(os.sched_getaffinity(0))
         user_set = device_lock.MEASURE_CORE_ENV in env or device_lock.RESERVED_CORES_ENV in env
         kept = ([] if user_set or not device.startswith("cuda")
@@ -286,9 +295,11 @@ class WorkerPool:
 
     def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1,
                  cache_root: str | None = None,
-                 fingerprint: dict[str, Any] | None = None) -> None:
+                 fingerprint: dict[str, Any] | None = None,
+                 workload_sha256: str | None = None) -> None:
         """`fingerprint`: the sweep's probe of the first GPU (or the CPU); the workers on that
-        device take it instead of probing again, each a process start."""
+        device take it instead of probing again, each a process start. `workload_sha256`: the
+        workload file the sweep loaded; the workers check its bytes instead of importing it."""
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
@@ -302,9 +313,11 @@ class WorkerPool:
                     env[CACHE_ROOT_ENV] = cache_root
                 if fingerprint is not None and index == 0:
                     env[PROBED_ENV] = json.dumps(fingerprint)
+                if workload_sha256:
+                    env[WORKLOAD_CHECKED_ENV] = workload_sha256
                 self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 
-    def wait(self, tick: Callable[[], None] | None = None, every_s: float = 2.0) -> list[int]:
+    def wait(self, tick: Callable[[], None] | None = None, every_s: float = 0.5) -> list[int]:
         """Wait for every worker; `tick` is called every `every_s` meanwhile (progress)."""
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:

@@ -123,10 +123,13 @@ class Launcher:
     """Runs trials one at a time; `kill()` (from a signal handler) stops the running one."""
 
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 cache_root: str | Path | None = None) -> None:
-        """`cache_root`: keep each trial's Inductor cache under cache_root/<trial uuid>."""
+                 cache_root: str | Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        """`cache_root`: keep each trial's Inductor cache under cache_root/<trial uuid>.
+        `env`: variables every child gets on top of this process's (a device lock, say)."""
         self.timeout_s = timeout_s
         self.cache_root = Path(cache_root) if cache_root is not None else None
+        self.env = dict(env or {})
         self._child: Child | None = None
         self._interrupted = False
 
@@ -238,7 +241,7 @@ class Launcher:
 
     def _start(self, spec: dict[str, Any], workdir: Path,
                on_phase: Callable[[str], None] | None) -> Child:
-        env = _child_env(workdir / "inductor-cache", spec["device"])
+        env = {**_child_env(workdir / "inductor-cache", spec["device"]), **self.env}
         self._child = Child(spec, workdir, env, on_phase)
         if self._interrupted:
             self._child.kill()

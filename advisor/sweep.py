@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
+from advisor import device_lock
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.confirm import confirm
 from advisor.errors import ConfigError, TrialFailed
@@ -131,6 +133,41 @@ def _suggest(trial: Any, space: Space) -> CompileConfig:
     return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
 
 
+class WarmStartBeside:
+    """A warm start in a thread of its own, on a launcher of its own, started when the child
+    it runs beside reports its first phase (`on_phase`): a confirmation child has copied the
+    kept caches by then, so the warm start's writes to them cannot meet that copy."""
+
+    def __init__(self, launcher: Launcher, measure: Callable[[Launcher], float | None],
+                 trial_uuid: str) -> None:
+        self.launcher = launcher
+        self.trial_uuid = trial_uuid
+        self._measure = measure
+        self._thread: threading.Thread | None = None
+        self._value: float | None = None
+        self._error: BaseException | None = None
+
+    def on_phase(self, name: str) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="warm-start", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._measure(self.launcher)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller by result()
+            self._error = e
+
+    def result(self) -> float | None:
+        """The warm start in seconds (None: not started, or it failed); waits for it."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class Sweeper:
     """Runs one sweep; see the module docstring."""
 
@@ -144,6 +181,7 @@ class Sweeper:
         self.launcher = launcher or Launcher(timeout_s=settings.timeout_s)
         self.observer = observer or QuietObserver()
         self.interrupted = False
+        self._lock_env: dict[str, str | None] = {}
 
     # -- set-up ---------------------------------------------------------------------------
     def _workload_dict(self) -> dict[str, Any]:
@@ -222,8 +260,8 @@ class Sweeper:
         confirmation, failed = None, ""
         if status == "finished":
             confirmation, failed = self._confirm_leaders(rec, records, fingerprint)
-            if confirmation is not None:
-                rec = recommend(name, records, fp_hash, confirmation=confirmation)
+            records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
+            rec = recommend(name, records, fp_hash, confirmation=confirmation)
         if status == "finished" and self._warm_start(rec, records):
             records = self.store.trials(sweep_id=sweep_id)
             rec = recommend(name, records, fp_hash, confirmation=confirmation)
@@ -247,15 +285,61 @@ class Sweeper:
         keys = rec.contenders[:CONFIRMED_LEADERS]
         labels = [r.label for r in rec.ranked if r.config_key in keys]
         self.observer.phase(f"re-measuring {', '.join(labels)} side by side")
+        beside = self._warm_start_beside(rec, records)
         try:
             confirmation, _ = confirm(
                 self.store, self.loaded.workload.name, fingerprint, self.settings.device,
                 workload_path=self.loaded.path, launcher=self.launcher, records=records,
-                keys=keys)
+                keys=keys, on_phase=beside.on_phase if beside else None)
         except (ConfigError, TrialFailed) as e:
             return None, (f"Re-measuring the leaders side by side failed "
                           f"({str(e).splitlines()[0]}): the sweep's separate figures decided.")
+        except BaseException:  # stopped (Ctrl-C): the warm start beside stops too
+            if beside is not None:
+                beside.launcher.kill()
+            raise
+        finally:
+            if beside is not None:
+                self._finish_beside(beside)
         return confirmation, ""
+
+    def _warm_start_beside(self, rec: Recommendation, records: list[dict[str, Any]]
+                           ) -> WarmStartBeside | None:
+        """The leader's warm start, to run beside the leaders' re-measurement (it is the pick
+        unless the re-measurement decides otherwise); None when `_warm_start` would not measure
+        it. Both children take turns through the device's lock (`advisor.device_lock`; the
+        user's, when set): the warm start overlaps the confirmation child's start and compiles,
+        and the child measures alone once the warm start is done."""
+        best = rec.best
+        record = next((r for r in records if best and r["trial_uuid"] == best.trial_uuid), None)
+        if (not self.settings.measure_warm or best is None or record is None
+                or record.get("warm_compile_s") is not None
+                or not CompileConfig.from_dict(record["config"]).compiled
+                or not self.launcher.kept_caches({best.config_key: best.trial_uuid})):
+            return None
+        env = ({} if device_lock.ENV in os.environ
+               else {device_lock.ENV: device_lock.lock_path(self.settings.device)})
+        self._lock_env = {k: self.launcher.env.get(k) for k in env}
+        self.launcher.env.update(env)
+        side = Launcher(self.launcher.timeout_s, self.launcher.cache_root, env)
+        config = CompileConfig.from_dict(record["config"])
+        return WarmStartBeside(side, lambda launcher: launcher.warm_start(
+            self.loaded.path, config, self.settings.device, self.shapes(), best.trial_uuid),
+            best.trial_uuid)
+
+    def _finish_beside(self, beside: WarmStartBeside) -> None:
+        """Wait for the warm start beside the re-measurement and store it; the sweep's launcher
+        leaves the device lock as it was."""
+        try:
+            value = beside.result()
+        finally:
+            for k, v in self._lock_env.items():
+                if v is None:
+                    self.launcher.env.pop(k, None)
+                else:
+                    self.launcher.env[k] = v
+        if value is not None:
+            self.store.set_warm_start(beside.trial_uuid, value)
 
     def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
         """Measure the leader's warm start from its kept cache; True when one was stored."""

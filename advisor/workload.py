@@ -224,6 +224,16 @@ class LoadedWorkload:
     source_sha256: str
 
 
+def workload_sha256(path: str | Path) -> str:
+    """The sha256 of a workload file's bytes (`LoadedWorkload.source_sha256`), without
+    importing it."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as e:
+        raise WorkloadError(f"{path}: cannot be read ({e.strerror}); pass the path of a .py "
+                            "file") from e
+
+
 def load_workload(path: str | Path) -> LoadedWorkload:
     """Import a workload file and check it honours the contract."""
     file = Path(path)

@@ -266,7 +266,7 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
     typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
                f"({jobs} per device)", err=True)
     pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
-                      str(cache_root), fingerprint)
+                      str(cache_root), fingerprint, sweeper.loaded.source_sha256)
     codes = pool.wait(tick=_pool_progress(store, sweep_id, len(sweeper.space)))
     done = store.config_keys_done(sweep_id)
     complete = set(sweeper.space.keys()) <= done

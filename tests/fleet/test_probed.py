@@ -10,15 +10,17 @@ import pytest
 
 from advisor.config import EAGER_FP32
 from advisor.db.store import ResultStore
-from advisor.errors import ConfigError, TrialFailed
+from advisor.errors import ConfigError, TrialFailed, WorkloadError
 from advisor.fingerprint import add_hashes, collect
-from advisor.fleet import PROBED_ENV, Worker
+from advisor.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
+from advisor.workload import workload_sha256
 
 FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
 
 
-def _sweep(store: ResultStore, fingerprint: dict) -> int:
-    workload = {"name": "four-dtypes", "path": str(FOUR), "source_sha256": None, "info": {}}
+def _sweep(store: ResultStore, fingerprint: dict, path: Path = FOUR,
+           sha256: str | None = None) -> int:
+    workload = {"name": "four-dtypes", "path": str(path), "source_sha256": sha256, "info": {}}
     return store.create_sweep(workload, fingerprint, {"space": [EAGER_FP32.to_dict()]},
                               "probed-test", 1)
 
@@ -33,11 +35,35 @@ def test_a_worker_takes_its_sweeps_probe(tmp_path: Path, monkeypatch: pytest.Mon
         with pytest.raises(TrialFailed):
             Worker(store, sweep_id, "cuda").check()  # no CUDA here: the probe fails
         monkeypatch.setenv(PROBED_ENV, json.dumps(gpu))
-        loaded, fingerprint = Worker(store, sweep_id, "cuda").check()
-        assert loaded.workload.name == "four-dtypes"
+        path, fingerprint = Worker(store, sweep_id, "cuda").check()
+        assert path == FOUR.resolve()
         assert fingerprint == gpu
 
         other = add_hashes({**gpu, "torch_version": "0.0.1"})
         monkeypatch.setenv(PROBED_ENV, json.dumps(other))
         with pytest.raises(ConfigError, match="torch_version"):
             Worker(store, sweep_id, "cuda").check()
+
+
+def test_a_worker_its_sweep_started_checks_the_files_bytes_without_importing_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file that fails whenever it is imported: only a worker that imports it can fail on it.
+    file = tmp_path / "wl.py"
+    file.write_text("raise RuntimeError('imported')\n")
+    cpu = add_hashes(collect("cpu"))
+    monkeypatch.setenv(PROBED_ENV, json.dumps(cpu))
+    with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
+        sweep_id = _sweep(store, cpu, file, workload_sha256(file))
+        monkeypatch.delenv(WORKLOAD_CHECKED_ENV, raising=False)
+        with pytest.raises(WorkloadError, match="import failed: RuntimeError: imported"):
+            Worker(store, sweep_id, "cpu").check()  # a worker joining from elsewhere imports
+        monkeypatch.setenv(WORKLOAD_CHECKED_ENV, workload_sha256(file))
+        path, _ = Worker(store, sweep_id, "cpu").check()
+        assert path == file
+
+        file.write_text("raise RuntimeError('changed since the sweep started')\n")
+        with pytest.raises(WorkloadError, match="differs from the file sweep"):
+            Worker(store, sweep_id, "cpu").check()
+        file.unlink()
+        with pytest.raises(WorkloadError, match="cannot be read"):
+            Worker(store, sweep_id, "cpu").check()

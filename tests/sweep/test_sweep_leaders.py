@@ -21,8 +21,10 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
 ) -> None:
     # fixed_cost.py: default with fullgraph on and off compile one graph, 20 ms a call either
     # way, and beat eager by a chain of ops that only they fuse: the leader ties with its twin.
+    # Two jobs: the sweep's own workers (which check the workload file's bytes instead of
+    # importing it) measure in turns; the parent re-measures and warm-starts.
     url = sqlite_url(tmp_path / "tie.db")
-    done = advisor("sweep", FIXED_COST, "--db", url, "--no-warm", "--modes", "default",
+    done = advisor("sweep", FIXED_COST, "--db", url, "--jobs", "2", "--modes", "default",
                    "--dtypes", "fp32", "--fullgraph", "both", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rec = json_out(done)["recommendation"]
@@ -49,3 +51,12 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     assert caches[0] == {}
     assert caches[1].get("fxgraph_cache_hit", 0) >= 1 and "fxgraph_cache_miss" not in caches[1]
     assert not entries[EAGER_FP32.key]["compiled_from_kept_cache"]
+
+    # The leader's warm start ran beside the re-measurement (stored before it ended); a warm
+    # start after it only when the re-measurement picked the other twin.
+    warm = {r["config_key"]: r["warm_compile_s"] for r in records}
+    pick = CompileConfig.from_dict(rec["best"]["config"]).key
+    assert warm[separate.best.config_key] is not None and warm[pick] is not None
+    after = "advisor: warm start of the recommended config" in done.stderr
+    assert after == (pick != separate.best.config_key), done.stderr
+    assert rec["best"]["warm_compile_s"] == warm[pick]
