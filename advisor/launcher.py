@@ -119,6 +119,42 @@ def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, s
 CACHE_ROOT_ENV = "ADVISOR_KEEP_CACHES"
 
 
+class Probe:
+    """A device's fingerprint, collected in a child started at once and read when needed
+    (`result`), so that the parent's own work meanwhile (imports, loading workloads) overlaps
+    the child's start; `close` kills the child if it still runs and removes its files."""
+
+    def __init__(self, device: str, timeout_s: float = 300.0,
+                 env: dict[str, str] | None = None) -> None:
+        self.device = device
+        self.timeout_s = timeout_s
+        self._workdir = Path(tempfile.mkdtemp(prefix="advisor-probe-"))
+        self.child = Child({"probe": True, "device": device}, self._workdir,
+                           {**_child_env(self._workdir / "inductor-cache", device), **(env or {})},
+                           None)
+        self._result: dict[str, Any] | None = None
+
+    def result(self) -> dict[str, Any]:
+        """The fingerprint (waiting for the child once); raises TrialFailed when it died."""
+        if self._result is None:
+            try:
+                code = self.child.wait(self.timeout_s)
+                result = self.child.result()
+                if result is None:
+                    raise TrialFailed("crash", f"probing {self.device} failed (exit code {code})",
+                                      self.child.stderr_tail())
+                self._result = result
+            finally:
+                self.close()
+        return self._result
+
+    def close(self) -> None:
+        if self.child.proc.poll() is None:
+            self.child.kill()
+            self.child.wait(self.timeout_s)
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
 class Launcher:
     """Runs trials one at a time; `kill()` (from a signal handler) stops the running one."""
 
@@ -193,19 +229,14 @@ class Launcher:
 
     def probe(self, device: str) -> dict[str, Any]:
         """The fingerprint of `device`, collected in a child (the parent never touches a GPU)."""
-        workdir = Path(tempfile.mkdtemp(prefix="advisor-probe-"))
+        probe = Probe(device, min(self.timeout_s, 300), self.env)
+        self._child = probe.child
         try:
-            child = self._start({"probe": True, "device": device}, workdir, None)
-            code = child.wait(min(self.timeout_s, 300))
-            result = child.result()
-            if result is None:
-                raise TrialFailed(
-                    "crash", f"probing {device} failed (exit code {code})", child.stderr_tail()
-                )
-            return result
+            if self._interrupted:
+                probe.close()
+            return probe.result()
         finally:
             self._child = None
-            shutil.rmtree(workdir, ignore_errors=True)
 
     def kept_caches(self, trials: dict[str, str | None]) -> dict[str, Path]:
         """Of ``trials`` (config key -> trial uuid), those whose Inductor cache this launcher

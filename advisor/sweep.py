@@ -27,7 +27,7 @@ from advisor import device_lock
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.confirm import confirm
 from advisor.errors import ConfigError, TrialFailed
-from advisor.launcher import Launcher
+from advisor.launcher import Launcher, Probe
 from advisor.recommend import Recommendation, recommend
 from advisor.space import Space
 from advisor.workload import LoadedWorkload
@@ -173,8 +173,11 @@ class Sweeper:
 
     def __init__(self, store: Any, loaded: LoadedWorkload, space: Space,
                  settings: SweepSettings, launcher: Launcher | None = None,
-                 observer: Observer | None = None) -> None:
+                 observer: Observer | None = None, probe: Probe | None = None) -> None:
+        """`probe`: the device's probe, started ahead (`advisor.launcher.Probe`); else the
+        sweep probes when it opens."""
         self.store = store
+        self.probe = probe
         self.loaded = loaded
         self.space = space
         self.settings = settings
@@ -219,7 +222,8 @@ class Sweeper:
 
     def prepare(self, resume: bool = False) -> tuple[dict[str, Any], int, str]:
         """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name)."""
-        fingerprint = self.launcher.probe(self.settings.device)
+        fingerprint = (self.probe.result() if self.probe is not None
+                       else self.launcher.probe(self.settings.device))
         sweep_id, study_name = self._open(fingerprint, resume)
         return fingerprint, sweep_id, study_name
 

@@ -102,11 +102,13 @@ def sweep(
     from advisor.cli.trial import check_shape, replay_options
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
+    from advisor.launcher import Probe
     from advisor.space import build_space, parse_budget, parse_list
     from advisor.sweep import SweepSettings
     from advisor.workload import load_workload
 
     plans = []
+    probe = None
     try:
         if trials is not None and trials < 1:
             raise ConfigError("--trials must be at least 1")
@@ -120,6 +122,9 @@ def sweep(
                        "it pays off on a GPU", err=True)
         if screen < 0:
             raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
+        # The device's probe is a child process (imports torch, initializes the device): it
+        # starts now and runs while the workloads load here. Bad input below kills it.
+        probe = Probe(device, min(timeout_s, 300.0))
         for file in files:
             loaded = load_workload(file)
             wl = loaded.workload
@@ -149,19 +154,25 @@ def sweep(
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
+        if probe is not None:
+            probe.close()
         fail_on(e)
     outcomes = []
-    for file, loaded, space, settings, note in plans:
-        if note:  # only once every flag is known to be good: a mistake stays one line
-            typer.echo(note, err=True)
-        try:
-            outcome = _run(store, loaded, space, settings, resume, workers, jobs, keep_caches,
-                           confirm)
-        except AdvisorError as e:
-            fail_on(e)
-        outcomes.append((file, outcome))
-        if outcome.status == "interrupted":
-            break
+    try:
+        for file, loaded, space, settings, note in plans:
+            if note:  # only once every flag is known to be good: a mistake stays one line
+                typer.echo(note, err=True)
+            try:
+                outcome = _run(store, loaded, space, settings, resume, workers, jobs,
+                               keep_caches, confirm, probe)
+            except AdvisorError as e:
+                fail_on(e)
+            outcomes.append((file, outcome))
+            if outcome.status == "interrupted":
+                break
+    finally:
+        if probe is not None:
+            probe.close()
     _report(outcomes, store, as_json)
 
 
@@ -199,7 +210,7 @@ def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: 
 
 
 def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, workers: int,
-         jobs: int, keep_caches: Path | None, confirm: bool) -> Any:
+         jobs: int, keep_caches: Path | None, confirm: bool, probe: Any) -> Any:
     from advisor.cli.progress import ProgressObserver
     from advisor.launcher import Launcher
     from advisor.sweep import QuietObserver, Sweeper
@@ -215,11 +226,12 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
     launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
     try:
         if workers > 1 or jobs > 1:
-            sweeper = Sweeper(store, loaded, space, settings, launcher, PoolPhases())
+            sweeper = Sweeper(store, loaded, space, settings, launcher, PoolPhases(), probe)
             outcome = _run_pool(store, sweeper, resume, workers, jobs, root)
         else:
             with ProgressObserver() as observer:
-                outcome = Sweeper(store, loaded, space, settings, launcher, observer).run(resume)
+                outcome = Sweeper(store, loaded, space, settings, launcher, observer,
+                                  probe).run(resume)
         if confirm and outcome.status == "finished":
             outcome = _confirm(store, loaded, settings, outcome, launcher)
         return outcome

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
-from sweep_support import TINY_MLP, advisor, sqlite_url
+from sweep_support import TINY_MLP, advisor, marked_processes, sqlite_url
 
 from advisor.devices import cuda_device_count
 
@@ -18,19 +19,27 @@ BAD_FILES = {
 
 
 @pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    """(inputs, work): bad files live in inputs; the CLI runs in work, which must stay empty."""
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(inputs, work): bad files live in inputs; the CLI runs in work, which must stay empty,
+    and keeps its temporary files in work's sibling "tmp", which must stay empty too."""
     inputs, work = tmp_path / "inputs", tmp_path / "work"
     inputs.mkdir()
     work.mkdir()
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     for name, text in BAD_FILES.items():
         (inputs / name).write_text(text)
     return inputs, work
 
 
 def _assert_one_line_exit_2_nothing_written(args: list[str], work: Path, words: str) -> None:
-    done = advisor("sweep", *args, cwd=work)
+    marker = uuid.uuid4().hex
+    done = advisor("sweep", *args, cwd=work, marker=marker)
     assert done.returncode == 2, done.stderr
+    # The device's probe starts before the workloads load (advisor.launcher.Probe): a mistake
+    # found meanwhile stops it and removes its files; no process of this run is left.
+    assert marked_processes(marker) == []
+    assert sorted(p.name for p in (work.parent / "tmp").iterdir()) == []
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
