@@ -7,8 +7,10 @@ otherwise Optuna's TPE picks the next config. Objective: steady-state median lat
 that fails correctness or quality is infeasible (an Optuna constraint); a failed trial is stored
 with its reason and the sweep goes on. SIGINT/SIGTERM kill the running trial, keep every finished
 one and mark the sweep interrupted; `resume=True` continues it without re-running a config.
-Once the trials are done, a second process compiling from the recommended config's kept cache
-measures its warm start (every compiled config's with ``warm_all``).
+Once the trials are done, the leader and the configs near it are re-measured side by side in one
+child, and a second process compiling from the recommended config's kept cache measures its warm
+start (every compiled config's with ``warm_all``): beside that re-measurement for the leader,
+after it when the re-measurement picks another config.
 """
 
 from __future__ import annotations
@@ -184,7 +186,6 @@ class Sweeper:
         self.launcher = launcher or Launcher(timeout_s=settings.timeout_s)
         self.observer = observer or QuietObserver()
         self.interrupted = False
-        self._lock_env: dict[str, str | None] = {}
 
     # -- set-up ---------------------------------------------------------------------------
     def _workload_dict(self) -> dict[str, Any]:
@@ -290,6 +291,9 @@ class Sweeper:
         labels = [r.label for r in rec.ranked if r.config_key in keys]
         self.observer.phase(f"re-measuring {', '.join(labels)} side by side")
         beside = self._warm_start_beside(rec, records)
+        own_env = dict(self.launcher.env)
+        if beside is not None:  # one device lock for both children
+            self.launcher.env.update(beside.launcher.env)
         try:
             confirmation, _ = confirm(
                 self.store, self.loaded.workload.name, fingerprint, self.settings.device,
@@ -303,17 +307,19 @@ class Sweeper:
                 beside.launcher.kill()
             raise
         finally:
-            if beside is not None:
-                self._finish_beside(beside)
+            self.launcher.env = own_env
+            if beside is not None and (value := beside.result()) is not None:
+                self.store.set_warm_start(beside.trial_uuid, value)
         return confirmation, ""
 
     def _warm_start_beside(self, rec: Recommendation, records: list[dict[str, Any]]
                            ) -> WarmStartBeside | None:
         """The leader's warm start, to run beside the leaders' re-measurement (it is the pick
         unless the re-measurement decides otherwise); None when `_warm_start` would not measure
-        it. Both children take turns through the device's lock (`advisor.device_lock`; the
-        user's, when set): the warm start overlaps the confirmation child's start and compiles,
-        and the child measures alone once the warm start is done."""
+        it. Its launcher carries the device's lock (`advisor.device_lock`; none when the user
+        set one, which both children inherit), which the confirmation child takes too: the
+        warm start overlaps that child's start and compiles, and the child measures alone once
+        the warm start is done."""
         best = rec.best
         record = next((r for r in records if best and r["trial_uuid"] == best.trial_uuid), None)
         if (not self.settings.measure_warm or best is None or record is None
@@ -323,27 +329,11 @@ class Sweeper:
             return None
         env = ({} if device_lock.ENV in os.environ
                else {device_lock.ENV: device_lock.lock_path(self.settings.device)})
-        self._lock_env = {k: self.launcher.env.get(k) for k in env}
-        self.launcher.env.update(env)
         side = Launcher(self.launcher.timeout_s, self.launcher.cache_root, env)
         config = CompileConfig.from_dict(record["config"])
         return WarmStartBeside(side, lambda launcher: launcher.warm_start(
             self.loaded.path, config, self.settings.device, self.shapes(), best.trial_uuid),
             best.trial_uuid)
-
-    def _finish_beside(self, beside: WarmStartBeside) -> None:
-        """Wait for the warm start beside the re-measurement and store it; the sweep's launcher
-        leaves the device lock as it was."""
-        try:
-            value = beside.result()
-        finally:
-            for k, v in self._lock_env.items():
-                if v is None:
-                    self.launcher.env.pop(k, None)
-                else:
-                    self.launcher.env[k] = v
-        if value is not None:
-            self.store.set_warm_start(beside.trial_uuid, value)
 
     def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
         """Measure the leader's warm start from its kept cache; True when one was stored."""
