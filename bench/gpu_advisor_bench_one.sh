@@ -43,6 +43,7 @@ advisor)
     python3 bench/gpu_summary.py .gpu/bench.db > $R/summary.txt 2>&1
     python3 -m advisor recommend reranker --db sqlite:///.gpu/bench.db --device cuda \
         --format json > $R/recommend.json 2>&1
+    # exits 0 (and the pick is re-measured beside the grid's best) when they differ
     if python3 -c "import json, sys; r = json.load(open('$R/advisor_bench_cuda_reranker.json'))
 sys.exit(bool(r.get('pick_is_grid_best')))"; then
         timeout ${PAIRED_S:-150} python3 bench/paired_regret.py \
