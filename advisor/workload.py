@@ -241,7 +241,7 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
     if file.suffix != ".py":
         raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
-    source = file.read_bytes()
+    source_sha256 = workload_sha256(file)  # the bytes imported below
     digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
     module_name = f"advisor_workload_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, file)
@@ -271,4 +271,4 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         raise WorkloadError(
             f"{file}: `workload` is a {type(obj).__name__}, not an advisor.Workload"
         )
-    return LoadedWorkload(obj, file.resolve(), hashlib.sha256(source).hexdigest())
+    return LoadedWorkload(obj, file.resolve(), source_sha256)

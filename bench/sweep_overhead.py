@@ -36,10 +36,16 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("start_s", "to_first_trial_s", "trials_s", "end_s", "wall_s")
+
+
+def fail(message: str) -> NoReturn:
+    """Bad arguments: one line, exit 2, nothing written."""
+    print(f"sweep_overhead: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def _when(text: str) -> float:
@@ -128,10 +134,10 @@ def main() -> None:
     args = parser.parse_args()
     for name in ("before", "after"):
         if not (getattr(args, name) / "advisor" / "__init__.py").is_file():
-            raise SystemExit(f"sweep_overhead: --{name} {getattr(args, name)} is no checkout of "
-                             "advisor (no advisor/__init__.py there)")
+            fail(f"--{name} {getattr(args, name)} is no checkout of advisor (no "
+                 "advisor/__init__.py there); pass a checkout's directory")
     if not args.workload.is_file() or args.runs < 1:
-        raise SystemExit("sweep_overhead: --workload must be a file and --runs at least 1")
+        fail("--workload must be a workload file and --runs at least 1")
     sweep_args = ["--device", args.device, *shlex.split(args.sweep_args)]
     checkouts = {"before": args.before.resolve(), "after": args.after.resolve()}
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
