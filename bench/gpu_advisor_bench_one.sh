@@ -4,7 +4,8 @@
 # 8th config from the K-th) live in .gpu/results on the machine between calls.
 # PHASE=grid: the parts not yet written, one after another, while they fit in CALL_S seconds
 #   (default 540): a part starts only when the longest part so far (at least 150 s) would still
-#   end in time. Prints the parts left; call again until none are.
+#   end in time. Prints the parts left; call again until none are. With TEST=1, first the GPU
+#   test of the sweep's tie, re-measurement and warm start (tests/gpu/test_gpu_tie.py).
 # PHASE=advisor: `advisor sweep` with its defaults against the eight parts (its wall against
 #   theirs summed), then bench/paired_regret.py on its report when its pick is not the grid's best.
 # Every call prints the host (hostname, boot id, GPU UUID) and stops when it is not the host
@@ -22,6 +23,10 @@ echo "$HOST" > $R/host.txt
 part() { echo $R/advisor_bench_cuda_reranker_grid$1of$N.json; }
 case ${PHASE:?grid or advisor} in
 grid)
+    if [ -n "${TEST:-}" ]; then
+        timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu/test_gpu_tie.py \
+            > $R/gpu-tie-test.txt 2>&1; echo "tie test rc=$? $(( $(date +%s) - T0 )) s"
+        tail -n 15 $R/gpu-tie-test.txt | cut -c1-300; fi
     LONGEST=150
     for k in $(seq 1 $N); do
         if [ -f $R/done$k ]; then continue; fi

@@ -1,6 +1,8 @@
 """A sweep on a CUDA GPU whose leader ties with its twin: the tie is confirmed interleaved in one
 process, compiling from the trials' kept caches (Inductor's FX graph cache and Triton's kernels
-copied from the trials' cache dirs). Skipped without CUDA."""
+copied from the trials' cache dirs), while the leader's warm start runs beside it under the GPU's
+device lock. Two jobs: the sweep's own workers check the workload file's bytes instead of
+importing it. Skipped without CUDA."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
+from advisor.recommend import recommend
 
 pytestmark = pytest.mark.gpu
 
@@ -23,7 +26,7 @@ def test_a_tie_on_cuda_is_confirmed_from_the_kept_caches(tmp_path: Path) -> None
     url = f"sqlite:///{tmp_path / 'tie.db'}"
     done = subprocess.run(
         [sys.executable, "-m", "advisor", "sweep", str(FIXED_COST), "--db", url, "--device",
-         "cuda", "--no-warm", "--modes", "default", "--dtypes", "fp32", "--fullgraph", "both",
+         "cuda", "--jobs", "2", "--modes", "default", "--dtypes", "fp32", "--fullgraph", "both",
          "--json"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path,
     )
@@ -44,3 +47,12 @@ def test_a_tie_on_cuda_is_confirmed_from_the_kept_caches(tmp_path: Path) -> None
     cold = {t["config_key"]: t["cold_compile_s"] for t in store.trials(workload="fixed-cost")}
     first = next(k for k in twins if entries[k]["compile_cache"])
     assert entries[first]["compile_s"] < cold[first]  # a warm start, not a second cold compile
+    # The leader's warm start ran beside the re-measurement; one after it only when the
+    # re-measurement picked the other twin.
+    records = store.trials(workload="fixed-cost")
+    warm = {t["config_key"]: t["warm_compile_s"] for t in records}
+    leader = recommend("fixed-cost", records, records[0]["fingerprint"]["fingerprint_hash"])
+    pick = CompileConfig.from_dict(rec["best"]["config"]).key
+    assert warm[leader.best.config_key] is not None and warm[pick] is not None
+    after = "advisor: warm start of the recommended config" in done.stderr
+    assert after == (pick != leader.best.config_key), done.stderr
