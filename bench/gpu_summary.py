@@ -1,12 +1,19 @@
 """Print what the GPU scripts' result databases hold, compactly (one line per trial).
 
     python bench/gpu_summary.py A.db [B.db ...]
+    python bench/gpu_summary.py --timeline A.db   # each sweep's trials and re-measurement in time
+
+The timeline counts seconds from the moment the sweep's row was written: each trial's start and
+end, its cold compile, median and time waited for the device, the sweep's end, and each leaders'
+re-measurement stored after the sweep began (when, how many rounds, its entries).
 """
 
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -48,5 +55,44 @@ def main(paths: list[str]) -> None:
             print("  recommendation:", rec.sentence)
 
 
+def _when(text: str) -> float:
+    """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
+    moment = datetime.fromisoformat(text)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def timeline(paths: list[str]) -> None:
+    for path in paths:
+        store = ResultStore.from_url(f"sqlite:///{Path(path).resolve()}", create=False)
+        for sweep in reversed(store.sweeps()):
+            t0, name = _when(sweep["started_at"]), sweep["workload"]["name"]
+            print(f"== {name} sweep {sweep['id']} ({path}): seconds after its row "
+                  f"was written, {sweep['started_at']}")
+            records: list[dict[str, Any]] = store.trials(sweep_id=sweep["id"])
+            for r in sorted(records, key=lambda r: _when(r["started_at"])):
+                c = r["config"]
+                print(f"  {c['dtype']:5s} {c['mode']:27s} start {_when(r['started_at']) - t0:6.1f} "
+                      f"end {_when(r['finished_at']) - t0:6.1f} "
+                      f"cold {_f(r.get('cold_compile_s'), '6.1f')} s "
+                      f"median {_f(r.get('median_ms'), '.4f')} ms, "
+                      f"waited {_f(r.get('device_wait_s'), '.1f')} s for the device"
+                      + (" screened out" if r.get("screened_out") else "")
+                      + ("" if r["status"] == "ok" else f" {r['status']}"))
+            if sweep.get("finished_at"):
+                print(f"  sweep {sweep['status']} {_when(sweep['finished_at']) - t0:.1f}")
+            for conf in store.confirmations(name):
+                if _when(conf["created_at"]) < t0:
+                    continue
+                print(f"  leaders' re-measurement stored {_when(conf['created_at']) - t0:.1f} "
+                      f"({conf['rounds']} rounds, {conf['status']}):")
+                for e in conf["entries"]:
+                    print(f"    {e['label']:24s} median {_f(e.get('median_ms'), '.4f')} ms, "
+                          f"speedup {_f(e.get('speedup'))}, compile {_f(e.get('compile_s'), '.2f')}"
+                          f" s, from the kept cache: {e.get('compiled_from_kept_cache')}")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--timeline"]:
+        timeline(sys.argv[2:])
+    else:
+        main(sys.argv[1:])
