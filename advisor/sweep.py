@@ -320,38 +320,43 @@ class Sweeper:
         set one, which both children inherit), which the confirmation child takes too: the
         warm start overlaps that child's start and compiles, and the child measures alone once
         the warm start is done."""
-        best = rec.best
-        record = next((r for r in records if best and r["trial_uuid"] == best.trial_uuid), None)
-        if (not self.settings.measure_warm or best is None or record is None
-                or record.get("warm_compile_s") is not None
-                or not CompileConfig.from_dict(record["config"]).compiled
-                or not self.launcher.kept_caches({best.config_key: best.trial_uuid})):
+        due = self._warm_start_due(rec, records)
+        if due is None or not self.launcher.kept_caches({due[1].key: due[0]}):
             return None
+        trial_uuid, config = due
         env = ({} if device_lock.ENV in os.environ
                else {device_lock.ENV: device_lock.lock_path(self.settings.device)})
         side = Launcher(self.launcher.timeout_s, self.launcher.cache_root, env)
-        config = CompileConfig.from_dict(record["config"])
         return WarmStartBeside(side, lambda launcher: launcher.warm_start(
-            self.loaded.path, config, self.settings.device, self.shapes(), best.trial_uuid),
-            best.trial_uuid)
+            self.loaded.path, config, self.settings.device, self.shapes(), trial_uuid),
+            trial_uuid)
+
+    def _warm_start_due(self, rec: Recommendation, records: list[dict[str, Any]]
+                        ) -> tuple[str, CompileConfig] | None:
+        """The leader's trial uuid and config when its warm start is still to be measured: the
+        sweep measures warm starts, was not stopped, and the leader is a compiled config with no
+        warm start stored yet (eager has nothing to start warm)."""
+        best = rec.best
+        if not self.settings.measure_warm or best is None or self.interrupted:
+            return None
+        record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
+        if record is None or record.get("warm_compile_s") is not None:
+            return None
+        config = CompileConfig.from_dict(record["config"])
+        return (best.trial_uuid, config) if config.compiled else None
 
     def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
         """Measure the leader's warm start from its kept cache; True when one was stored."""
-        best = rec.best
-        if not self.settings.measure_warm or best is None or self.interrupted:
+        due = self._warm_start_due(rec, records)
+        if due is None:
             return False
-        record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
-        if record is None or record.get("warm_compile_s") is not None:
-            return False
-        config = CompileConfig.from_dict(record["config"])
-        if not config.compiled:
-            return False  # eager: nothing to start warm
+        trial_uuid, config = due
         self.observer.phase("warm start of the recommended config")
         value = self.launcher.warm_start(self.loaded.path, config, self.settings.device,
-                                         self.shapes(), best.trial_uuid)
+                                         self.shapes(), trial_uuid)
         if value is None:
             return False
-        self.store.set_warm_start(best.trial_uuid, value)
+        self.store.set_warm_start(trial_uuid, value)
         return True
 
     def shapes(self) -> list[dict[str, Any]] | None:

@@ -11,12 +11,13 @@ re-measurement stored after the sweep began (when, how many rounds, its entries)
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from sweep_overhead import stored_time_s  # noqa: E402
 
 from advisor.db.store import ResultStore  # noqa: E402
 from advisor.recommend import recommend  # noqa: E402
@@ -55,35 +56,33 @@ def main(paths: list[str]) -> None:
             print("  recommendation:", rec.sentence)
 
 
-def _when(text: str) -> float:
-    """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
-    moment = datetime.fromisoformat(text)
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
 def timeline(paths: list[str]) -> None:
     for path in paths:
         store = ResultStore.from_url(f"sqlite:///{Path(path).resolve()}", create=False)
         for sweep in reversed(store.sweeps()):
-            t0, name = _when(sweep["started_at"]), sweep["workload"]["name"]
+            t0, name = stored_time_s(sweep["started_at"]), sweep["workload"]["name"]
+
+            def at(text: str, t0: float = t0) -> float:  # seconds after the sweep's row
+                return stored_time_s(text) - t0
+
             print(f"== {name} sweep {sweep['id']} ({path}): seconds after its row "
                   f"was written, {sweep['started_at']}")
             records: list[dict[str, Any]] = store.trials(sweep_id=sweep["id"])
-            for r in sorted(records, key=lambda r: _when(r["started_at"])):
+            for r in sorted(records, key=lambda r: at(r["started_at"])):
                 c = r["config"]
-                print(f"  {c['dtype']:5s} {c['mode']:27s} start {_when(r['started_at']) - t0:6.1f} "
-                      f"end {_when(r['finished_at']) - t0:6.1f} "
+                print(f"  {c['dtype']:5s} {c['mode']:27s} start {at(r['started_at']):6.1f} "
+                      f"end {at(r['finished_at']):6.1f} "
                       f"cold {_f(r.get('cold_compile_s'), '6.1f')} s "
                       f"median {_f(r.get('median_ms'), '.4f')} ms, "
                       f"waited {_f(r.get('device_wait_s'), '.1f')} s for the device"
                       + (" screened out" if r.get("screened_out") else "")
                       + ("" if r["status"] == "ok" else f" {r['status']}"))
             if sweep.get("finished_at"):
-                print(f"  sweep {sweep['status']} {_when(sweep['finished_at']) - t0:.1f}")
+                print(f"  sweep {sweep['status']} {at(sweep['finished_at']):.1f}")
             for conf in store.confirmations(name):
-                if _when(conf["created_at"]) < t0:
+                if at(conf["created_at"]) < 0:
                     continue
-                print(f"  leaders' re-measurement stored {_when(conf['created_at']) - t0:.1f} "
+                print(f"  leaders' re-measurement stored {at(conf['created_at']):.1f} "
                       f"({conf['rounds']} rounds, {conf['status']}):")
                 for e in conf["entries"]:
                     print(f"    {e['label']:24s} median {_f(e.get('median_ms'), '.4f')} ms, "

@@ -48,7 +48,7 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _when(text: str) -> float:
+def stored_time_s(text: str) -> float:
     """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
     moment = datetime.fromisoformat(text)
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
@@ -72,10 +72,10 @@ def one_run(checkout: Path, workload: Path, sweep_args: list[str], tmp: Path,
     with sqlite3.connect(db) as con:
         (row,) = con.execute("SELECT started_at FROM advisor_sweeps").fetchall()
         spans = con.execute("SELECT started_at, finished_at FROM advisor_trials").fetchall()
-    first = min(_when(s) for s, _ in spans)
-    last = max(_when(f) for _, f in spans)
-    return {"wall_s": wall, "start_s": _when(row[0]) - launched,
-            "to_first_trial_s": first - _when(row[0]), "trials_s": last - first,
+    first = min(stored_time_s(s) for s, _ in spans)
+    last = max(stored_time_s(f) for _, f in spans)
+    return {"wall_s": wall, "start_s": stored_time_s(row[0]) - launched,
+            "to_first_trial_s": first - stored_time_s(row[0]), "trials_s": last - first,
             "end_s": launched + wall - last, "trials": len(spans)}
 
 
