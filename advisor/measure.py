@@ -85,6 +85,22 @@ class Timer:
         if self.cuda:
             self.torch.cuda.synchronize()
 
+    def call_timed(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """(output, ms) of one call with everything it triggers (a compile, a CUDA-graph
+        recording): CUDA events on a GPU (the host's compile time lies between them), else
+        perf_counter."""
+        if self.mark_step is not None:
+            self.mark_step()
+        if self.cuda:
+            self.start.record()
+            out = fn()
+            self.end.record()
+            self.end.synchronize()
+            return out, float(self.start.elapsed_time(self.end))
+        t0 = time.perf_counter()
+        out = fn()
+        return out, (time.perf_counter() - t0) * 1000
+
     def time_ms(self, fn: Callable[[], Any]) -> float:
         if self.mark_step is not None:
             self.mark_step()

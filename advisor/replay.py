@@ -71,34 +71,55 @@ def _env_int(name: str, default: int) -> int:
     return value
 
 
+STARTUP_SHAPES = 8  # unpadded strategies warm at most this many known shapes (torch's limit)
+
+
 @dataclass(frozen=True)
 class ReplayPlan:
-    """What a replay trial serves: the traffic, its trace and the strategy's buckets. Pure."""
+    """What a replay trial serves: the traffic, the stream of requests, the strategy's buckets
+    and the shapes it prepares at start-up. Pure.
+
+    `shapes` are the distinct shapes the replay executes (the stream's, then the start-up's that
+    the stream never meets); `request_shape` maps each request of the stream to one of them."""
 
     traffic: Traffic
-    trace: list[int]  # indices into traffic.shapes
+    trace: list[int]  # the stream: indices into traffic.shapes, in order
     buckets: BucketPlan
-    shapes: list[dict[str, int]] = field(default_factory=list)  # distinct shapes of the trace
-    weights: list[float] = field(default_factory=list)  # their traffic weights, summing to 1
-    request_shape: list[int] = field(default_factory=list)  # trace -> index into `shapes`
+    shapes: list[dict[str, int]] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)  # share of the stream, summing to 1
+    request_shape: list[int] = field(default_factory=list)  # stream -> index into `shapes`
+    startup_shapes: list[int] = field(default_factory=list)  # indices into `shapes`
+    split: int = 0  # where the holdout starts in the log (0: declared traffic, no holdout)
+    fit_requests: int = 0  # requests the plan was fitted on (0: declared traffic)
 
     @classmethod
     def build(cls, traffic: Traffic, strategy: str, n: int | None = None) -> ReplayPlan:
-        trace = traffic.trace(n or _env_int(REQUESTS_ENV, REQUESTS))
-        used = sorted(set(trace))
+        fit, trace, split = traffic.split(n or _env_int(REQUESTS_ENV, REQUESTS))
+        buckets = BucketPlan.for_strategy(strategy, fit)
+        known = _startup_dims(fit, buckets)
+        used = list(dict.fromkeys(trace))
+        dims = [dict(traffic.shapes[t][0]) for t in used]
         position = {t: i for i, t in enumerate(used)}
-        total = sum(traffic.shapes[t][1] for t in used)
+        for d in known:
+            if d not in dims:
+                dims.append(dict(d))
+        counts = [0] * len(dims)
+        for t in trace:
+            counts[position[t]] += 1
         return cls(
             traffic=traffic,
             trace=trace,
-            buckets=BucketPlan.for_strategy(strategy, traffic.shapes),
-            shapes=[dict(traffic.shapes[t][0]) for t in used],
-            weights=[traffic.shapes[t][1] / total for t in used],
+            buckets=buckets,
+            shapes=dims,
+            weights=[c / len(trace) for c in counts],
             request_shape=[position[t] for t in trace],
+            startup_shapes=[dims.index(d) for d in known],
+            split=split,
+            fit_requests=int(sum(w for _, w in fit)) if split else 0,
         )
 
     def weight(self, i: int) -> float:
-        """The traffic weight of distinct shape `i`, renormalised over the trace's shapes."""
+        """The share of the stream's requests that have distinct shape `i`."""
         return self.weights[i]
 
     def reference_shapes(self) -> list[dict[str, Any]]:
@@ -110,18 +131,25 @@ class ReplayPlan:
         return [shape_name(self.buckets.bucket(d)) for d in self.shapes]
 
     def startup(self) -> list[int]:
-        """Distinct shapes called at start-up: one per bucket, or the heaviest shape."""
-        if self.buckets.pads:
-            first: dict[str, int] = {}
-            for i, key in enumerate(self.bucket_keys()):
-                first.setdefault(key, i)
-            return sorted(first.values())
-        heaviest = max(range(len(self.shapes)), key=self.weight)
-        return [heaviest]
+        """Distinct shapes called at start-up (before the stream), in order."""
+        return list(self.startup_shapes)
 
     def padding_waste(self) -> float:
-        """The share of the trace's computed elements that are padding."""
+        """The share of the stream's computed elements that are padding."""
         return self.buckets.padding_waste([(self.shapes[i], 1.0) for i in self.request_shape])
+
+
+def _startup_dims(fit: list[tuple[dict[str, int], float]], buckets: BucketPlan
+                  ) -> list[dict[str, int]]:
+    """What a strategy prepares before traffic, from what it was fitted on: one shape per bucket
+    the fitted traffic uses (bucketed), or its `STARTUP_SHAPES` most frequent shapes."""
+    heaviest = sorted(fit, key=lambda pair: -pair[1])
+    if not buckets.pads:
+        return [dict(d) for d, _ in heaviest[:STARTUP_SHAPES]]
+    first: dict[str, dict[str, int]] = {}
+    for d, _ in heaviest:
+        first.setdefault(shape_name(buckets.bucket(d)), dict(d))
+    return list(first.values())
 
 
 def replay_plan(spec: dict[str, Any], config: CompileConfig, workload: Any) -> ReplayPlan | None:
@@ -166,6 +194,11 @@ class _Replay:
         self.recompiles = 0
         self.compile_s = 0.0
         self.startup_s = 0.0
+        self.startup_wall_s = 0.0
+        self.stream_ms: list[float] = []  # each stream request's cost, in order
+        self.stream_new: list[bool] = []  # whether it met a shape not executed before
+        self.last_new_s: float | None = None  # from the stream's start to its last new shape
+        self.mem_startup = self.mem_stream = 0
         self.warmups: list[int] = []
 
     # -- set-up -------------------------------------------------------------------------------
@@ -205,23 +238,21 @@ class _Replay:
     # -- phases -------------------------------------------------------------------------------
     def _call(
         self, timer: Any, i: int, fns: list[Callable[[], Any]], keys: list[str], seen: set[str]
-    ) -> tuple[Any, bool]:
-        """One untimed request: (output, compiled?); tracks recompiles and eager fallbacks."""
+    ) -> tuple[Any, bool, float]:
+        """One request as a server meets it: (output, compiled?, its cost in ms, everything it
+        triggered included); tracks recompiles and eager fallbacks."""
         frames, hits = _frames_ok(), _limit_hits()
-        t0 = time.perf_counter()
-        out = timer.call(fns[i])
-        timer.sync()
-        elapsed = time.perf_counter() - t0
+        out, elapsed_ms = timer.call_timed(fns[i])
         compiled = _frames_ok() > frames
         if compiled:
-            self.compile_s += elapsed
+            self.compile_s += elapsed_ms / 1000
         new_bucket = keys[i] not in seen
         if _limit_hits() > hits:
             self.limit_hit = True
         if new_bucket and self.config.compiled and not compiled and self.limit_hit:
             self.eager.add(keys[i])
         seen.add(keys[i])
-        return out, compiled
+        return out, compiled, elapsed_ms
 
     def _stance(self) -> Any:
         import contextlib
@@ -245,7 +276,6 @@ class _Replay:
         limit = self._limit()
         model = run._build(self.wl, cfg.dtype)
         timer = Timer(run.device, cudagraphs=cfg.uses_cudagraphs)
-        cuda = run.device.startswith("cuda")
         with run._grad_mode(self.wl):
             # Made inside the grad mode, like the padded ones: inference tensors and normal
             # tensors differ in dispatch keys, which dynamo guards on (a recompile).
@@ -253,18 +283,17 @@ class _Replay:
             run.stage = "compile"
             phase("compiling")
             compiler_counters_reset()
-            mem0 = torch.cuda.memory_reserved() if cuda else 0
+            mem0 = _reserved(run.device)
             fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
             fns = self._serve_fns(fn, args)
             self._serve_untimed(timer, fns)
-            run.lock.hold("measure")
             run.stage = "measure"
             phase("measuring")
             with self._stance():
                 frames = _frames_ok()
                 per_request, passes, telemetry = self._timed(timer, fns)
                 self.recompiles += _frames_ok() - frames  # none expected once every shape ran
-                mem1 = torch.cuda.memory_reserved() if cuda else 0
+                mem1 = _reserved(run.device)
                 facts = compiler_facts()
                 rows = self._bucket_rows(per_request, timer, fns)
                 phase("profiling")
@@ -272,33 +301,77 @@ class _Replay:
                 profile = profile_call(timer, fns[heaviest])
         self._fill(per_request, passes, rows, facts, limit, timer.method, telemetry.summary())
         self.run.record.update(profile)
-        cudagraph_mem = (mem1 - mem0) if cuda and cfg.uses_cudagraphs else None
-        self.run.record["replay"]["cudagraph_mem_bytes"] = cudagraph_mem
+        replay = self.run.record["replay"]
+        replay["cudagraph_mem_bytes"] = (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
+        replay["stream"] = self._stream(mem0)
+        replay["flags"] = self._flags(replay)
 
     def _serve_untimed(self, timer: Any, fns: list[Callable[[], Any]]) -> None:
-        """Start-up, then the first pass over the trace; then the accuracy check."""
+        """Start-up, then the stream: the trace once, in order, every request timed with what it
+        triggers (no stance: a shape the strategy did not prepare is met as a server meets it);
+        then the accuracy check."""
         from advisor.trial import _to_cpu_fp32, phase
 
         run, plan, rec = self.run, self.plan, self.run.record
         keys, seen = plan.bucket_keys(), set[str]()
         outs: dict[int, Any] = {}
+        t0 = time.perf_counter()
         for i in plan.startup():
-            out, _ = self._call(timer, i, fns, keys, seen)
+            out, _, _ = self._call(timer, i, fns, keys, seen)
             outs[i] = _to_cpu_fp32(out)
+        timer.sync()
+        self.startup_wall_s = time.perf_counter() - t0
         self.startup_s = self.compile_s
+        self.mem_startup = _reserved(run.device)
         rec["cold_compile_s"] = self.startup_s if self.config.compiled else None
+        run.lock.hold("measure")  # the stream is timed: alone on the device, like any sample
         run.stage = "replay"
         phase("replaying")
-        with self._stance():
-            for i in plan.request_shape:
-                out, compiled = self._call(timer, i, fns, keys, seen)
-                self.recompiles += int(compiled)
-                if i not in outs:
-                    outs[i] = _to_cpu_fp32(out)
+        started = time.perf_counter()
+        for i in plan.request_shape:
+            new = keys[i] not in seen
+            out, compiled, ms = self._call(timer, i, fns, keys, seen)
+            self.recompiles += int(compiled)
+            self.stream_ms.append(ms)
+            self.stream_new.append(new)
+            if new:
+                self.last_new_s = time.perf_counter() - started
+            if i not in outs:
+                outs[i] = _to_cpu_fp32(out)
+        self.mem_stream = _reserved(run.device)
         run.stage = "accuracy"
         run._accuracy(self.wl, self.refs, [outs[i] for i in range(len(plan.shapes))])
         if self.eager:
             rec["passed"] = False  # right results, but eager speed: not a candidate
+
+    def _stream(self, mem0: int) -> dict[str, Any]:
+        """The stream's figures (see `run_replay`)."""
+        plan, costs, new = self.plan, self.stream_ms, self.stream_new
+        new_costs = [ms for ms, n in zip(costs, new, strict=True) if n]
+        half = len(costs) // 2
+        return {
+            "requests": len(costs),
+            "split": plan.split,
+            "fit_requests": plan.fit_requests,
+            "startup_shapes": len(plan.startup()),
+            "startup_s": self.startup_wall_s,
+            "per_request_ms": [round(ms, 4) for ms in costs],
+            "new_shape": [i for i, n in enumerate(new) if n],
+            "mean_ms": statistics.fmean(costs),
+            "new_shape_events": len(new_costs),
+            "new_shape_mean_ms": statistics.fmean(new_costs) if new_costs else None,
+            "new_shape_share": len(new_costs) / len(costs),
+            "late_new_shape_share": sum(new[half:]) / max(1, len(costs) - half),
+            "last_new_shape_s": self.last_new_s,
+            "mem_startup_bytes": self.mem_startup - mem0 if self.mem_startup else None,
+            "mem_growth_bytes": self.mem_stream - self.mem_startup if self.mem_stream else None,
+        }
+
+    def _flags(self, replay: dict[str, Any]) -> list[str]:
+        """What a serving process of this config meets that it should be told (never silent)."""
+        from advisor.serving import flags
+
+        return flags(replay, cudagraphs=self.config.uses_cudagraphs, compiled=self.config.compiled)
 
     def _timed(self, timer: Any, fns: list[Callable[[], Any]]) -> tuple[list[float], int, Any]:
         """Warm-up of every shape, then timed passes: (each request's latency, passes, telemetry).
@@ -358,7 +431,7 @@ class _Replay:
         )  # fmt: skip
         samples = self._samples(per_request)
         # Each shape's typical (median) request, weighted by how often the traffic sends it.
-        expected = sum(plan.weight(i) * statistics.median(s) for i, s in enumerate(samples))
+        expected = sum(plan.weight(i) * statistics.median(s) for i, s in enumerate(samples) if s)
         keys = plan.bucket_keys()
         eager_requests = sum(1 for i in plan.request_shape if keys[i] in self.eager)
         rec["replay"] = {
@@ -367,7 +440,9 @@ class _Replay:
             "traffic_shapes": len(plan.traffic.shapes),
             "varying_dims": plan.traffic.varying_dims(),
             "requests": len(plan.trace),
-            "trace_shapes": len(plan.shapes),
+            "trace_shapes": len(set(plan.request_shape)),
+            "holdout": plan.traffic.holdout if plan.split else None,
+            "split": plan.split,
             "seed": TRACE_SEED,
             "passes": passes,
             "boundaries": {d: list(b) for d, b in plan.buckets.bounds.items()},
@@ -421,6 +496,13 @@ class _Replay:
             row["eager"] = key in self.eager
             rows.append(row)
         return rows
+
+
+def _reserved(device: str) -> int:
+    """GPU memory reserved by torch's caching allocator (0 off a GPU)."""
+    import torch
+
+    return int(torch.cuda.memory_reserved()) if device.startswith("cuda") else 0
 
 
 def _size_key(plan: ReplayPlan, keys: list[str], key: str) -> tuple[int, ...]:

@@ -15,6 +15,11 @@ has no rows, names a column that is not a dim of the workload, misses one of its
 value that is not a positive whole number is a `ConfigError` whose one line names the file, the
 line and the fix.
 
+A log keeps its order (`Traffic.log`: the requests, first to last, as indices into the shapes):
+a replay fits what it learns (bucket boundaries, the shapes warmed at start-up) on the earlier
+part of the log and serves the later part, the holdout, in order (`Traffic.split`), so a
+strategy is judged on requests it was not fitted to. `holdout` is the later part's share.
+
 A trial receives its traffic inside the spec's ``shapes`` list: entries ``{"dims", "weight",
 "traffic": source}`` (`Traffic.to_spec` / `Traffic.from_spec`); such a trial replays a trace sampled
 from it (advisor.replay) instead of timing each shape on its own. `Traffic.trace` samples the
@@ -27,7 +32,7 @@ import csv
 import io
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ from advisor.errors import ConfigError
 
 COUNT_COLUMN = "count"
 TRACE_SEED = 0
+HOLDOUT = 0.5  # the share of a log that replays serve; the earlier rest is what they fit on
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,11 +50,15 @@ class Traffic:
 
     `requests`: how many requests the shapes were counted from (a log), or None (declared).
     `source`: where it came from (a file name, or ``workload``).
+    `log`: a log's requests in order, as indices into `shapes` (None: declared traffic).
+    `holdout`: the share of the log, at its end, that a replay serves (`split`).
     """
 
     shapes: tuple[tuple[dict[str, int], float], ...]
     requests: int | None = None
     source: str = "workload"
+    log: tuple[int, ...] | None = None
+    holdout: float = HOLDOUT
 
     @classmethod
     def from_pairs(
@@ -90,10 +100,32 @@ class Traffic:
         rng = random.Random(seed)
         return rng.choices(range(len(self.shapes)), weights=self.weights, k=n)
 
+    def split(self, n: int) -> tuple[list[tuple[dict[str, int], float]], list[int], int]:
+        """(what a replay fits on, the requests it serves in order, where the holdout starts).
+
+        A log: the earlier part's shapes weighted by their counts, then the first `n` requests
+        of the holdout (the log's last `holdout` share, at least one request). Declared
+        traffic: all of it, and `n` requests sampled by weight (`trace`); the split is 0."""
+        if not self.log or len(self.log) < 2:
+            return list(self.shapes), self.trace(n), 0
+        cut = min(len(self.log) - 1, max(1, round(len(self.log) * (1 - self.holdout))))
+        counts: dict[int, int] = {}
+        for i in self.log[:cut]:
+            counts[i] = counts.get(i, 0) + 1
+        fit = [(dict(self.shapes[i][0]), float(c)) for i, c in sorted(counts.items())]
+        return fit, list(self.log[cut : cut + n]), cut
+
     def to_spec(self) -> list[dict[str, Any]]:
         """The trial spec's ``shapes`` entries that ask the child for a replay (``traffic``
-        holds the source's name)."""
-        return [{"dims": dict(d), "weight": w, "traffic": self.source} for d, w in self.shapes]
+        holds the source's name; a log adds each shape's positions in it, ``at``, and the
+        holdout share)."""
+        entries = [{"dims": dict(d), "weight": w, "traffic": self.source} for d, w in self.shapes]
+        if self.log is not None:
+            for e in entries:
+                e.update(at=[], holdout=self.holdout)
+            for position, i in enumerate(self.log):
+                entries[i]["at"].append(position)
+        return entries
 
     @classmethod
     def from_spec(cls, entries: Any) -> Traffic | None:
@@ -102,12 +134,29 @@ class Traffic:
         if not marked:
             return None
         source = marked[0]["traffic"] if isinstance(marked[0]["traffic"], str) else "spec"
-        return cls.from_pairs(((e["dims"], e["weight"]) for e in entries), source=source)
+        traffic = cls.from_pairs(((e["dims"], e["weight"]) for e in entries), source=source)
+        if not all("at" in e for e in entries):
+            return traffic
+        index = {tuple(d.items()): i for i, (d, _) in enumerate(traffic.shapes)}
+        log: dict[int, int] = {}
+        for e in entries:
+            for position in e["at"]:
+                log[int(position)] = index[tuple(e["dims"].items())]
+        return replace(traffic, requests=len(log), log=tuple(log[p] for p in sorted(log)),
+                       holdout=float(entries[0].get("holdout", HOLDOUT)))
+
+    def with_holdout(self, share: float) -> Traffic:
+        """The same traffic with another holdout share (0 < share < 1)."""
+        if not 0 < share < 1:
+            raise ConfigError(f"holdout share {share!r} must lie between 0 and 1, e.g. 0.5")
+        return replace(self, holdout=share)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "requests": self.requests,
+            "ordered": self.log is not None,
+            "holdout": self.holdout if self.log is not None else None,
             "shapes": [{"shape": shape_name(d), "dims": d, "weight": w} for d, w in self.shapes],
         }
 
@@ -193,7 +242,10 @@ def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None
         raise ConfigError(
             f"{source}: no requests after the header; add one row per observed request"
         )
-    return Traffic.from_pairs(pairs, requests=int(sum(w for _, w in pairs)), source=source)
+    traffic = Traffic.from_pairs(pairs, requests=int(sum(w for _, w in pairs)), source=source)
+    index = {tuple(d.items()): i for i, (d, _) in enumerate(traffic.shapes)}
+    log = tuple(index[tuple(d.items())] for d, count in pairs for _ in range(int(count)))
+    return replace(traffic, log=log)
 
 
 def load_traffic(path: str | Path, dims: Sequence[str] | None = None) -> Traffic:
