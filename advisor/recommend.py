@@ -38,9 +38,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from advisor import serving
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError
 from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
+from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE, median_ci, paired_speedup  # noqa: F401 - re-exported
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
@@ -156,6 +158,11 @@ class Ranked:
     speedup_ci: list[float] | None = None  # confirmed: interval of the paired speedup
     shapes: list[dict[str, Any]] | None = None  # the measured shapes: shape, dims, weight
     buckets: dict[str, Any] | None = None  # shape strategy: strategy, boundaries, padding waste
+    # "process": median_ms is the expected cost per request over a process's life (start-up,
+    # new shapes and steady state: advisor.serving); "steady": the steady-state median
+    figure: str = "steady"
+    steady_ms: float | None = None  # the steady-state median, beside a process-life figure
+    flags: list[dict[str, str]] | None = None  # what a serving process meets (advisor.serving)
 
     @property
     def config_key(self) -> str:
@@ -189,8 +196,23 @@ class Recommendation:
     contenders: list[str] = field(default_factory=list)
 
     @property
+    def decided_by(self) -> str:
+        """Which figure decided: the steady-state median or the cost over a process's life."""
+        if self.best is not None and self.best.figure == "process":
+            return (f"expected ms per request over a process serving "
+                    f"{self.calls_per_process or DEFAULT_CALLS_PER_PROCESS:,} requests "
+                    "(start-up, new shapes, steady state)")
+        return "steady-state median"
+
+    @property
     def sentence(self) -> str:
         """The evidence in one sentence."""
+        text = self._sentence()
+        if self.best is not None and self.best.figure == "process":
+            text += f" [{self.decided_by}; steady state {_ms(self.best.steady_ms)}]"
+        return text
+
+    def _sentence(self) -> str:
         if self.best is None:
             if self.n_excluded:
                 return (f"no config of {self.workload} meets the constraints "
@@ -262,6 +284,7 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["sentence"] = self.sentence
+        data["decided_by"] = self.decided_by
         return data
 
 
@@ -299,13 +322,34 @@ def break_even_calls(cold_compile_s: float | None, median_ms: float,
     return math.ceil(calls * (1 - 1e-9))  # float noise: 1000000.0000005 is 1 000 000 calls
 
 
-def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
+def deciding_ms(rec: dict[str, Any], calls: int | None) -> float:
+    """A record's deciding figure: the expected cost per request over a process serving
+    `calls` requests when its replay streams varying traffic (advisor.serving), else its
+    steady-state median."""
+    life = _life_ms(rec, calls)
+    return float(rec["median_ms"]) if life is None else life
+
+
+def _life_ms(rec: dict[str, Any], calls: int | None) -> float | None:
+    replay = rec.get("replay")
+    if not serving.decides(replay):
+        return None
+    return serving.process_life_ms(replay, calls or DEFAULT_CALLS_PER_PROCESS)
+
+
+def _ranked(rec: dict[str, Any], baseline_ms: float | None, calls: int | None = None) -> Ranked:
     config = CompileConfig.from_dict(rec["config"])
-    ci = rec.get("median_ci_ms")
+    life = _life_ms(rec, calls)
+    process = life is not None
+    figure_ms = float(rec["median_ms"]) if life is None else life
+    ci = None if process else rec.get("median_ci_ms")
+    replay = rec.get("replay") or {}
     return Ranked(
-        config=config.to_dict(), label=config.label, median_ms=rec["median_ms"],
+        figure="process" if process else "steady", steady_ms=rec["median_ms"],
+        flags=replay.get("flags") or None,
+        config=config.to_dict(), label=config.label, median_ms=figure_ms,
         p90_ms=rec.get("p90_ms"), p99_ms=rec.get("p99_ms"),
-        speedup=baseline_ms / rec["median_ms"] if baseline_ms and rec["median_ms"] else None,
+        speedup=baseline_ms / figure_ms if baseline_ms and figure_ms else None,
         cold_compile_s=rec.get("cold_compile_s"), warm_compile_s=rec.get("warm_compile_s"),
         kernels_per_call=rec.get("kernels_per_call"),
         launches_per_call=rec.get("launches_per_call"), max_abs_err=rec.get("max_abs_err"),
@@ -315,7 +359,7 @@ def _ranked(rec: dict[str, Any], baseline_ms: float | None) -> Ranked:
         throughput_per_s=traffic_throughput(rec.get("shapes") or []),
         peak_mem_bytes=rec.get("peak_mem_bytes"), graph_count=rec.get("graph_count"),
         break_even_calls=break_even_calls(
-            None if config.mode == "eager" else rec.get("cold_compile_s"), rec["median_ms"],
+            None if config.mode == "eager" or process else rec.get("cold_compile_s"), figure_ms,
             baseline_ms,
         ),
         shapes=[
@@ -361,6 +405,8 @@ class _Policy:
         if self.name == "throughput":
             return r.throughput_per_s
         assert self.calls is not None
+        if r.figure == "process":  # start-up is inside the process-life figure already
+            return self.calls * r.median_ms / 1000
         compile_s = 0.0 if r.config["mode"] == "eager" else (r.cold_compile_s or 0.0)
         return compile_s + self.calls * r.median_ms / 1000
 
@@ -474,14 +520,19 @@ def recommend(
     ok = [r for r in records if r["status"] == "ok" and r.get("median_ms")]
     passed = [r for r in ok if r.get("passed")]
     base_recs = [r for r in ok if r["config"] == EAGER_FP32.to_dict()]
-    base_ms = min(r["median_ms"] for r in base_recs) if base_recs else None
-    baseline = _ranked(min(base_recs, key=lambda r: r["median_ms"]), base_ms) if base_recs else None
+    calls = calls_per_process
+
+    def figure(rec: dict[str, Any]) -> float:
+        return deciding_ms(rec, calls)
+
+    base_ms = min(figure(r) for r in base_recs) if base_recs else None
+    baseline = _ranked(min(base_recs, key=figure), base_ms, calls) if base_recs else None
     excluded: dict[str, int] = {}
     # One entry per config: its best measured trial.
     best_per_key: dict[str, dict[str, Any]] = {}
     for rec in passed:
         key = rec["config_key"]
-        if key not in best_per_key or rec["median_ms"] < best_per_key[key]["median_ms"]:
+        if key not in best_per_key or figure(rec) < figure(best_per_key[key]):
             best_per_key[key] = rec
     candidates = []
     for rec in best_per_key.values():
@@ -490,7 +541,7 @@ def recommend(
             candidates.append(rec)
         else:
             excluded[why] = excluded.get(why, 0) + 1
-    scored = [_with_score(_ranked(r, base_ms), pol) for r in candidates]
+    scored = [_with_score(_ranked(r, base_ms, calls), pol) for r in candidates]
     unscorable = [r for r in scored if r.score is None]
     if unscorable:
         excluded[f"no {policy} figure"] = len(unscorable)
@@ -667,7 +718,10 @@ def export_dict(rec: Recommendation) -> dict[str, Any]:
         "break_even_calls": b.break_even_calls, "throughput_per_s": b.throughput_per_s,
         "peak_mem_bytes": b.peak_mem_bytes, "max_abs_err": b.max_abs_err,
         "confirmed": b.confirmed, "trial_uuid": b.trial_uuid,
+        "decided_by": rec.decided_by, "steady_ms": b.steady_ms,
     }
+    if b.figure == "process":
+        figures["calls_per_process"] = rec.calls_per_process or DEFAULT_CALLS_PER_PROCESS
     if rec.policy == "break-even":
         figures.update(calls_per_process=rec.calls_per_process, total_s=b.total_s)
     out: dict[str, Any] = {
@@ -688,6 +742,7 @@ def export_dict(rec: Recommendation) -> dict[str, Any]:
         "cudagraphs": config.uses_cudagraphs,
         "shapes": b.shapes,
         "buckets": b.buckets,
+        "flags": b.flags,
         "figures": figures,
         "sentence": rec.sentence,
         "note": rec.note or None,
