@@ -28,10 +28,13 @@ from typing import Any
 from advisor import device_lock
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError, WorkloadError
+from advisor.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
 from advisor.launcher import CACHE_ROOT_ENV, Launcher
+from advisor.plan import sampler_reason
 from advisor.space import Space
 from advisor.sweep import (
     HEARTBEAT_INTERVAL_S,
+    MAX_ASKS_PER_TRIAL,
     Observer,
     QuietObserver,
     _params,
@@ -85,6 +88,19 @@ def queue_missing(study: Any, space: Space, done: set[str]) -> int:
             study.enqueue_trial(_params(config, space), user_attrs={"queued": True})
             queued += 1
     return queued
+
+
+def queue_pool(store: Any, study: Any, sweeper: Any, fingerprint: dict[str, Any],
+               sweep_id: int, resume: bool, slots: int) -> tuple[int, Feeder | None]:
+    """Queue a pooled sweep: a budgeted one follows its plan through a `Feeder` (whose
+    `tick` the caller calls while the workers run); a whole-space one, or a resumed one, has
+    every config still missing queued at once. Returns (configs queued, feeder or None)."""
+    settings = sweeper.settings
+    if settings.budgeted and not resume:
+        feeder = Feeder(store, study, sweeper.make_plan(fingerprint), sweep_id, slots,
+                        settings.budget_s, sweeper.observer.notice)
+        return feeder.open(), feeder
+    return queue_missing(study, sweeper.space, store.config_keys_done(sweep_id)), None
 
 
 def _key(params: dict[str, Any]) -> str | None:
@@ -147,14 +163,26 @@ class Worker:
         device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
         path, fingerprint = self.check()
         sweep_id = self.sweep["id"]
-        study = open_study(self.store.url, self.sweep["study_name"], heartbeat=True)
+        sampler = self.sweep["settings"].get("sampler", "tpe")
+        study = open_study(self.store.url, self.sweep["study_name"], seed=None,
+                           heartbeat=True, sampler=sampler)
         ran = 0
         while not self.stop.is_set():
             import optuna
 
             optuna.storages.fail_stale_trials(study)
+            if past_deadline(study):
+                break  # a budgeted sweep's time is up: start nothing more
             waiting = study.get_trials(deepcopy=False, states=(_state("WAITING"),))
             if not waiting:
+                plan = study.user_attrs.get(PLAN_ATTR)  # advisor.feed: a budgeted sweep's
+                if plan == "pending":  # the sweep queues more once the baseline is stored
+                    self.stop.wait(IDLE_POLL_S)
+                    continue
+                if plan == "sampler" and self._propose(study, path, fingerprint, sweep_id,
+                                                       sampler):
+                    ran += 1
+                    continue
                 if not study.get_trials(deepcopy=False, states=(_state("RUNNING"),)):
                     break
                 # Others hold the last trials; if one of them dies its trial comes back. Look
@@ -179,6 +207,30 @@ class Worker:
             ran += 1
         self._finish_if_done(study)
         return ran
+
+    def _propose(self, study: Any, path: Path, fingerprint: dict[str, Any], sweep_id: int,
+                 sampler: str) -> bool:
+        """Ask the sampler for a config nobody measured, runs or holds, and measure it;
+        False when there is no room under the cap or nothing new is proposed."""
+        done = self.store.config_keys_done(sweep_id)
+        held = [t.params for t in study.get_trials(
+            deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))]
+        free = [c for c in self.space.configs
+                if c.key not in done and _params(c, self.space) not in held]
+        if not free or not room_for_more(study, done):
+            return False
+        for _ in range(MAX_ASKS_PER_TRIAL):
+            with self._queue_lock():
+                trial = study.ask()
+                study._storage.record_heartbeat(trial._trial_id)
+            config = _suggest(trial, self.space)
+            if config in free:
+                trial.set_user_attr("reason", sampler_reason(sampler))
+                self._measure(study, trial, config, path, fingerprint, sweep_id)
+                return True
+            trial.set_user_attr("skipped", "measured, held or outside the space")
+            study.tell(trial, state=_state("PRUNED"))
+        return False
 
     @contextlib.contextmanager
     def _queue_lock(self) -> Iterator[None]:
@@ -217,7 +269,8 @@ class Worker:
             study.tell(trial, state=_state("FAIL"))
             return
         record["fingerprint"] = record.get("fingerprint") or fingerprint
-        best = record_outcome(self.store, study, trial, record, config, sweep_id)
+        best = record_outcome(self.store, study, trial, record, config, sweep_id,
+                              self.sweep["settings"].get("calls_per_process"))
         self.observer.trial_finished(record, best)
 
     def _finish_if_done(self, study: Any) -> None:

@@ -5,33 +5,39 @@ than ``static`` or when its spec carries traffic (``advisor sweep --traffic requ
 sweep that compares shape strategies: every config of it, the eager baseline included, replays the
 same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) measures:
 
-1. Trace: `REQUESTS` requests (env ``ADVISOR_REPLAY_REQUESTS``) sampled from the traffic by
-   weight with a fixed seed: the same trace for every config of the same traffic.
-2. Reference: fp32 eager outputs of every distinct shape of the trace, unpadded (the trial's
-   usual reference step).
-3. Start-up: compile, then one call per shape the strategy knows in advance: every bucket for a
-   bucketed strategy (one representative request padded to it); for static, dynamic and
-   mark_dynamic only the heaviest traffic shape, since a server cannot know the exact shapes of
-   its next requests. The time of these calls is `cold_compile_s` (empty caches); the warm start
-   (second process, same cache dir) repeats it.
-4. First pass: the trace once, in order, as a fresh server would meet it. A call that compiles
-   is a recompile (counted, its time added to ``compile_s_total``); a shape first met after dynamo
-   hit ``torch._dynamo.config.recompile_limit`` without being compiled runs eagerly: an eager
-   fallback. The first output of every distinct shape, cut back, is checked against its reference
-   (tolerance and quality, as in every trial). Bucketed strategies run this pass and the timed
-   ones under ``torch.compiler.set_stance("fail_on_recompile")``: a recompile fails the trial, so
-   a finished bucketed replay proves there were none.
-5. Warm-up of every executed shape, then `PASSES` timed passes over the trace (fewer if one pass
-   outlasts the sampling policy's ``max_time_s``): every request timed on its own, padding and
-   cutting included (CUDA events on a GPU, perf_counter on CPU; ``cudagraph_mark_step_begin``
-   before each call in CUDA-graph modes). A request's latency is the median of its passes, so
-   the tail is the tail of the traffic (big buckets, eager shapes), not one stray OS hiccup.
+1. Stream: a log (``--traffic``) is split in order (`Traffic.split`): what the strategy learns
+   (bucket boundaries, the shapes it warms) is fitted on the earlier part, and the replay serves
+   the first `REQUESTS` requests (env ``ADVISOR_REPLAY_REQUESTS``) of the later part, the
+   holdout, in order. Declared traffic: `REQUESTS` requests sampled by weight with a fixed seed,
+   the same for every config of the same traffic, fitted on the declared shapes.
+2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
+   reference step).
+3. Start-up: compile, then one call per shape the strategy prepares before traffic: every bucket
+   the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
+   fitted traffic's `STARTUP_SHAPES` most frequent shapes (static, dynamic, mark_dynamic). Its
+   compile time is `cold_compile_s` (empty caches); the warm start (second process, same cache
+   dir) repeats it.
+4. The stream, timed: each request once, in order, as a fresh server meets it, timed with
+   everything it triggers (CUDA events around it on a GPU, the host's compile and CUDA-graph
+   recording inside them; perf_counter on CPU), under the device lock like every measurement. A
+   request whose shape (bucket) was not executed before is a new-shape event. A call that
+   compiles is a recompile (counted, its time added to ``compile_s_total``); a shape first met
+   after dynamo hit ``torch._dynamo.config.recompile_limit`` without being compiled runs
+   eagerly: an eager fallback. The first output of every distinct shape, cut back, is checked
+   against its reference (tolerance and quality, as in every trial).
+5. Steady state: warm-up of every executed shape, then `PASSES` timed passes over the stream
+   (fewer if one pass outlasts the sampling policy's ``max_time_s``), every request timed on
+   its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call in
+   CUDA-graph modes). A request's latency is the median of its passes, so the tail is the tail
+   of the traffic (big buckets, eager shapes), not one stray OS hiccup. Bucketed strategies run
+   these passes under ``torch.compiler.set_stance("fail_on_recompile")``.
 
 The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
 timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
-with the traffic weight it serves and the latencies of its requests; ``recompiles`` counts the
+with its share of the stream and the latencies of its requests; ``recompiles`` counts the
 recompiles after start-up; ``cold_compile_s`` is the start-up compile. The ``replay`` key holds
-the rest (see `run_replay`). A replay with eager fallbacks is not a candidate: its ``passed`` is
+the rest (see `run_replay`), its ``stream`` the stream's figures and ``flags`` what a serving
+process meets (advisor.serving turns them into the process-life cost that decides). A replay with eager fallbacks is not a candidate: its ``passed`` is
 False (``replay.eager_fallbacks`` says why), so a sweep never recommends a config whose speed
 comes from silently running eager.
 
@@ -139,8 +145,9 @@ class ReplayPlan:
         return self.buckets.padding_waste([(self.shapes[i], 1.0) for i in self.request_shape])
 
 
-def _startup_dims(fit: list[tuple[dict[str, int], float]], buckets: BucketPlan
-                  ) -> list[dict[str, int]]:
+def _startup_dims(
+    fit: list[tuple[dict[str, int], float]], buckets: BucketPlan
+) -> list[dict[str, int]]:
     """What a strategy prepares before traffic, from what it was fitted on: one shape per bucket
     the fitted traffic uses (bucketed), or its `STARTUP_SHAPES` most frequent shapes."""
     heaviest = sorted(fit, key=lambda pair: -pair[1])
@@ -302,7 +309,9 @@ class _Replay:
         self._fill(per_request, passes, rows, facts, limit, timer.method, telemetry.summary())
         self.run.record.update(profile)
         replay = self.run.record["replay"]
-        replay["cudagraph_mem_bytes"] = (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
+        replay["cudagraph_mem_bytes"] = (
+            (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
+        )
         replay["stream"] = self._stream(mem0)
         replay["flags"] = self._flags(replay)
 
@@ -583,7 +592,14 @@ def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> No
     graphs, startup_compile_s, compile_s_total (start-up + compiles met while serving),
     recompiles (after start-up), stance, recompile_limit, recompile_limit_hit, eager_fallbacks,
     eager_fallback_buckets, eager_fallback_requests (share of the trace), cudagraph_mem_bytes
-    (GPU memory reserved by the compiled graphs, CUDA-graph modes only).
+    (GPU memory reserved by the compiled graphs, CUDA-graph modes only), holdout and split (a
+    log's holdout share and where it starts; None and 0 for declared traffic), flags
+    (advisor.serving.flags), and stream: requests, split, fit_requests, startup_shapes,
+    startup_s (start-up wall time), per_request_ms (each stream request's cost, in order),
+    new_shape (positions of the requests that met a shape not executed before), mean_ms,
+    new_shape_events, new_shape_mean_ms, new_shape_share, late_new_shape_share (in the later
+    half), last_new_shape_s (from the stream's start), mem_startup_bytes and mem_growth_bytes
+    (GPU memory reserved by start-up, and its growth over the stream; None off a GPU).
     """
     _Replay(run, workload, plan, refs).run_replay()
 
@@ -623,50 +639,3 @@ def warm_start(
             timer.call(fns[i])
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}
-
-
-# --- the strategies side by side (parent side: plain records in, rows out) --------------------
-
-
-def strategy_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Replay records of one sweep as rows for a side-by-side table, fastest expected first.
-
-    Only the strategies of the best compiled mode and dtype (the passed compiled replay with the
-    lowest expected latency) are kept, plus the eager fp32 baseline.
-    """
-    replays = [r for r in records if r.get("status") == "ok" and isinstance(r.get("replay"), dict)]
-    if not replays:
-        return []
-    compiled = [r for r in replays if r["config"]["mode"] != "eager"]
-    candidates = [r for r in compiled if r.get("passed")] or compiled or replays
-    best = min(candidates, key=lambda r: r["replay"]["expected_ms"])
-    mode, dtype = best["config"]["mode"], best["config"]["dtype"]
-    rows = []
-    for r in replays:
-        cfg = r["config"]
-        baseline = cfg["mode"] == "eager" and cfg["dtype"] == "fp32"
-        if not baseline and (cfg["mode"], cfg["dtype"]) != (mode, dtype):
-            continue
-        rp = r["replay"]
-        rows.append(
-            {
-                "config": CompileConfig.from_dict(cfg).label,
-                "strategy": rp["strategy"] if not baseline else "eager fp32 (baseline)",
-                "expected_ms": rp["expected_ms"],
-                "p50_ms": rp["p50_ms"],
-                "p99_ms": rp["p99_ms"],
-                "padding_waste": rp["padding_waste"],
-                "graphs": rp["graphs"],
-                "recompiles": rp["recompiles"],
-                "compile_s": rp["compile_s_total"],
-                "eager_fallbacks": rp["eager_fallbacks"],
-                "boundaries": rp["boundaries"],
-                "passed": bool(r.get("passed")),
-            }
-        )
-    rows.sort(key=lambda row: (not row["passed"], row["expected_ms"]))
-    return rows
-
-
-def format_boundaries(boundaries: dict[str, list[int]]) -> str:
-    return "; ".join(f"{d}: {','.join(map(str, b))}" for d, b in boundaries.items()) or "-"

@@ -19,6 +19,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from advisor.config import CompileConfig
+
 DEFAULT_CALLS_PER_PROCESS = 10_000
 MEMORY_GROWTH_MIN_BYTES = 16 * 2**20  # reserved memory growth below this is allocator noise
 MEMORY_GROWTH_SHARE = 0.10  # ... and below this share of what start-up reserved
@@ -59,32 +61,115 @@ def late_new_shape_extra_ms(stream: dict[str, Any], steady_ms: float) -> float:
 def flags(replay: dict[str, Any], *, cudagraphs: bool, compiled: bool) -> list[dict[str, str]]:
     """What a serving process of this config meets and must be told: ``{"flag", "message"}``."""
     out: list[dict[str, str]] = []
+
+    def flag(name: str, message: str) -> None:
+        out.append({"flag": name, "message": message})
+
     stream = replay.get("stream") or {}
     varying = replay.get("varying_dims") or []
-    padded = bool(replay.get("boundaries"))
-    if cudagraphs and varying and not padded:
-        out.append({"flag": "cudagraph_per_shape", "message": (
-            f"CUDA graphs with unbucketed varying dims ({', '.join(varying)}): one graph is "
-            f"recorded per distinct shape ({replay.get('trace_shapes', 0)} in this stream); "
-            "bucket the traffic or see torch's cudagraph_dynamic_shape_warn_limit and "
-            "cudagraph_skip_dynamic_graphs")})
+    if cudagraphs and varying and not replay.get("boundaries"):
+        flag("cudagraph_per_shape",
+             f"CUDA graphs with unbucketed varying dims ({', '.join(varying)}): one graph is "
+             f"recorded per distinct shape ({replay.get('trace_shapes', 0)} in this stream); "
+             "bucket the traffic, or see torch's cudagraph_dynamic_shape_warn_limit and "
+             "cudagraph_skip_dynamic_graphs")
     late = stream.get("late_new_shape_share") or 0.0
     if late > 0 and stream.get("new_shape_mean_ms") is not None:
-        out.append({"flag": "new_shapes_persist", "message": (
-            f"{late:.0%} of the later requests met a shape not seen before, at "
-            f"{stream['new_shape_mean_ms']:.3g} ms each on average "
-            f"(steady state {replay.get('mean_ms', 0):.3g} ms)")})
+        flag("new_shapes_persist",
+             f"{late:.0%} of the later requests met a shape not seen before, at "
+             f"{stream['new_shape_mean_ms']:.3g} ms each on average "
+             f"(steady state {replay.get('mean_ms', 0):.3g} ms)")
     if compiled and replay.get("recompile_limit_hit"):
-        out.append({"flag": "recompile_limit", "message": (
-            f"dynamo's recompile limit ({replay.get('recompile_limit')}) was reached: later new "
-            "shapes run eagerly, silently (raise torch._dynamo.config.recompile_limit or bucket)")})
+        flag("recompile_limit",
+             f"dynamo's recompile limit ({replay.get('recompile_limit')}) was reached: later "
+             "new shapes run eagerly, silently (raise torch._dynamo.config.recompile_limit, "
+             "or bucket)")
     if replay.get("eager_fallbacks"):
-        out.append({"flag": "eager_fallback", "message": (
-            f"{replay['eager_fallbacks']} shapes ran eagerly "
-            f"({replay.get('eager_fallback_requests', 0):.0%} of the requests)")})
+        flag("eager_fallback",
+             f"{replay['eager_fallbacks']} shapes ran eagerly "
+             f"({replay.get('eager_fallback_requests', 0):.0%} of the requests)")
     grown, base = stream.get("mem_growth_bytes"), stream.get("mem_startup_bytes") or 0
     if grown and grown > max(MEMORY_GROWTH_MIN_BYTES, MEMORY_GROWTH_SHARE * base):
-        out.append({"flag": "memory_growth", "message": (
-            f"GPU memory reserved grew by {grown / 2**20:.0f} MiB while serving "
-            f"(start-up reserved {base / 2**20:.0f} MiB)")})
+        flag("memory_growth",
+             f"GPU memory reserved grew by {grown / 2**20:.0f} MiB while serving "
+             f"(start-up reserved {base / 2**20:.0f} MiB)")
     return out
+
+
+# --- the strategies side by side (parent side: plain records in, rows out) --------------------
+
+
+def strategy_rows(records: list[dict[str, Any]], calls: int | None = None) -> list[dict[str, Any]]:
+    """Replay records of one sweep as rows for a side-by-side table, best first.
+
+    Only the strategies of the best compiled mode and dtype (the passed compiled replay with the
+    lowest deciding figure) are kept, plus the eager fp32 baseline. ``per_request_ms`` is the
+    deciding figure: the process-life cost when the traffic varies (``decided`` = "process"),
+    else the steady-state expected latency ("steady")."""
+    calls = calls or DEFAULT_CALLS_PER_PROCESS
+    replays = [r for r in records if r.get("status") == "ok" and isinstance(r.get("replay"), dict)]
+    if not replays:
+        return []
+
+    def figure(r: dict[str, Any]) -> float:
+        life = process_life_ms(r["replay"], calls) if decides(r["replay"]) else None
+        return r["replay"]["expected_ms"] if life is None else life
+
+    compiled = [r for r in replays if r["config"]["mode"] != "eager"]
+    candidates = [r for r in compiled if r.get("passed")] or compiled or replays
+    best = min(candidates, key=figure)
+    mode, dtype = best["config"]["mode"], best["config"]["dtype"]
+    rows = []
+    for r in replays:
+        cfg = r["config"]
+        baseline = cfg["mode"] == "eager" and cfg["dtype"] == "fp32"
+        if not baseline and (cfg["mode"], cfg["dtype"]) != (mode, dtype):
+            continue
+        rp, stream = r["replay"], r["replay"].get("stream") or {}
+        rows.append(
+            {
+                "config": CompileConfig.from_dict(cfg).label,
+                "strategy": rp["strategy"] if not baseline else "eager fp32 (baseline)",
+                "per_request_ms": figure(r),
+                "decided": "process" if decides(rp) and stream else "steady",
+                "expected_ms": rp["expected_ms"],
+                "steady_mean_ms": rp["mean_ms"],
+                "stream_mean_ms": stream.get("mean_ms"),
+                "startup_s": stream.get("startup_s"),
+                "new_shape_events": stream.get("new_shape_events"),
+                "new_shape_share": stream.get("new_shape_share"),
+                "new_shape_mean_ms": stream.get("new_shape_mean_ms"),
+                "last_new_shape_s": stream.get("last_new_shape_s"),
+                "p50_ms": rp["p50_ms"],
+                "p99_ms": rp["p99_ms"],
+                "padding_waste": rp["padding_waste"],
+                "graphs": rp["graphs"],
+                "recompiles": rp["recompiles"],
+                "compile_s": rp["compile_s_total"],
+                "eager_fallbacks": rp["eager_fallbacks"],
+                "boundaries": rp["boundaries"],
+                "flags": [f["flag"] for f in rp.get("flags") or []],
+                "passed": bool(r.get("passed")),
+            }
+        )
+    rows.sort(key=lambda row: (not row["passed"], row["per_request_ms"]))
+    return rows
+
+
+def split_note(records: list[dict[str, Any]]) -> str | None:
+    """How a log was split for the replays, and the holdout's new-shape rate (None: no log)."""
+    for r in records:
+        rp = r.get("replay") if r.get("status") == "ok" else None
+        stream = (rp or {}).get("stream") or {}
+        if stream.get("split"):
+            return (
+                f"fitted on the log's first {stream['fit_requests']:,} requests, served the "
+                f"next {stream['requests']:,} (holdout {rp['holdout']:.0%} of the log); "
+                f"{stream['new_shape_share']:.0%} of them met a shape not seen before "
+                f"({CompileConfig.from_dict(r['config']).label})"
+            )
+    return None
+
+
+def format_boundaries(boundaries: dict[str, list[int]]) -> str:
+    return "; ".join(f"{d}: {','.join(map(str, b))}" for d, b in boundaries.items()) or "-"

@@ -21,7 +21,7 @@ from sweep_overhead import stored_time_s  # noqa: E402
 
 from advisor.db.store import ResultStore  # noqa: E402
 from advisor.recommend import recommend  # noqa: E402
-from advisor.replay import strategy_rows  # noqa: E402
+from advisor.serving import strategy_rows  # noqa: E402
 
 
 def _f(value: object, fmt: str = ".3f") -> str:

@@ -22,6 +22,25 @@ def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
     return f"{value}{unit}"
 
 
+def figure(median_ms: float | None, ci: Any = None, noisy: bool | None = None,
+           short: bool = False) -> str:
+    """``1.23 ms [1.2-1.3]`` with ``noisy`` or ``short`` beside it: no figure without its
+    interval and flags."""
+    if median_ms is None:
+        return "-"
+    text = f"{median_ms:.3f} ms"
+    if ci:
+        text += f" [{ci[0]:.3g}-{ci[1]:.3g}]"
+    flags = [f for f, on in (("noisy", noisy), ("short", short)) if on]
+    return text + (f" ({', '.join(flags)})" if flags else "")
+
+
+def last_line(text: str | None) -> str:
+    """The last non-empty line of an error tail (what a failure was, in one line)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 def trial_record(record: dict[str, Any]) -> None:
     """One trial record as a two-column table."""
     cfg = record.get("config") or {}
@@ -70,19 +89,23 @@ def trial_record(record: dict[str, Any]) -> None:
 
 
 def recommendation(rec: Any, top: int = 8) -> None:
-    """The table of the best configs and the recommendation sentence."""
+    """The table of the best configs and the recommendation sentence: every figure with its
+    interval and flags, every speedup against the one baseline figure the title names."""
     table = Table(title=f"{rec.workload}: best configs ({rec.n_trials} trials, "
-                        f"{rec.n_failed} failed, {rec.n_rejected} rejected)")
-    for column in ("config", "speedup", "median", "p90", "cold", "warm", "kernels",
-                   "launches", "max err", "quality"):
+                        f"{rec.n_failed} failed, {rec.n_rejected} rejected); speedup vs "
+                        f"{rec.baseline_name}")
+    for column in ("config", "speedup", "median [95% CI]", "trials", "p90", "cold", "warm",
+                   "kernels", "launches", "max err", "quality"):
         table.add_column(column, justify="left" if column == "config" else "right")
     rows = list(rec.ranked[:top])
-    if rec.baseline is not None and rec.baseline not in rows:
+    if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
         rows.append(rec.baseline)
     for r in rows:
         quality = f"{r.quality_value:.3f}" if r.quality_value is not None else "-"
         table.add_row(
-            r.label, fmt(r.speedup, "x", 2), fmt(r.median_ms, " ms"), fmt(r.p90_ms, " ms"),
+            r.label, fmt(r.speedup, "x", 2),
+            figure(r.median_ms, r.median_ci_ms, r.noisy, r.short),
+            "paired" if r.confirmed else str(r.n_trials), fmt(r.p90_ms, " ms"),
             fmt(r.cold_compile_s, " s", 1), fmt(r.warm_compile_s, " s", 1),
             fmt(r.kernels_per_call), fmt(r.launches_per_call),
             f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-", quality,

@@ -14,18 +14,22 @@ from advisor.cli.common import fail, fail_on, print_json
 from advisor.config import DTYPES, MODES, CompileConfig, parse_shape
 from advisor.errors import AdvisorError, ConfigError
 from advisor.launcher import DEFAULT_TIMEOUT_S, Launcher
+from advisor.traffic import HOLDOUT
 from advisor.workload import load_workload
 
 
 def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Path | None,
-                   shape_given: bool) -> list[dict[str, Any]] | None:
+                   shape_given: bool, holdout: float = HOLDOUT) -> list[dict[str, Any]] | None:
     """The traffic (trial spec entries) a replay serves, or None when nothing asks for a replay:
-    a `--traffic` file, or a shape strategy other than static (docs/shapes.md)."""
+    a `--traffic` file, or a shape strategy other than static (docs/shapes.md). A log's
+    `holdout` share, at its end, is what the replays serve."""
     from advisor.config import shape_strategy
     from advisor.traffic import Traffic, load_traffic
 
     kinds = [shape_strategy(s)[0] for s in strategies]  # a ConfigError names the choices
     traffic = load_traffic(traffic_file, list(wl.shape)) if traffic_file is not None else None
+    if traffic is not None:
+        traffic = traffic.with_holdout(holdout)
     if traffic is None and all(kind == "static" for kind in kinds):
         return None
     if shape_given:
@@ -38,28 +42,54 @@ def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Pat
     return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
 
 
-def print_replays(records: list[dict[str, Any]]) -> None:
-    """The shape strategies of replay records side by side (best mode and dtype only)."""
-    from advisor.replay import format_boundaries, strategy_rows
+def print_replays(records: list[dict[str, Any]], calls: int | None = None) -> None:
+    """The shape strategies of replay records side by side (best mode and dtype only), with the
+    figure that decides, the stream beside the steady state, and the flags."""
+    from advisor.serving import (
+        DEFAULT_CALLS_PER_PROCESS,
+        format_boundaries,
+        split_note,
+        strategy_rows,
+    )
 
-    rows = strategy_rows(records)
+    rows = strategy_rows(records, calls)
     if not rows:
         return
-    table = Table(title="shape strategies, replaying the traffic (per request)")
-    for column in ("config", "expected", "p50", "p99", "waste", "graphs", "recompiles",
-                   "compile", "buckets"):
-        table.add_column(column, justify="left" if column in ("config", "buckets") else "right")
+    n = calls or DEFAULT_CALLS_PER_PROCESS
+    process = any(row["decided"] == "process" for row in rows)
+    title = "shape strategies, replaying the traffic"
+    table = Table(title=title)
+    first = f"per request ({n:,}-call process)" if process else "expected"
+    columns = (first, "steady", "stream", "new shapes", "new-shape cost", "start-up", "waste",
+               "graphs", "flags", "buckets")
+    table.add_column("config", justify="left")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("flags", "buckets") else "right")
     for row in rows:
-        expected = render.fmt(row["expected_ms"], " ms")
+        figure = render.fmt(row["per_request_ms"], " ms")
         if row["eager_fallbacks"]:
-            expected = f"[red]eager fallback ({row['eager_fallbacks']} shapes)[/red]"
+            figure = f"[red]eager fallback ({row['eager_fallbacks']} shapes)[/red]"
+        share = row["new_shape_share"]
         table.add_row(
-            row["config"], expected, render.fmt(row["p50_ms"], " ms"),
-            render.fmt(row["p99_ms"], " ms"), f"{row['padding_waste']:.0%}",
-            str(row["graphs"]), str(row["recompiles"]), render.fmt(row["compile_s"], " s", 1),
+            row["config"], figure, render.fmt(row["steady_mean_ms"], " ms"),
+            render.fmt(row["stream_mean_ms"], " ms"),
+            "-" if share is None else f"{row['new_shape_events']} ({share:.0%})",
+            render.fmt(row["new_shape_mean_ms"], " ms"), render.fmt(row["startup_s"], " s", 1),
+            f"{row['padding_waste']:.0%}", str(row["graphs"]), ", ".join(row["flags"]) or "-",
             format_boundaries(row["boundaries"]),
         )
     render.console.print(table)
+    decided = (f"decided by the expected cost per request over a process serving {n:,} "
+               "requests (start-up, the stream's new shapes, then steady state)"
+               if process else "decided by the steady-state expected latency")
+    render.console.print(decided)
+    note = split_note(records)
+    if note:
+        render.console.print(note)
+    for r in records:
+        for flag in ((r.get("replay") or {}).get("flags") or []) if r.get("status") == "ok" else []:
+            label = CompileConfig.from_dict(r["config"]).label
+            render.console.print(f"[yellow]flag[/yellow] {label}: {flag['message']}")
 
 
 def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
@@ -89,6 +119,10 @@ def trial(
         None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
         "one row per request): replay it."
     ),
+    holdout: float = typer.Option(
+        HOLDOUT, "--holdout", help="With --traffic: the share of the log, at its end, that the "
+        "replay serves; what it fits is fitted on the earlier rest."
+    ),
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
     ),
@@ -111,7 +145,7 @@ def trial(
                               f"(allowed: {', '.join(wl.dtypes)})")
         dims = parse_shape(shape) if shape else wl.shape
         check_shape(dims, wl.shape, file)
-        replay = replay_options(file, wl, [shapes], traffic, shape is not None)
+        replay = replay_options(file, wl, [shapes], traffic, shape is not None, holdout)
         device = resolve_device(device)
     except AdvisorError as e:
         fail_on(e)

@@ -1,9 +1,12 @@
 """Replays in real trial children with real compilation (CPU, a tiny workload).
 
-Every replay here serves the same traffic: three sequence lengths (5, 7, 30) at batch 2.
-``buckets:fitted-2`` pads them to two buckets (7 and 30) and must never recompile; ``static``
-with ``dynamic=false`` compiles each length when it first arrives; with the recompile limit
-lowered to 1 the later lengths run eagerly, and the replay must say so.
+The traffic logs here are three sequence lengths (5, 7, 30) at batch 2. A replay fits on the
+log's earlier half and serves its later half in order. When both halves hold every length,
+``buckets:fitted-2`` pads them to two buckets (7 and 30), prepared at start-up: the stream meets
+no new shape and never recompiles. When the later half brings lengths the earlier never had,
+``static`` with ``dynamic=false`` compiles each one when it first arrives, inside the request
+that brought it, and the stream figure carries that cost; with the recompile limit lowered to 1
+the later lengths run eagerly, and the replay must say so.
 """
 
 from __future__ import annotations
@@ -22,15 +25,24 @@ from advisor.traffic import load_traffic
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_SEQ = ROOT / "tests" / "workloads" / "tiny_seq.py"
-ROWS = ["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]
+MIXED = (["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]) * 15  # every length in both halves
+NOVEL = ["2,5"] * 64 + (["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]) * 8  # 7 and 30 only later
 FAST = {"ADVISOR_REPLAY_REQUESTS": "60", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+def _log(path: Path, rows: list[str]) -> Path:
+    path.write_text("batch,seq\n" + "\n".join(rows) + "\n")
+    return path
 
 
 @pytest.fixture
 def requests_csv(tmp_path: Path) -> Path:
-    path = tmp_path / "requests.csv"
-    path.write_text("batch,seq\n" + "\n".join(ROWS) + "\n")
-    return path
+    return _log(tmp_path / "requests.csv", MIXED)
+
+
+@pytest.fixture
+def novel_csv(tmp_path: Path) -> Path:
+    return _log(tmp_path / "novel.csv", NOVEL)
 
 
 @pytest.fixture
@@ -80,6 +92,12 @@ def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) ->
     assert replay["graphs"] == 2 and replay["buckets"] == 2
     assert replay["eager_fallbacks"] == 0
     assert replay["requests"] == 60 and replay["trace_shapes"] == 3
+    assert replay["split"] == 60 and replay["holdout"] == 0.5  # fitted on the first 60
+    stream = replay["stream"]
+    assert stream["requests"] == 60 and stream["startup_shapes"] == 2  # both buckets, up front
+    assert stream["new_shape_events"] == 0 and stream["new_shape"] == []
+    assert stream["last_new_shape_s"] is None and len(stream["per_request_ms"]) == 60
+    assert replay["flags"] == []
     assert 0 < replay["padding_waste"] < 0.5
     assert replay["compile_s_total"] == pytest.approx(record["cold_compile_s"])
     assert record["median_ms"] == replay["p50_ms"] and record["p99_ms"] == replay["p99_ms"]
@@ -87,30 +105,38 @@ def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) ->
     # per-bucket latencies, weighted by the traffic they serve
     assert [s["shape"] for s in record["shapes"]] == ["batch=2,seq=7", "batch=2,seq=30"]
     assert sum(s["weight"] for s in record["shapes"]) == pytest.approx(1.0)
-    assert record["shapes"][0]["weight"] == pytest.approx(7 / 8)
+    served = MIXED[60:120]
+    assert record["shapes"][0]["weight"] == pytest.approx(1 - served.count("2,30") / 60)
     assert sum(s["requests"] for s in record["shapes"]) == 60
     # cut outputs of padded calls match the unpadded fp32 eager reference
     assert record["correct"] and record["passed"]
     assert record["config"]["shapes"] == "buckets:fitted-2"
 
 
-def test_static_replay_recompiles_for_every_new_shape(requests_csv: Path, fast_env: None) -> None:
-    record = _replay(CompileConfig(dynamic="false"), requests_csv)
-    replay = record["replay"]
+def test_new_shapes_in_the_stream_pay_their_recompile(novel_csv: Path, fast_env: None) -> None:
+    record = _replay(CompileConfig(dynamic="false"), novel_csv)
+    replay, stream = record["replay"], record["replay"]["stream"]
     assert replay["strategy"] == "static" and replay["stance"] is None
+    assert stream["startup_shapes"] == 1  # the earlier half only ever sent length 5
     assert replay["recompiles"] == 2 and record["recompiles"] == 2  # lengths 7 and 30
-    assert replay["graphs"] == 3 and replay["buckets"] == 3
+    assert stream["new_shape_events"] == 2 and stream["new_shape"] == [4, 7]  # first 7, first 30
     assert replay["eager_fallbacks"] == 0 and record["passed"]
-    assert replay["padding_waste"] == 0.0
-    assert replay["compile_s_total"] > replay["startup_compile_s"] > 0
-    assert len(record["shapes"]) == 3
+    recompile_ms = (replay["compile_s_total"] - replay["startup_compile_s"]) * 1000
+    assert recompile_ms > 0
+    # The stream costs what the steady state costs plus the recompiles met on the way.
+    extra_ms = sum(stream["per_request_ms"]) - replay["mean_ms"] * stream["requests"]
+    assert extra_ms >= 0.9 * recompile_ms
+    assert stream["mean_ms"] > replay["mean_ms"]
+    assert stream["new_shape_mean_ms"] > 10 * replay["mean_ms"]  # a compile, not a call
+    # both new lengths came early: nothing new later on, so nothing to flag for the long run
+    assert stream["late_new_shape_share"] == 0 and replay["flags"] == []
 
 
 def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
-    requests_csv: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
+    novel_csv: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "1")
-    record = _replay(CompileConfig(dynamic="false"), requests_csv)
+    record = _replay(CompileConfig(dynamic="false"), novel_csv)
     replay = record["replay"]
     assert replay["recompile_limit"] == 1 and replay["recompile_limit_hit"]
     assert replay["graphs"] == 1 and replay["recompiles"] == 0
@@ -121,3 +147,4 @@ def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
     assert eager == {"batch=2,seq=7", "batch=2,seq=30"}
     # correct results, but not a candidate: its speed is eager speed
     assert record["correct"] and not record["passed"]
+    assert {"recompile_limit", "eager_fallback"} <= {f["flag"] for f in replay["flags"]}

@@ -9,9 +9,10 @@ import pytest
 
 from advisor.config import EAGER_FP32, CompileConfig, shape_strategy
 from advisor.errors import ConfigError, WorkloadError
-from advisor.replay import ReplayPlan, replay_plan, strategy_rows
+from advisor.replay import ReplayPlan, replay_plan
+from advisor.serving import strategy_rows
 from advisor.space import build_space
-from advisor.traffic import Traffic
+from advisor.traffic import Traffic, parse_traffic
 
 STRATEGIES = [
     "static",
@@ -157,14 +158,38 @@ def test_plan_is_none_for_a_plain_trial_and_built_for_strategies_or_traffic() ->
 def test_plan_trace_startup_and_waste() -> None:
     traffic = Traffic.from_pairs(TRAFFIC)
     plan = ReplayPlan.build(traffic, "buckets:fitted-2", n=200)
-    assert plan.trace == ReplayPlan.build(traffic, "static", n=200).trace  # same for all
-    assert plan.shapes == [d for d, _ in traffic.shapes]
+    static = ReplayPlan.build(traffic, "static", n=200)
+    assert plan.trace == static.trace  # the same stream for every strategy
+    assert plan.split == 0 and plan.fit_requests == 0  # declared traffic: nothing held out
+    assert sorted(map(str, plan.shapes)) == sorted(str(d) for d, _ in traffic.shapes)
     assert sum(plan.weights) == pytest.approx(1.0)
-    assert plan.bucket_keys() == ["batch=2,seq=7", "batch=2,seq=7", "batch=2,seq=30"]
-    assert plan.startup() == [0, 2]  # one request per bucket
-    assert ReplayPlan.build(traffic, "static", n=200).startup() == [0]  # the heaviest shape
+    keys = plan.bucket_keys()
+    assert sorted(set(keys)) == ["batch=2,seq=30", "batch=2,seq=7"]
+    assert sorted(keys[i] for i in plan.startup()) == sorted(set(keys))  # one call per bucket
+    # unpadded strategies warm the declared shapes, the most frequent first
+    assert [static.shapes[i] for i in static.startup()] == [
+        d for d, _ in sorted(traffic.shapes, key=lambda pair: -pair[1])
+    ]
     assert 0 < plan.padding_waste() < 0.2
     assert [s["dims"] for s in plan.reference_shapes()] == plan.shapes
+
+
+def test_a_log_is_fitted_on_its_earlier_part_and_serves_the_later_in_order() -> None:
+    rows = ["2,5"] * 6 + ["2,7"] * 2 + ["2,9", "2,30", "2,7", "2,5"]
+    traffic = parse_traffic("batch,seq\n" + "\n".join(rows) + "\n", "log.csv")
+    assert traffic.log is not None and len(traffic.log) == len(rows)
+    plan = ReplayPlan.build(traffic.with_holdout(0.25), "buckets:fitted-2", n=100)
+    assert plan.split == 9 and plan.fit_requests == 9  # the first 75% fit, the rest is served
+    served = [plan.shapes[i]["seq"] for i in plan.request_shape]
+    assert served == [30, 7, 5]  # the holdout's first requests (up to n), in the log's order
+    assert max(plan.buckets.bounds["seq"]) == 9  # fitted on 5, 7 and 9 only
+    assert plan.buckets.bucket({"batch": 2, "seq": 30}) == {"batch": 2, "seq": 30}  # unseen
+    assert len(plan.startup()) == 2  # the two fitted buckets, prepared before traffic
+    assert ReplayPlan.build(traffic, "buckets:fitted-2", n=100).split == 6  # default holdout 50%
+    with pytest.raises(ConfigError, match="holdout"):
+        traffic.with_holdout(1.0)
+    back = Traffic.from_spec(traffic.with_holdout(0.25).to_spec())
+    assert back is not None and back.log == traffic.log and back.holdout == 0.25
 
 
 def _replay_record(mode: str, dtype: str, strategy: str, expected: float, eager: int = 0) -> dict:
@@ -180,6 +205,7 @@ def _replay_record(mode: str, dtype: str, strategy: str, expected: float, eager:
         "replay": {
             "strategy": strategy,
             "expected_ms": expected,
+            "mean_ms": expected,
             "p50_ms": expected,
             "p99_ms": expected * 2,
             "padding_waste": 0.1,
