@@ -30,6 +30,8 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.confirm import confirm
 from advisor.errors import ConfigError, TrialFailed
 from advisor.launcher import Launcher, Probe
+from advisor.neighbours import fleet_picks
+from advisor.plan import Plan, make_sampler, sampler_reason
 from advisor.recommend import Recommendation, recommend
 from advisor.space import Space
 from advisor.workload import LoadedWorkload
@@ -65,6 +67,14 @@ class SweepSettings:
     # process before the recommendation (advisor.confirm): separate processes minutes apart
     # cannot order them
     confirm_leaders: bool = True
+    # the Optuna sampler (advisor.plan.SAMPLERS) and whether a budgeted sweep queues the fleet's
+    # and the priors' picks first (advisor.plan)
+    sampler: str = "tpe"
+    priors: bool = True
+
+    @property
+    def budgeted(self) -> bool:
+        return self.n_trials is not None or self.budget_s is not None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +86,7 @@ class Observer(Protocol):
     def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None: ...
     def trial_started(self, config: CompileConfig) -> None: ...
     def phase(self, name: str) -> None: ...
+    def notice(self, text: str) -> None: ...
     def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None: ...
 
 
@@ -87,6 +98,9 @@ class QuietObserver:
         pass
 
     def phase(self, name: str) -> None:
+        pass
+
+    def notice(self, text: str) -> None:
         pass
 
     def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
@@ -186,6 +200,8 @@ class Sweeper:
         self.launcher = launcher or Launcher(timeout_s=settings.timeout_s)
         self.observer = observer or QuietObserver()
         self.interrupted = False
+        self.plan: Plan | None = None  # a budgeted sweep's order, set when it runs
+        self._sweep_id = 0
 
     # -- set-up ---------------------------------------------------------------------------
     def _workload_dict(self) -> dict[str, Any]:
@@ -231,9 +247,12 @@ class Sweeper:
     # -- the loop ---------------------------------------------------------------------------
     def run(self, resume: bool = False) -> SweepOutcome:
         fingerprint, sweep_id, study_name = self.prepare(resume)
-        study = open_study(self.store.url, study_name, self.settings.seed)
+        study = open_study(self.store.url, study_name, self.settings.seed,
+                           sampler=self.settings.sampler)
         done = set(self.store.config_keys_done(sweep_id))
         planned = self._planned()
+        self._sweep_id = sweep_id
+        self.plan = self.make_plan(fingerprint) if self.settings.budgeted else None
         self.observer.started(sweep_id, planned, len(done & set(self.space.keys())),
                               self.settings.budget_s)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -370,15 +389,47 @@ class Sweeper:
         budget = self.settings.budget_s
         return budget is not None and time.monotonic() - started >= budget
 
+    def make_plan(self, fingerprint: dict[str, Any]) -> Plan:
+        """A budgeted sweep's order (advisor.plan), the fleet's picks looked up first; says
+        which configs the fleet contributed."""
+        picks = []
+        if self.settings.priors:
+            picks = fleet_picks(self.store, self.loaded.workload.name,
+                                self.loaded.source_sha256, fingerprint, self.space)
+        for pick in picks:
+            self.observer.notice(f"warm start from the fleet: {pick.config.label} queued "
+                                 f"first ({pick.reason})")
+        return Plan(self.space, self.settings.device, picks, self.settings.priors,
+                    self.settings.n_trials)
+
+    def _planned_step(self, done: set[str], ranked: int) -> Any:
+        """The plan's next step (None: the sampler's turn): the opening, then the priors'
+        ranking while its quota lasts (`ranked`: ranked steps taken so far)."""
+        assert self.plan is not None
+        step = next((s for s in self.plan.opening() if s.config.key not in done), None)
+        if step is None and ranked < self.plan.quota:
+            records = self.store.trials(sweep_id=self._sweep_id)
+            step = next(iter(self.plan.ranked(records, done)), None)
+        return step
+
     def _next_configs(self, study: Any, done: set[str], planned: int
                       ) -> Iterator[tuple[CompileConfig, Any]]:
-        """Configs to measure, each with its Optuna trial: baseline, then exhaustive or TPE."""
-        exhaustive = planned >= len(self.space)
+        """Configs to measure, each with its Optuna trial: baseline, then exhaustive or TPE;
+        a budgeted sweep follows its plan (advisor.plan) before the sampler."""
+        exhaustive = planned >= len(self.space) and self.plan is None
+        ranked = 0
         while not self.interrupted and len(done & set(self.space.keys())) < planned:
             todo = [c for c in self.space.configs if c.key not in done]
             if not todo:
                 return
-            if exhaustive or EAGER_FP32.key not in done:
+            step = None if self.plan is None else self._planned_step(done, ranked)
+            if step is not None:
+                ranked += step.reason.startswith("prior rank")
+                study.enqueue_trial(_params(step.config, self.space),
+                                    user_attrs={"reason": step.reason})
+                trial = study.ask()
+                yield _suggest(trial, self.space), trial
+            elif self.plan is None and (exhaustive or EAGER_FP32.key not in done):
                 config = todo[0]
                 study.enqueue_trial(_params(config, self.space))
                 trial = study.ask()
@@ -393,12 +444,15 @@ class Sweeper:
             trial = study.ask()
             config = _suggest(trial, self.space)
             if config.key in keys and config.key not in done:
+                trial.set_user_attr("reason", sampler_reason(self.settings.sampler))
                 return config, trial
             # Already measured (or not in the space): tell Optuna so TPE moves on; nothing re-runs.
             trial.set_user_attr("skipped", "already measured" if config.key in keys else
                                 "outside the space")
             study.tell(trial, state=_state("PRUNED"))
-        study.enqueue_trial(_params(todo[0], self.space))
+        study.enqueue_trial(_params(todo[0], self.space), user_attrs={
+            "reason": f"the sampler proposed only measured configs {MAX_ASKS_PER_TRIAL} times: "
+                      "the first config left"})
         trial = study.ask()
         return _suggest(trial, self.space), trial
 
@@ -445,9 +499,11 @@ def screen_above_ms(store: Any, sweep_id: int, config: CompileConfig,
     return factor * min(best) if best else None
 
 
-def open_study(url: str, study_name: str, seed: int = 0, heartbeat: bool = False) -> Any:
+def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool = False,
+               sampler: str = "tpe") -> Any:
     """The sweep's Optuna study, in the results database. `heartbeat`: workers of a fleet beat
-    while they hold a trial; a trial whose worker died is failed and queued again."""
+    while they hold a trial; a trial whose worker died is failed and queued again. `sampler`:
+    one of `advisor.plan.SAMPLERS`."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -467,14 +523,17 @@ def open_study(url: str, study_name: str, seed: int = 0, heartbeat: bool = False
                 max_retry=3),
         )
     storage = optuna.storages.RDBStorage(url, **kwargs)
-    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
-    return optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
+    return optuna.create_study(study_name=study_name, storage=storage,
+                               sampler=make_sampler(sampler, seed),
                                direction="minimize", load_if_exists=True)
 
 
 def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
                    config: CompileConfig, sweep_id: int) -> float | None:
     """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
+    reason = trial.user_attrs.get("reason")
+    if reason:  # why the config was tried when it was (advisor.plan), kept with the record
+        record["tried_because"] = reason
     store.add_trial(record, sweep_id=sweep_id)
     trial.set_user_attr("trial_uuid", record["trial_uuid"])
     trial.set_user_attr("config_key", config.key)

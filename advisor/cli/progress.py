@@ -68,6 +68,9 @@ class ProgressObserver:
     def phase(self, name: str) -> None:
         self.progress.update(self.task, phase=name)
 
+    def notice(self, text: str) -> None:
+        self.console.print(f"advisor: {text}")
+
     def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
         self.durations.append(time.monotonic() - self.trial_started_at)
         if record["status"] == "ok":
@@ -75,6 +78,8 @@ class ProgressObserver:
         else:
             outcome = f"[red]failed: {record['failure_reason']}[/red]"
         self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")
+        if record.get("tried_because"):
+            self.console.print(f"    tried because {record['tried_because']}")
         self.progress.update(
             self.task, advance=1, best=f"{best_ms:.3f} ms" if best_ms else "-", left=self._left()
         )

@@ -14,7 +14,7 @@ import typer
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on, print_json
-from advisor.config import parse_shape, shape_name
+from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 
 
@@ -74,6 +74,15 @@ def sweep(
         1.5, "--screen", help="Cut short a config whose first short measurement is above this "
         "multiple of the best median so far (0: measure every config in full)."
     ),
+    sampler: str = typer.Option(
+        "tpe", "--sampler", help="Optuna sampler once the queued configs are measured: tpe, "
+        "random or grid (every combination once, in random order)."
+    ),
+    priors: bool = typer.Option(
+        True, "--priors/--no-priors", help="With --trials/--budget: try the fleet's best "
+        "configs for this workload, the eager baseline, then the priors' picks first "
+        "(advisor.priors) before the sampler."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
     warm: bool = typer.Option(
@@ -103,6 +112,7 @@ def sweep(
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.launcher import Probe
+    from advisor.plan import SAMPLERS
     from advisor.space import build_space, parse_budget, parse_list
     from advisor.sweep import SweepSettings
     from advisor.workload import load_workload
@@ -116,6 +126,9 @@ def sweep(
         device = resolve_device(device)
         _check_workers(workers, trials, budget_s, device, cuda_device_count())
         jobs = _jobs(jobs, trials, budget_s, device, resume)
+        if sampler not in SAMPLERS:
+            raise ConfigError(f"unknown --sampler {sampler!r}: choose one of "
+                              f"{', '.join(SAMPLERS)}")
         if jobs > 1 and device == "cpu":
             typer.echo("advisor: warning: --jobs on the CPU: each measurement is alone, but "
                        "shares the cores with the other jobs' process starts (tails widen); "
@@ -150,7 +163,8 @@ def sweep(
                                      timeout_s=timeout_s, measure_warm=warm or warm_all,
                                      warm_all=warm_all, shape=dims,
                                      traffic=replay, screen=screen or None,
-                                     confirm_leaders=confirm_leaders and not confirm)
+                                     confirm_leaders=confirm_leaders and not confirm,
+                                     sampler=sampler, priors=priors)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
@@ -195,17 +209,17 @@ MAX_GPU_JOBS = 8
 
 def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
           resume: bool) -> int:
-    """Trials at once per device. A pool measures the whole space, so the default overlaps
-    compiles only then, and only on a GPU (a CPU measures with the cores a compile needs)."""
+    """Trials at once per device, the same default with or without --trials/--budget: on a
+    GPU only (a CPU measures with the cores a compile needs)."""
     whole_space = trials is None and budget_s is None
     if jobs is None:
-        many = whole_space and device.startswith("cuda") and not resume
+        many = device.startswith("cuda") and not resume
         return min(MAX_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 2)) if many else 1
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
-    if jobs > 1 and not whole_space:
-        raise ConfigError("--jobs measures every config of the space; drop --trials/--budget "
-                          "or narrow the space with --modes/--dtypes")
+    if jobs > 1 and resume and not whole_space:
+        raise ConfigError("--resume continues a --trials/--budget sweep one trial at a time; "
+                          "drop --jobs")
     return jobs
 
 
@@ -220,6 +234,9 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, worke
 
         def phase(self, name: str) -> None:
             typer.echo(f"advisor: {name}", err=True)
+
+        def notice(self, text: str) -> None:
+            typer.echo(f"advisor: {text}", err=True)
 
     # Every trial's cache is kept until the sweep ends: the leader's warm start compiles from it.
     root = keep_caches or Path(tempfile.mkdtemp(prefix="advisor-sweep-"))
@@ -269,19 +286,28 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
               cache_root: Path) -> Any:
     """The sweep shared by worker processes on this host (advisor.fleet): `jobs` per device
     on `workers` devices."""
-    from advisor.fleet import WorkerPool, queue_missing
+    from advisor.fleet import WorkerPool, queue_pool
     from advisor.sweep import open_study
 
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
-    study = open_study(store.url, study_name, heartbeat=True)
-    queued = queue_missing(study, sweeper.space, store.config_keys_done(sweep_id))
+    study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
+    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, resume,
+                                workers * jobs)
     typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
                f"({jobs} per device)", err=True)
     pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
                       str(cache_root), fingerprint, sweeper.loaded.source_sha256)
-    codes = pool.wait(tick=_pool_progress(store, sweep_id, len(sweeper.space)))
+    progress = _pool_progress(store, sweep_id, feeder.plan.cap if feeder else len(sweeper.space))
+
+    def tick() -> None:
+        if feeder is not None:
+            feeder.tick()
+        progress()
+
+    codes = pool.wait(tick=tick)
     done = store.config_keys_done(sweep_id)
-    complete = set(sweeper.space.keys()) <= done
+    # a budgeted sweep is complete when its workers found nothing more to start
+    complete = set(sweeper.space.keys()) <= done or (feeder is not None and not any(codes))
     status = "finished" if complete and not pool.interrupted else "interrupted"
     store.finish_sweep(sweep_id, status)
     if not complete and not pool.interrupted:
@@ -298,6 +324,10 @@ def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:
         records = store.trials(sweep_id=sweep_id)
         if len(records) == seen[0]:
             return
+        for r in records[seen[0]:]:
+            if r.get("tried_because"):
+                label = CompileConfig.from_dict(r["config"]).label
+                typer.echo(f"  {label}: tried because {r['tried_because']}", err=True)
         seen[0] = len(records)
         failed = sum(r["status"] != "ok" for r in records)
         passed = [r for r in records if r["status"] == "ok" and r.get("passed")]

@@ -1,0 +1,81 @@
+"""The order a budgeted sweep tries configs in, each with the reason it comes when it does.
+
+First the fleet's best configs for this workload (`advisor.neighbours`), then the eager fp32
+baseline (the correctness oracle, whose profile the priors read), then the share of the space
+the priors rank highest (`advisor.priors`), then whatever the Optuna sampler proposes. Without
+priors (``priors=False``) only the baseline is queued and the sampler does the rest. Pure: the
+caller (the sweep, or the pool's feeder) queues the steps and measures them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.errors import ConfigError
+from advisor.neighbours import FleetPick
+from advisor.priors import Profile, rank
+from advisor.space import Space
+
+PRIOR_SHARE = 0.5  # of the space, queued in the priors' order before the sampler takes over
+BASELINE_REASON = "baseline: eager fp32, the correctness oracle; its profile sets the priors"
+SAMPLERS = ("tpe", "random", "grid")
+
+
+@dataclass(frozen=True)
+class Step:
+    config: CompileConfig
+    reason: str
+
+
+class Plan:
+    """See the module docstring. `n_trials`: the sweep's cap (None: a time budget only)."""
+
+    def __init__(self, space: Space, device: str, fleet: Sequence[FleetPick] = (),
+                 priors: bool = True, n_trials: int | None = None) -> None:
+        self.space, self.device, self.priors = space, device, priors
+        self.fleet = list(fleet) if priors else []
+        cap = len(space) if n_trials is None else min(n_trials, len(space))
+        self.cap = cap
+        self.quota = math.ceil(PRIOR_SHARE * len(space)) if priors else 0
+
+    def opening(self) -> list[Step]:
+        """What runs before the baseline's profile is known: the fleet's picks, the baseline."""
+        steps = [Step(p.config, p.reason) for p in self.fleet]
+        if EAGER_FP32 in self.space.configs and all(s.config != EAGER_FP32 for s in steps):
+            steps.append(Step(EAGER_FP32, BASELINE_REASON))
+        return steps[:self.cap]
+
+    def ranked(self, records: Iterable[dict[str, Any]], exclude: set[str]) -> list[Step]:
+        """The configs not in `exclude`, best first by the priors, read from the baseline's
+        record among `records` (unknown profile while it is missing); [] without priors."""
+        if not self.priors:
+            return []
+        records = list(records)
+        baseline = next((r for r in records if r.get("config_key") == EAGER_FP32.key), None)
+        profile = Profile.of(self.device, baseline)
+        measured = {r["config_key"]: r for r in records if r.get("config_key")}
+        todo = [c for c in self.space.configs if c.key not in exclude]
+        return [Step(r.config, f"prior rank {i}: {profile.describe()}; {r.reason}")
+                for i, r in enumerate(rank(todo, profile, measured), start=1)]
+
+
+def sampler_reason(name: str) -> str:
+    return f"{name} sampler: proposed after the queued configs"
+
+
+def make_sampler(name: str, seed: int | None) -> Any:
+    """The Optuna sampler called `name` (one of `SAMPLERS`) for a small categorical space."""
+    import optuna
+
+    if name == "tpe":  # conditional categorical space: multivariate, grouped; parallel: liar
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=5, multivariate=True,
+                                          group=True, constant_liar=True)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if name == "grid":  # every combination once, in a random order
+        return optuna.samplers.BruteForceSampler(seed=seed)
+    raise ConfigError(f"unknown sampler {name!r}: choose one of {', '.join(SAMPLERS)}")

@@ -1,0 +1,117 @@
+"""Budgeted sweeps for real: several jobs, the priors' order, the fleet's warm start.
+
+`launch_bound.py` is launch-bound by construction (100 tiny pointwise ops; eager pays each op's
+dispatch, Inductor fuses them into one loop), so a compiled config is its best by far: a budgeted
+sweep must measure one right after the eager fp32 baseline, and say why. A database holding
+another fingerprint's results for the same workload file makes a sweep try that fingerprint's
+best config first, and say so. Assertions are about order and mechanism, not speed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sweep_support import MANY_SMALL_OPS, advisor, json_out, open_store, sqlite_url
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.feed import PLAN_ATTR
+from advisor.plan import BASELINE_REASON
+
+pytestmark = pytest.mark.slow
+
+LAUNCH_BOUND = Path(__file__).with_name("launch_bound.py")
+DEFAULT_FP32 = CompileConfig(mode="default", dtype="fp32")
+
+
+def _trials_in_order(url: str) -> list[dict]:
+    with open_store(url) as store:
+        return sorted(store.trials(), key=lambda r: r["started_at"])
+
+
+def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
+        tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "3", "--no-warm",
+                   "--no-confirm-leaders", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = _trials_in_order(url)
+    assert [CompileConfig.from_dict(r["config"]) for r in records[:2]] == [
+        EAGER_FP32, DEFAULT_FP32]
+    assert all(r["config"]["mode"] != "eager" for r in records[1:])  # eager bf16 is last in line
+    assert records[0]["tried_because"] == BASELINE_REASON
+    assert records[1]["tried_because"].startswith("prior rank 1: ~100% of eager time launching")
+    assert "tried because prior rank 1" in done.stderr
+    best = json_out(done)["recommendation"]["best"]
+    assert best["config"]["mode"] != "eager"
+
+
+def test_budgeted_sweep_runs_several_jobs_in_the_priors_order(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "3", "--jobs", "2",
+                   "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "configs queued for 2 workers (2 per device)" in done.stderr
+    assert json_out(done)["status"] == "finished"
+    records = {r["config_key"]: r for r in _trials_in_order(url)}
+    assert len(records) == 3  # the cap
+    assert {EAGER_FP32.key, DEFAULT_FP32.key} <= set(records)
+    assert all(r["config"]["mode"] != "eager" or r["config_key"] == EAGER_FP32.key
+               for r in records.values())
+    # The baseline and the first compiled pick were queued before the workers started: two
+    # workers took them at once, so their trials overlap.
+    a, b = records[EAGER_FP32.key], records[DEFAULT_FP32.key]
+    assert a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]
+    # Each measured its turn alone on the device, waiting for the other when needed.
+    assert all(len(r["measured_alone"]) == 1 for r in records.values())
+    for r in records.values():
+        assert r["tried_because"]
+    from advisor.sweep import open_study
+
+    study = open_study(url, json_out(done)["study_name"])
+    assert study.user_attrs[PLAN_ATTR] == "closed"  # the cap was queued by the plan itself
+
+
+def test_the_fleets_best_for_the_same_workload_is_tried_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    # Another software stack on this device model: the fingerprint's env fields differ.
+    monkeypatch.setenv("ADVISOR_FINGERPRINT_OVERRIDES", json.dumps({"torch_version": "0.0-x"}))
+    other = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default",
+                    "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
+    assert other.returncode == 0, other.stderr
+    their_best = json_out(other)["recommendation"]["best"]["config"]
+    assert their_best["mode"] == "default"  # fusing 100 ops wins by far
+    monkeypatch.delenv("ADVISOR_FINGERPRINT_OVERRIDES")
+    done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--trials", "2", "--no-warm",
+                   "--no-confirm-leaders", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    ours = json_out(done)
+    assert ours["fingerprint"]["fingerprint_hash"] != json_out(other)["fingerprint"][
+        "fingerprint_hash"]
+    label = CompileConfig.from_dict(their_best).label
+    assert f"warm start from the fleet: {label} queued first" in done.stderr
+    assert "same device, another stack" in done.stderr
+    with open_store(url) as store:
+        mine = sorted(store.trials(sweep_id=ours["sweep_id"]), key=lambda r: r["started_at"])
+    assert mine[0]["config"] == their_best
+    assert mine[0]["tried_because"].startswith("fleet: best on ")
+    assert mine[1]["config_key"] == EAGER_FP32.key
+
+
+def test_no_priors_leaves_the_fleet_alone(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    url = sqlite_url(tmp_path / "a.db")
+    monkeypatch.setenv("ADVISOR_FINGERPRINT_OVERRIDES", json.dumps({"torch_version": "0.0-x"}))
+    other = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default",
+                    "--no-warm", "--no-confirm-leaders", cwd=tmp_path)
+    assert other.returncode == 0, other.stderr
+    monkeypatch.delenv("ADVISOR_FINGERPRINT_OVERRIDES")
+    done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--trials", "1", "--no-priors",
+                   "--sampler", "random", "--no-warm", "--no-confirm-leaders", "--json",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warm start from the fleet" not in done.stderr
+    (only,) = json_out(done)["trials"]
+    assert only["config_key"] == EAGER_FP32.key and only["tried_because"] == BASELINE_REASON
