@@ -18,8 +18,8 @@ All four run with ``--no-warm --no-confirm-leaders`` (the comparison is the sear
 ``--timeout`` T per trial (a budgeted run stops starting trials at B; those running finish,
 within T, so the grid gets as long). From each run's stored trials: the best passed median so
 far at each trial's finish (seconds since that sweep process started). The reference is the
-best passed median over all four runs of the workload; reported per run: time to a pick within 3% of it,
-the final pick and its ratio to the reference, trials measured. Runs that would start after
+best passed median over all four runs of the workload; reported per run: time to a pick within
+3% of it, the final pick and its ratio to the reference, trials measured. Runs starting after
 ``--deadline`` seconds are recorded as not run. The reference is the union's best in separate
 processes, not a paired re-measurement (bench/paired_regret.py does that for a pick).
 
