@@ -32,7 +32,7 @@ from advisor.errors import ConfigError, TrialFailed
 from advisor.launcher import Launcher, Probe
 from advisor.neighbours import fleet_picks
 from advisor.plan import Plan, make_sampler, sampler_reason
-from advisor.recommend import Recommendation, recommend
+from advisor.recommend import Recommendation, deciding_ms, recommend
 from advisor.space import Space
 from advisor.workload import LoadedWorkload
 
@@ -71,6 +71,9 @@ class SweepSettings:
     # and the priors' picks first (advisor.plan)
     sampler: str = "tpe"
     priors: bool = True
+    # a replay under varying traffic is judged by its cost per request over a process serving
+    # this many requests (None: advisor.serving.DEFAULT_CALLS_PER_PROCESS)
+    calls_per_process: int | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -280,15 +283,18 @@ class Sweeper:
         first (unless the settings say otherwise)."""
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
-        rec = recommend(name, records, fp_hash)
+        calls = self.settings.calls_per_process
+        rec = recommend(name, records, fp_hash, calls_per_process=calls)
         confirmation, failed = None, ""
         if status == "finished":
             confirmation, failed = self._confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
-            rec = recommend(name, records, fp_hash, confirmation=confirmation)
+            rec = recommend(name, records, fp_hash, confirmation=confirmation,
+                            calls_per_process=calls)
         if status == "finished" and self._warm_start(rec, records):
             records = self.store.trials(sweep_id=sweep_id)
-            rec = recommend(name, records, fp_hash, confirmation=confirmation)
+            rec = recommend(name, records, fp_hash, confirmation=confirmation,
+                            calls_per_process=calls)
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
@@ -473,7 +479,8 @@ class Sweeper:
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
         record["fingerprint"] = record.get("fingerprint") or fingerprint
-        best_ms = record_outcome(self.store, study, trial, record, config, sweep_id)
+        best_ms = record_outcome(self.store, study, trial, record, config, sweep_id,
+                                 self.settings.calls_per_process)
         self.observer.trial_finished(record, best_ms)
         return record
 
@@ -529,7 +536,8 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
 
 
 def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
-                   config: CompileConfig, sweep_id: int) -> float | None:
+                   config: CompileConfig, sweep_id: int,
+                   calls_per_process: int | None = None) -> float | None:
     """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
     reason = trial.user_attrs.get("reason")
     if reason:  # why the config was tried when it was (advisor.plan), kept with the record
@@ -540,7 +548,7 @@ def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
     if record["status"] == "ok":
         # Correctness and quality are constraints: > 0 means infeasible.
         trial.set_constraint("accuracy", 0.0 if record["passed"] else 1.0)
-        study.tell(trial, record["median_ms"])
+        study.tell(trial, deciding_ms(record, calls_per_process))
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
         study.tell(trial, state=_state("FAIL"))

@@ -16,6 +16,8 @@ from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on, print_json
 from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
+from advisor.serving import DEFAULT_CALLS_PER_PROCESS
+from advisor.traffic import HOLDOUT
 
 
 def _check_resumable(db: str | None, workload: str) -> None:
@@ -59,6 +61,15 @@ def sweep(
     traffic: Path | None = typer.Option(
         None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
         "one row per request): every config replays it."
+    ),
+    holdout: float = typer.Option(
+        HOLDOUT, "--holdout", help="With --traffic: the share of the log, at its end, that "
+        "replays serve; buckets and start-up shapes are fitted on the earlier rest."
+    ),
+    calls_per_process: int | None = typer.Option(
+        None, "--calls-per-process", help="Requests a serving process lives for: under varying "
+        f"traffic the pick is the lowest cost per request over such a process (default "
+        f"{DEFAULT_CALLS_PER_PROCESS:,})."
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the last interrupted sweep."),
     workers: int = typer.Option(
@@ -133,6 +144,8 @@ def sweep(
             typer.echo("advisor: warning: --jobs on the CPU: each measurement is alone, but "
                        "shares the cores with the other jobs' process starts (tails widen); "
                        "it pays off on a GPU", err=True)
+        if calls_per_process is not None and calls_per_process < 1:
+            raise ConfigError("--calls-per-process must be at least 1, e.g. 10000")
         if screen < 0:
             raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         # The device's probe is a child process (imports torch, initializes the device): it
@@ -152,7 +165,7 @@ def sweep(
                 note = (f"{wl.name}: measuring {shape_name(dims)}, the smallest traffic shape "
                         "(CPU default; choose with --shape)")
             strategies = parse_list(shapes) or ["static"]
-            replay = replay_options(file, wl, strategies, traffic, shape is not None)
+            replay = replay_options(file, wl, strategies, traffic, shape is not None, holdout)
             if replay is not None:  # every config replays the traffic instead of one shape
                 dims, note = None, None
             space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
@@ -164,7 +177,8 @@ def sweep(
                                      warm_all=warm_all, shape=dims,
                                      traffic=replay, screen=screen or None,
                                      confirm_leaders=confirm_leaders and not confirm,
-                                     sampler=sampler, priors=priors)
+                                     sampler=sampler, priors=priors,
+                                     calls_per_process=calls_per_process)
             plans.append((file, loaded, space, settings, note))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
@@ -353,7 +367,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
     for file, o in outcomes:
         if not as_json:
             render.recommendation(o.recommendation)
-            print_replays(o.records)
+            print_replays(o.records, o.recommendation.calls_per_process)
         if o.status == "interrupted":
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
                        f"Continue with: advisor sweep {file} --resume", err=True)
