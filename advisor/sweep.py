@@ -26,13 +26,14 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from advisor import device_lock
+from advisor.answer import answer
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.confirm import confirm
 from advisor.errors import ConfigError, TrialFailed
 from advisor.launcher import Launcher, Probe
 from advisor.neighbours import fleet_picks
 from advisor.plan import Plan, make_sampler, sampler_reason
-from advisor.recommend import Recommendation, deciding_ms, recommend
+from advisor.recommend import Recommendation, deciding_ms
 from advisor.space import Space
 from advisor.workload import LoadedWorkload
 
@@ -284,17 +285,16 @@ class Sweeper:
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         calls = self.settings.calls_per_process
-        rec = recommend(name, records, fp_hash, calls_per_process=calls)
-        confirmation, failed = None, ""
+        # The one answer (advisor.answer): every sweep of it here, the newest confirmation.
+        rec = answer(self.store, name, fp_hash, calls_per_process=calls)
+        failed = ""
         if status == "finished":
-            confirmation, failed = self._confirm_leaders(rec, records, fingerprint)
+            _, failed = self._confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
-            rec = recommend(name, records, fp_hash, confirmation=confirmation,
-                            calls_per_process=calls)
+            rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if status == "finished" and self._warm_start(rec, records):
             records = self.store.trials(sweep_id=sweep_id)
-            rec = recommend(name, records, fp_hash, confirmation=confirmation,
-                            calls_per_process=calls)
+            rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
@@ -361,7 +361,7 @@ class Sweeper:
         """The leader's trial uuid and config when its warm start is still to be measured: the
         sweep measures warm starts, was not stopped, and the leader is a compiled config with no
         warm start stored yet (eager has nothing to start warm)."""
-        best = rec.best
+        best = rec.best or rec.leader  # undecided on noise: the leader, re-measured beside
         if not self.settings.measure_warm or best is None or self.interrupted:
             return None
         record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
