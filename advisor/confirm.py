@@ -140,9 +140,9 @@ def confirm(
     kwargs = {"policy": policy, "calls_per_process": calls_per_process,
               "constraints": constraints}
     before = recommend(workload, records, here, **kwargs)  # type: ignore[arg-type]
-    if before.best is None or before.baseline is None:
+    if before.leader is None or before.baseline is None:  # undecided on noise: confirm it
         raise ConfigError(f"nothing to confirm for {workload}: {before.sentence}"
-                          if before.best is None else
+                          if before.leader is None else
                           f"no eager fp32 baseline of {workload} here to confirm against")
     compiled = [r for r in before.ranked if r.config_key != EAGER_FP32.key]
     picks = ([r for r in compiled if r.config_key in keys] if keys is not None

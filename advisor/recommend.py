@@ -10,20 +10,28 @@ the peak memory; a trial whose figure is unknown does not meet a constraint on i
   combined as 1 / sum(weight / throughput): the expected time per call of the traffic mix).
 - ``break-even``: for ``calls_per_process`` calls in a process's life, the lowest
   ``cold_compile_s + calls x median_ms``. For every config, ``break_even_calls`` is the call
-  count at which compiling has paid for itself against eager fp32:
+  count at which compiling has paid for itself against the fastest eager config:
   ``cold_compile_s / (eager_ms - median_ms) x 1000`` (None: never, it is not faster).
 
-Statistics: a trial carries ``median_ci_ms`` = [low, high], a 95% bootstrap confidence interval
-of its traffic-weighted median (`median_ci`, computed in the trial child from its samples). When
-the leader's interval overlaps another config's, or their figures are within `TIE_RATIO`, the two
-are a tie and the simpler, cheaper config wins (eager < default < reduce-overhead <
-max-autotune-no-cudagraphs < max-autotune, then fewer graphs, then the shorter cold compile); the
-note says so. Trials without intervals (older records) tie by `TIE_RATIO` alone.
+One figure per config: the median of the deciding figures (`deciding_ms`) of its full trials
+(a screened trial, cut short after SCREEN_SAMPLES calls, counts only when the config has
+nothing else, and is then ``short``), its interval the span of their 95% intervals
+(``median_ci_ms``), ``noisy`` when any of them was; never the best of N. Every speedup is
+against one baseline figure, named by `Recommendation.baseline_name`: eager fp32 pooled the same
+way, or a confirmation's eager fp32 rounds. ``break_even_calls`` is against the fastest eager
+config of the stack (bf16 eager often beats fp32 eager), ``break_even_calls_fp32`` beside it.
+
+The decision (`Recommendation.decision`): a simpler config (eager < default < reduce-overhead <
+max-autotune-no-cudagraphs < max-autotune, then fewer graphs, then the shorter cold compile)
+wins only a **tie**: paired figures (a confirmation) within `TIE_RATIO`. Unpaired figures within
+`TIE_RATIO`, or overlapping intervals, are **undecided**: the leader stands and the note says
+so; on noisy timings, **undecided: noise**, and there is no pick. A short measurement never ties
+and never casts doubt.
 
 Confirmation: a stored confirmation (`advisor.confirm`) re-measured the leaders and eager fp32
 in one process, interleaved. When it covers the current leader, the `latency` and `break-even`
-policies decide among the confirmed configs on the paired figures (medians, intervals and
-speedups over the same rounds); otherwise the note says to confirm again.
+policies decide among the confirmed configs on the paired figures; otherwise the note says to
+confirm again. `advisor.answer.answer` is what every surface calls.
 
 Staleness: `nearest_fingerprint` compares a device's fingerprint with the measured ones and
 names every field that differs. Export: `export_dict`, `to_python`, `to_yaml`.
@@ -34,6 +42,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -43,7 +52,12 @@ from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError
 from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
-from advisor.stats import CONFIDENCE, median_ci, paired_speedup  # noqa: F401 - re-exported
+from advisor.stats import (  # noqa: F401 - median_ci, paired_speedup re-exported
+    CONFIDENCE,
+    Stats,
+    median_ci,
+    paired_speedup,
+)
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
@@ -151,7 +165,7 @@ class Ranked:
     throughput_per_s: float | None = None
     peak_mem_bytes: int | None = None
     graph_count: int | None = None
-    break_even_calls: int | None = None  # calls until compiling pays off vs eager fp32
+    break_even_calls: int | None = None  # calls until it pays off vs the best eager config
     total_s: float | None = None  # break-even policy: cold compile + calls x median
     score: float | None = None  # the policy's figure for this config
     confirmed: bool = False  # figures from an interleaved confirmation run
@@ -163,6 +177,10 @@ class Ranked:
     figure: str = "steady"
     steady_ms: float | None = None  # the steady-state median, beside a process-life figure
     flags: list[dict[str, str]] | None = None  # what a serving process meets (advisor.serving)
+    n_trials: int = 1  # full trials pooled into this figure (median of their figures)
+    noisy: bool | None = None  # a pooled trial (or the confirmation) flagged its timing noisy
+    short: bool = False  # only a screened (short, SCREEN_SAMPLES-call) measurement: never ties
+    break_even_calls_fp32: int | None = None  # calls until compiling pays off vs eager fp32
 
     @property
     def config_key(self) -> str:
@@ -194,6 +212,25 @@ class Recommendation:
     # order, the leader first (empty: the leader stands alone); `advisor.sweep` re-measures them
     # interleaved
     contenders: list[str] = field(default_factory=list)
+    # "decided" (the leader is ahead), "tie" (a simpler config within TIE_RATIO on paired
+    # figures), "undecided" (configs the evidence cannot order; the leader stands, the note says
+    # so), "undecided: noise" (the same on noisy timings: no pick), "none" (nothing passed)
+    decision: str = "none"
+    undecided: list[str] = field(default_factory=list)  # labels the leader cannot be told from
+    eager_best: Ranked | None = None  # the fastest eager config (what break-even is against)
+    baseline_source: str = ""  # where the baseline figure comes from, e.g. "median of 3 trials"
+
+    @property
+    def leader(self) -> Ranked | None:
+        """The config with the best figure under the policy (``best`` unless a tie or noise)."""
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def baseline_name(self) -> str:
+        """The one figure every speedup of this recommendation is against, named."""
+        if self.baseline is None:
+            return "no eager fp32 baseline"
+        return f"eager fp32 {self.baseline.median_ms:.4g} ms ({self.baseline_source})"
 
     @property
     def decided_by(self) -> str:
@@ -213,6 +250,11 @@ class Recommendation:
         return text
 
     def _sentence(self) -> str:
+        if self.decision == "undecided: noise" and self.leader is not None:
+            lead = self.leader
+            return (f"undecided: noise. {lead.label} ({_with_ci(lead)}) cannot be told apart from "
+                    f"{', '.join(self.undecided)} on noisy timings; measure again on a quiet host "
+                    "or run `advisor recommend --confirm`")
         if self.best is None:
             if self.n_excluded:
                 return (f"no config of {self.workload} meets the constraints "
@@ -271,6 +313,11 @@ class Recommendation:
         if b.config["mode"] != "eager":
             if b.break_even_calls is not None:
                 text += f"; compiling pays off after {b.break_even_calls:,} calls"
+                eager = self.eager_best
+                if eager is not None and eager.config_key != EAGER_FP32.key:
+                    text += f" against {eager.label}"
+                    if b.break_even_calls_fp32 is not None:
+                        text += f" ({b.break_even_calls_fp32:,} against eager fp32)"
             return text
         paying = [r for r in self.ranked if r.config["mode"] != "eager" and r.break_even_calls]
         if paying:
@@ -290,6 +337,13 @@ class Recommendation:
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g} ms"
+
+
+def _with_ci(r: Ranked) -> str:
+    text = f"{r.median_ms:.3g} ms"
+    if r.median_ci_ms:
+        text += f", {CONFIDENCE:.0%} CI {r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}"
+    return text + (", noisy" if r.noisy else "")
 
 
 def _reasons(excluded: dict[str, int]) -> str:
@@ -451,55 +505,86 @@ def _with_score(r: Ranked, policy: _Policy) -> Ranked:
     return replace(r, score=policy.score(r))
 
 
-def _tie(r: Ranked, leader: Ranked, policy: _Policy) -> str | None:
-    """Why ``r`` is indistinguishable from the leader ("ratio", "paired", "ci"), or None."""
-    if policy.within_ratio(r, leader):
-        return "ratio"
-    if policy.name == "latency" and r.confirmed and leader.confirmed:
-        # Paired figures: each config's speedup over the same rounds of eager fp32.
-        return "paired" if overlaps(r.speedup_ci, leader.speedup_ci) else None
-    return "ci" if overlaps(policy.interval(r), policy.interval(leader)) else None
+def _verdict(r: Ranked, leader: Ranked, policy: _Policy) -> str | None:
+    """How ``r`` stands against the leader: "tie" (paired figures within `TIE_RATIO`: the
+    simpler may win), "undecided" (the evidence cannot order them: unpaired figures within
+    `TIE_RATIO`, or overlapping intervals), or None (the leader is ahead). A short (screened)
+    measurement is never a tie nor a reason for doubt."""
+    if r.short:
+        return None
+    within = policy.within_ratio(r, leader)
+    if r.confirmed and leader.confirmed:
+        if within:
+            return "tie"
+        if policy.name == "latency":  # paired: the speedups over the same rounds decide
+            return "undecided" if overlaps(r.speedup_ci, leader.speedup_ci) else None
+    if within or overlaps(policy.interval(r), policy.interval(leader)):
+        return "undecided"
+    return None
 
 
-def _choose(ranked: list[Ranked], policy: _Policy) -> tuple[Ranked | None, str, list[str]]:
-    """The best of configs already sorted by the policy, ties going to the simpler one; the
-    note on a tie; the contenders (keys of the leader and the configs tied with it or within
-    `NEAR_RATIO` of it; empty when there are none besides the leader)."""
+@dataclass(frozen=True)
+class _Choice:
+    best: Ranked | None
+    note: str
+    contenders: list[str]
+    decision: str
+    undecided: list[str]
+
+
+def _choose(ranked: list[Ranked], policy: _Policy) -> _Choice:
+    """The pick among configs already sorted by the policy. A simpler config wins only a tie
+    on paired figures; configs the evidence cannot order leave the decision "undecided" (the
+    leader stands, the note says so), or "undecided: noise" when their timings are noisy (no
+    pick). The contenders: keys of the leader and the configs tied with it, undecided against
+    it or within `NEAR_RATIO` of it (empty when there are none besides the leader)."""
     if not ranked:
-        return None, "", []
+        return _Choice(None, "", [], "none", [])
     leader = ranked[0]
-    ties = {id(r): why for r in ranked[1:] if (why := _tie(r, leader, policy)) is not None}
-    near = [r.config_key for r in ranked[1:]
-            if id(r) in ties or policy.within_ratio(r, leader, NEAR_RATIO)]
-    best = min((r for r in ranked if id(r) in ties or r is leader), key=_simplicity)
-    note = _tie_note(best, leader, ties.get(id(best)), policy)
-    return best, note, [leader.config_key, *near] if near else []
+    verdicts = {id(r): v for r in ranked[1:] if (v := _verdict(r, leader, policy)) is not None}
+    near = [r.config_key for r in ranked[1:] if id(r) in verdicts
+            or (not r.short and policy.within_ratio(r, leader, NEAR_RATIO))]
+    contenders = [leader.config_key, *near] if near else []
+    ties = [r for r in ranked if verdicts.get(id(r)) == "tie"]
+    doubt = [r for r in ranked if verdicts.get(id(r)) == "undecided"]
+    best = min([leader, *ties], key=_simplicity)
+    if doubt and (leader.noisy or any(r.noisy for r in doubt)):
+        return _Choice(None, _doubt_note(leader, doubt, policy, noise=True), contenders,
+                       "undecided: noise", [r.label for r in doubt])
+    notes = [_tie_note(best, leader, policy)] if best is not leader else []
+    if doubt:
+        notes.append(_doubt_note(leader, doubt, policy, noise=False))
+    decision = "undecided" if doubt else ("tie" if best is not leader else "decided")
+    return _Choice(best, " ".join(notes), contenders, decision, [r.label for r in doubt])
 
 
-def _tie_note(best: Ranked, leader: Ranked, why: str | None, policy: _Policy) -> str:
-    """Why ``best`` is preferred over the fastest, ``leader`` ("" when it is the leader)."""
-    if best is leader or why is None:
-        return ""
-    if why == "ratio":
-        return (f"{best.label} is within {TIE_RATIO:.0%} of the fastest ({leader.label}, "
-                f"{policy.figure(leader)}) and simpler, so it is preferred")
-    if why == "paired":
-        lo, hi = best.speedup_ci or [0.0, 0.0]
-        llo, lhi = leader.speedup_ci or [0.0, 0.0]
-        return (
-            f"{best.label} (speedup {lo:.3g}-{hi:.3g}x over eager fp32, {CONFIDENCE:.0%} CI) and "
-            f"the fastest, {leader.label} ({llo:.3g}-{lhi:.3g}x), measured interleaved, have "
-            f"overlapping intervals: indistinguishable, so the simpler {best.label} is preferred"
-        )
-    lo, hi = policy.interval(best) or [0.0, 0.0]
-    llo, lhi = policy.interval(leader) or [0.0, 0.0]
-    unit = "ms" if policy.name == "latency" else "s"
-    return (
-        f"{best.label} ({policy.figure(best)}, {CONFIDENCE:.0%} CI {lo:.3g}-{hi:.3g} {unit}) and "
-        f"the fastest, {leader.label} ({policy.figure(leader)}, CI {llo:.3g}-{lhi:.3g} {unit}), "
-        f"have overlapping confidence intervals: indistinguishable, so the simpler "
-        f"{best.label} is preferred"
-    )
+def _tie_note(best: Ranked, leader: Ranked, policy: _Policy) -> str:
+    """Why ``best`` is preferred over the fastest, ``leader``: a tie on paired figures."""
+    return (f"{best.label} ({policy.figure(best)}) is within {TIE_RATIO:.0%} of the fastest, "
+            f"{leader.label} ({policy.figure(leader)}), on paired figures (measured "
+            f"interleaved in one process) and simpler, so it is preferred")
+
+
+def _doubt_note(leader: Ranked, doubt: list[Ranked], policy: _Policy, noise: bool) -> str:
+    """Which configs the evidence cannot order against the leader, and why."""
+    def shown(r: Ranked) -> str:
+        ci = policy.interval(r)
+        text = policy.figure(r)
+        if ci:
+            unit = "ms" if policy.name == "latency" else "s"
+            text += f", {CONFIDENCE:.0%} CI {ci[0]:.3g}-{ci[1]:.3g} {unit}"
+        if r.confirmed:
+            text += ", paired"
+        return f"{r.label} ({text}{', noisy' if r.noisy else ''})"
+
+    others = "; ".join(shown(r) for r in doubt)
+    head = "undecided: noise" if noise else "undecided"
+    tail = ("no pick on noisy timings: measure again on a quiet host, or run `advisor "
+            "recommend --confirm`" if noise else
+            f"{leader.label} stays the pick on its figure; `advisor recommend --confirm` "
+            "measures them side by side")
+    return (f"{head}: the fastest, {shown(leader)}, cannot be told apart from {others} "
+            f"(within {TIE_RATIO:.0%} on unpaired figures or overlapping intervals); {tail}")
 
 
 def recommend(
@@ -519,51 +604,110 @@ def recommend(
     constraints = constraints or Constraints()
     ok = [r for r in records if r["status"] == "ok" and r.get("median_ms")]
     passed = [r for r in ok if r.get("passed")]
-    base_recs = [r for r in ok if r["config"] == EAGER_FP32.to_dict()]
     calls = calls_per_process
-
-    def figure(rec: dict[str, Any]) -> float:
-        return deciding_ms(rec, calls)
-
-    base_ms = min(figure(r) for r in base_recs) if base_recs else None
-    baseline = _ranked(min(base_recs, key=figure), base_ms, calls) if base_recs else None
+    base_recs = [r for r in ok if r["config"] == EAGER_FP32.to_dict()]
+    baseline = _pooled(base_recs, None, calls) if base_recs else None
+    base_ms = baseline.median_ms if baseline else None
+    if baseline is not None:
+        baseline = _pooled(base_recs, base_ms, calls)
     excluded: dict[str, int] = {}
-    # One entry per config: its best measured trial.
-    best_per_key: dict[str, dict[str, Any]] = {}
-    for rec in passed:
-        key = rec["config_key"]
-        if key not in best_per_key or figure(rec) < figure(best_per_key[key]):
-            best_per_key[key] = rec
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for rec in passed:  # one entry per config: its pooled evidence, never its best trial
+        by_key.setdefault(rec["config_key"], []).append(rec)
+    pooled = [_pooled(group, base_ms, calls) for group in by_key.values()]
+    pooled = _against_best_eager(pooled, base_ms)
     candidates = []
-    for rec in best_per_key.values():
-        why = constraints.violation(rec)
+    for r in pooled:
+        why = constraints.violation(asdict(r))
         if why is None:
-            candidates.append(rec)
+            candidates.append(r)
         else:
             excluded[why] = excluded.get(why, 0) + 1
-    scored = [_with_score(_ranked(r, base_ms, calls), pol) for r in candidates]
+    scored = [_with_score(r, pol) for r in candidates]
     unscorable = [r for r in scored if r.score is None]
     if unscorable:
         excluded[f"no {policy} figure"] = len(unscorable)
     ranked = sorted((r for r in scored if r.score is not None), key=pol.sort_key)
     if baseline is not None:
         baseline = _with_score(baseline, pol)
+    source = _source(baseline)
     conf_note, conf_info = "", None
     if confirmation is not None:
         ranked, baseline, conf_info, conf_note = _confirmed(ranked, baseline, confirmation, pol)
+        if conf_info["used"]:
+            source = (f"paired confirmation, {confirmation.get('rounds')} rounds; re-measured "
+                      "configs: paired per-round ratios")
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
-    best, note, contenders = _choose(pool, pol)
-    note = " ".join(n for n in (note, conf_note) if n)
+    choice = _choose(pool, pol)
+    note = " ".join(n for n in (choice.note, conf_note) if n)
+    eager = [r for r in ranked if r.config["mode"] == "eager"]
     return Recommendation(
-        workload=workload, fingerprint_hash=fingerprint_hash, best=best, baseline=baseline,
+        workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
         ranked=ranked, n_trials=len(records),
         n_failed=sum(1 for r in records if r["status"] != "ok"),
         n_rejected=len(ok) - len(passed), note=note, policy=policy,
         calls_per_process=calls_per_process,
         constraints={k: v for k, v in asdict(constraints).items() if v is not None},
         n_excluded=sum(excluded.values()), excluded=excluded, confirmation=conf_info,
-        contenders=contenders,
+        contenders=choice.contenders, decision=choice.decision, undecided=choice.undecided,
+        eager_best=min(eager, key=lambda r: r.median_ms) if eager else None,
+        baseline_source=source,
     )
+
+
+def _paired(entry: dict[str, Any] | None) -> float | None:
+    return entry.get("speedup") if entry else None
+
+
+def _source(baseline: Ranked | None) -> str:
+    if baseline is None:
+        return ""
+    what = "steady-state median" if baseline.figure == "steady" else "process-life cost"
+    if baseline.n_trials == 1:
+        return f"{what} of 1 trial"
+    return f"median of {baseline.n_trials} trials' {what}s"
+
+
+def _pooled(recs: list[dict[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
+    """One config's figure from all its trials: the median of the full trials' deciding figures
+    (screened trials only when there is nothing else: then ``short``), its interval the span of
+    their intervals, and the trial nearest that median for the other facts."""
+    full = [r for r in recs if not r.get("screened_out")]
+    use = full or recs
+    figures = sorted(deciding_ms(r, calls) for r in use)
+    figure = statistics.median(figures)
+    rep = min(use, key=lambda r: abs(deciding_ms(r, calls) - figure))
+    one = _ranked(rep, base_ms, calls)
+    if len(use) == 1:
+        ci = one.median_ci_ms
+    elif one.figure == "process":
+        ci = [figures[0], figures[-1]]
+    else:
+        lows = [float((r.get("median_ci_ms") or [deciding_ms(r, calls)])[0]) for r in use]
+        highs = [float((r.get("median_ci_ms") or [0, deciding_ms(r, calls)])[1]) for r in use]
+        ci = [min(lows), max(highs)]
+    return replace(
+        one, median_ms=figure, median_ci_ms=ci, n_trials=len(use), short=not full,
+        noisy=any(bool(r.get("noisy")) for r in use),
+        speedup=base_ms / figure if base_ms and figure else None,
+        break_even_calls_fp32=_pays_off(one, figure, base_ms),
+        break_even_calls=_pays_off(one, figure, base_ms),
+    )
+
+
+def _pays_off(r: Ranked, figure_ms: float, eager_ms: float | None) -> int | None:
+    if r.config["mode"] == "eager":
+        return None
+    return break_even_calls(None if r.figure == "process" else r.cold_compile_s, figure_ms,
+                           eager_ms)
+
+
+def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ranked]:
+    """Break-even against the fastest eager config (bf16 eager often beats fp32 eager: that is
+    what compiling has to pay back), with eager fp32's beside it."""
+    eager = [r.median_ms for r in ranked if r.config["mode"] == "eager"]
+    best_eager = min([*eager, *([base_ms] if base_ms else [])], default=None)
+    return [replace(r, break_even_calls=_pays_off(r, r.median_ms, best_eager)) for r in ranked]
 
 
 def _confirmed(
@@ -589,6 +733,7 @@ def _confirmed(
             "run `advisor recommend --confirm` again")
 
     eager_entry = entries.get(EAGER_FP32.key)
+    base_ms = eager_entry["median_ms"] if eager_entry else None
 
     def apply(r: Ranked) -> Ranked:
         e = entries.get(r.config_key)
@@ -597,19 +742,28 @@ def _confirmed(
         out = replace(
             r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
             p90_ms=e.get("p90_ms", r.p90_ms), p99_ms=e.get("p99_ms", r.p99_ms),
-            speedup=e.get("speedup"), speedup_ci=e.get("speedup_ci"), confirmed=True,
-            break_even_calls=break_even_calls(
-                None if r.config["mode"] == "eager" else r.cold_compile_s, e["median_ms"],
-                eager_entry["median_ms"] if eager_entry else None,
-            ),
+            speedup_ci=e.get("speedup_ci"), confirmed=True, short=False,
+            noisy=any(Stats(s).noisy for s in e.get("samples_ms") or [] if s),
+            n_trials=r.n_trials,
         )
-        return _with_score(out, pol)
+        return out
 
     ranked = [apply(r) for r in ranked]
-    confirmed = sorted((r for r in ranked if r.confirmed), key=pol.sort_key)
-    ranked = confirmed + [r for r in ranked if not r.confirmed]
     if baseline is not None:
         baseline = apply(baseline)
+        base_ms = baseline.median_ms
+    # One baseline figure for the whole table: every speedup and break-even against it.
+    # (a confirmed row's speedup is its paired one: the median of per-round ratios against
+    # the same eager fp32 rounds, which stays inside its interval)
+    ranked = [_with_score(replace(
+        r, speedup=_paired(entries.get(r.config_key)) if r.confirmed
+        else (base_ms / r.median_ms if base_ms else None),
+        break_even_calls_fp32=_pays_off(r, r.median_ms, base_ms),
+    ), pol) for r in _against_best_eager(ranked, base_ms)]
+    if baseline is not None:
+        baseline = _with_score(replace(baseline, speedup=1.0 if base_ms else None), pol)
+    confirmed = sorted((r for r in ranked if r.confirmed), key=pol.sort_key)
+    ranked = confirmed + [r for r in ranked if not r.confirmed]
     info["used"] = True
     rounds = confirmation.get("rounds")
     return ranked, baseline, info, (
@@ -639,15 +793,35 @@ class Staleness:
     measured_hash: str | None  # None: nothing comparable was measured (another device kind)
     changed: list[FieldChange] = field(default_factory=list)
     measured_device: str | None = None
+    # Beside the fingerprint: the workload file and the advisor that measured the trials
+    # (measured: the values the trials carry, newest first; current: here, None if unknown).
+    source_sha256: dict[str, Any] | None = None
+    advisor_version: dict[str, Any] | None = None
 
     @property
     def exact(self) -> bool:
         return self.measured_hash is not None and self.measured_hash == self.current_hash
 
     @property
+    def fresh(self) -> bool:
+        """Same fingerprint, same workload source, same advisor version."""
+        return self.exact and not self.source_sha256 and not self.advisor_version
+
+    @property
     def warning(self) -> str:
-        if self.exact:
-            return ""
+        parts = [self._fingerprint_warning()] if not self.exact else []
+        if self.source_sha256:
+            s = self.source_sha256
+            parts.append(f"the workload file changed since its trials (sha256 "
+                         f"{str(s['current'])[:12]} here, {str(s['measured'][0])[:12]} measured)"
+                         "; sweep it again")
+        if self.advisor_version:
+            a = self.advisor_version
+            parts.append(f"the trials were measured by advisor {', '.join(a['measured'])}, "
+                         f"this is {a['current']}")
+        return "; ".join(parts)
+
+    def _fingerprint_warning(self) -> str:
         if self.measured_hash is None:
             return (f"nothing was measured on this kind of device (fingerprint "
                     f"{self.current_hash}); sweep it here")
@@ -660,8 +834,32 @@ class Staleness:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(exact=self.exact, warning=self.warning)
+        data.update(exact=self.exact, fresh=self.fresh, warning=self.warning)
         return data
+
+
+def provenance(staleness: Staleness | None, records: list[dict[str, Any]],
+               source_sha256: str | None, advisor_version: str | None) -> Staleness | None:
+    """``staleness`` (None: the fingerprint matched) with the workload source and advisor
+    version checked against the trials' (newest first); None when all of it is current."""
+    newest = sorted(records, key=lambda r: str(r.get("started_at") or ""), reverse=True)
+
+    def seen(values: list[Any]) -> list[Any]:
+        return list(dict.fromkeys(v for v in values if v))
+
+    sources = seen([(r.get("workload") or {}).get("source_sha256") for r in newest])
+    versions = seen([(r.get("fingerprint") or {}).get("advisor_version") for r in newest])
+    source = ({"measured": sources, "current": source_sha256}
+              if source_sha256 and sources and sources[0] != source_sha256 else None)
+    version = ({"measured": versions, "current": advisor_version}
+               if advisor_version and versions and advisor_version not in versions else None)
+    if source is None and version is None:
+        return staleness
+    if staleness is None:
+        here = next((r.get("fingerprint_hash") or (r.get("fingerprint") or {}).get(
+            "fingerprint_hash") for r in newest), None) or "?"
+        staleness = Staleness(here, here, [], None)
+    return replace(staleness, source_sha256=source, advisor_version=version)
 
 
 def fingerprint_changes(measured: dict[str, Any], current: dict[str, Any]) -> list[FieldChange]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.answer import answer
 from advisor.buckets import BucketPlan
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import AdvisorError
@@ -46,7 +47,6 @@ from advisor.recommend import (
     Recommendation,
     Staleness,
     nearest_fingerprint,
-    recommend,
 )
 from advisor.workload import Workload, load_workload
 
@@ -208,10 +208,8 @@ def _lookup(
             return f"no trials of {name} on this kind of device ({fp.get('device_kind')})"
         records = store.trials(workload=name, fingerprint_hash=staleness.measured_hash)
     used = staleness.measured_hash if staleness else here
-    confirmations = store.confirmations(name, used, limit=1)
-    rec = recommend(name, records, used, policy=policy, calls_per_process=calls,
-                    constraints=constraints,
-                    confirmation=confirmations[0] if confirmations else None)
+    rec = answer(store, name, used, policy=policy, calls_per_process=calls,
+                 constraints=constraints, records=records)  # the one answer (advisor.answer)
     if rec.best is None:
         return f"no recommendation for {name}: {rec.sentence}"
     key = CompileConfig.from_dict(rec.best.config).key

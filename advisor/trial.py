@@ -109,11 +109,28 @@ def _to_cpu_fp32(out: Any) -> Any:
         t = out.detach().to("cpu", copy=True)
         return t.float() if t.is_floating_point() else t
     if isinstance(out, dict):
-        return {key: _to_cpu_fp32(value) for key, value in out.items()}
+        return _same_mapping(out, {key: _to_cpu_fp32(value) for key, value in out.items()})
     if isinstance(out, (list, tuple)):
         items = [_to_cpu_fp32(v) for v in out]
         return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
     return out
+
+
+def _same_mapping(out: dict, items: dict) -> dict:
+    """``items`` in the type ``out`` had: a Hugging Face ``ModelOutput`` stays one (its fields
+    as keyword arguments), another dict subclass is built from the items; a plain dict when
+    the type cannot be rebuilt that way."""
+    kind = type(out)
+    if kind is dict:
+        return items
+    for make in (lambda: kind(**items), lambda: kind(items)):
+        try:
+            rebuilt = make()
+        except Exception:  # noqa: BLE001, S112 - a type that cannot be rebuilt stays a dict
+            continue
+        if isinstance(rebuilt, dict) and list(rebuilt.keys()) == list(items):
+            return rebuilt
+    return items
 
 
 def _cast_inputs(args: Any, dtype: Any) -> Any:

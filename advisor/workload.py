@@ -44,7 +44,9 @@ The parts, and what the advisor does with them:
   against the fp32 eager reference; missing dtypes take `DEFAULT_TOLERANCES`.
 - ``quality``: optional task-level check, a `Quality`: ``fn(reference, candidate) -> float``
   receives the fp32 eager outputs and the candidate's outputs (both as returned by the component,
-  moved to the CPU and cast to fp32) and must return a number; it passes when the number is
+  moved to the CPU and cast to fp32: a tensor, tuple, named tuple, list or dict keeps its type, and
+  a dict subclass such as a Hugging Face ``ModelOutput`` stays one, so ``reference.logits``
+  works) and must return a number; it passes when the number is
   ``>= threshold`` (or ``<=`` when ``higher_is_better`` is False).
 - ``inference``: True (default) runs every call under ``torch.inference_mode()``; set False for
   training steps that need autograd.

@@ -2,7 +2,7 @@
 
 labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...")
 staleness        a group is stale when its stack is not the newest seen on its device model
-recommendations  the policy of `advisor.recommend` per workload x device x stack
+recommendations  the one answer (`advisor.answer`) per workload x device x stack, as rows
 break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
 pareto_front     configs no other config beats on both latency and cold compile time
 trials_frame     one row per trial, failures with their reasons
@@ -20,8 +20,7 @@ import pandas as pd
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
-from advisor.recommend import TIE_RATIO, Ranked, recommend
-from advisor.record import empty_record
+from advisor.recommend import TIE_RATIO, Recommendation
 
 ENV_FIELDS = (
     ("torch_version", "torch"),
@@ -152,50 +151,42 @@ def break_even_calls(cold_compile_s: Any, eager_ms: Any, best_ms: Any) -> float 
     return float(cold_compile_s) / saving_ms * 1000.0
 
 
-def _as_record(row: dict[str, Any]) -> dict[str, Any]:
-    return empty_record() | row
-
-
-def recommendations(groups: pd.DataFrame, near_best: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per labelled group (workload x device x stack): the config the `latency` policy
-    recommends from the group's near-best trials, with its figures and the group's counts."""
-    by_group: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for row in near_best:
-        by_group[(row["workload"], row["device_hash"], row["env_hash"])].append(_as_record(row))
-    keys = zip(groups["workload"], groups["device_hash"], groups["env_hash"], strict=True)
-    chosen = pd.DataFrame([_recommended(key[0], by_group.get(key, [])) for key in keys])
+def recommendations(groups: pd.DataFrame, recs: list[Recommendation]) -> pd.DataFrame:
+    """One row per labelled group (workload x device x stack): the one answer there
+    (`advisor.answer.answer`, in the same order as ``groups``), its figures with their interval
+    and noise, and the group's counts."""
     if groups.empty:
         return groups
+    chosen = pd.DataFrame([recommended_row(rec) for rec in recs])
     frame = pd.concat([groups.reset_index(drop=True), chosen], axis=1)
     frame["n_rejected"] = frame["n_ok"] - frame["n_passed"]
     return frame
 
 
-def _recommended(workload: str, records: list[dict[str, Any]]) -> dict[str, Any]:
-    rec = recommend(workload, records)
+def recommended_row(rec: Recommendation) -> dict[str, Any]:
+    """The pick of one recommendation as a row: config, figures, interval, noise, decision."""
     best, base = rec.best, rec.baseline
     out: dict[str, Any] = {
         "config": None, "config_key": None, "mode": None, "dtype": None, "speedup": None,
-        "p50_ms": None, "p90_ms": None, "p99_ms": None, "cold_compile_s": None,
-        "eager_p50_ms": base.median_ms if base else None, "break_even_calls": None,
-        "trial_uuid": None, "note": rec.note,
+        "p50_ms": None, "p50_ci": None, "noisy": None, "p90_ms": None, "p99_ms": None,
+        "cold_compile_s": None, "eager_p50_ms": base.median_ms if base else None,
+        "baseline": rec.baseline_name, "break_even_calls": None, "trial_uuid": None,
+        "decision": rec.decision, "note": rec.note,
     }  # fmt: skip
+    if rec.decision == "undecided: noise":
+        out["config"] = "undecided: noise"
     if best is None:
         return out
+    ci = best.median_ci_ms
     out.update(
         config=best.label, config_key=CompileConfig.from_dict(best.config).key,
         mode=best.config["mode"], dtype=best.config["dtype"], speedup=best.speedup,
-        p50_ms=best.median_ms, p90_ms=best.p90_ms, p99_ms=best.p99_ms,
+        p50_ms=best.median_ms, p50_ci=f"{ci[0]:.3g}-{ci[1]:.3g}" if ci else None,
+        noisy=best.noisy, p90_ms=best.p90_ms, p99_ms=best.p99_ms,
         cold_compile_s=best.cold_compile_s, trial_uuid=best.trial_uuid,
-        break_even_calls=getattr(best, "break_even_calls", None) if _HAS_BREAK_EVEN
-        else break_even_calls(best.cold_compile_s, base.median_ms if base else None,
-                              best.median_ms),
+        break_even_calls=best.break_even_calls,
     )  # fmt: skip
     return out
-
-
-# Newer policies compute the break-even themselves (eager configs compile nothing: 0 calls).
-_HAS_BREAK_EVEN = "break_even_calls" in getattr(Ranked, "__dataclass_fields__", {})
 
 
 # -- one workload on one device: its trials ----------------------------------------------------
@@ -483,10 +474,12 @@ def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
             "progress": min(s["n_trials"] / planned, 1.0) if planned else None,
             "ok": s["n_ok"], "failed": s["n_failed"], "best_ms": s.get("best_median_ms"),
             "started": s.get("started_at"), "finished": s.get("finished_at"),
-            "study": s.get("study_name"),
+            "study": s.get("study_name"), "device_hash": s.get("device_hash"),
+            "env_hash": s.get("env_hash"),
         })  # fmt: skip
     columns = ["id", "workload", "device", "status", "trials", "planned", "progress", "ok",
-               "failed", "best_ms", "started", "finished", "study"]  # fmt: skip
+               "failed", "best_ms", "started", "finished", "study", "device_hash",
+               "env_hash"]  # fmt: skip
     frame = pd.DataFrame(rows, columns=columns)
     return frame.assign(started=utc_times(frame["started"]),
                         finished=utc_times(frame["finished"]))  # fmt: skip

@@ -17,9 +17,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from advisor.answer import answer
 from advisor.db import ResultStore, database_revision, display_url, masked_url, resolve_url
 from advisor.db.engine import parse_url
 from advisor.errors import StoreError
+from advisor.fingerprint import stable_hash
+from advisor.recommend import Recommendation
 from dashboard import analysis
 
 TTL_S = 10
@@ -113,9 +116,21 @@ def groups(url: str, workload: str | None = None) -> pd.DataFrame:
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def recommendations(url: str, workload: str | None = None) -> pd.DataFrame:
-    """One row per workload x device x stack: the recommended config and its figures."""
-    near = _BACKGROUND.submit(_store(url).near_best_trials, analysis.NEAR_BEST, workload)
-    return analysis.recommendations(groups(url, workload), near.result())
+    """One row per workload x device x stack: the one answer there and its figures."""
+    found = groups(url, workload)
+    keys = zip(found["workload"], found["device_hash"], found["env_hash"], strict=True) \
+        if not found.empty else []
+    return analysis.recommendations(found, [recommendation(url, *key) for key in keys])
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def recommendation(url: str, workload: str, device_hash: str, env_hash: str) -> Recommendation:
+    """What is recommended for one workload on one device and stack: `advisor.answer.answer`,
+    the same function every other surface calls."""
+    records = group_trials(url, workload, device_hash, env_hash)
+    fp = next((r.get("fingerprint") or {} for r in records if r.get("fingerprint")), {})
+    here = fp.get("fingerprint_hash") or stable_hash({"device": device_hash, "env": env_hash})
+    return answer(_store(url), workload, here, records=records)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

@@ -134,9 +134,32 @@ def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
     return f"{value:.{digits}g}{unit}"
 
 
+def interval_help(best: Any) -> str | None:
+    """A figure's 95% interval, how many trials it pools and whether it was noisy (the
+    metric's help)."""
+    if best is None:
+        return None
+    ci = best.median_ci_ms
+    parts = [f"95% CI {ci[0]:.3g}-{ci[1]:.3g} ms" if ci else "no interval"]
+    parts.append("paired confirmation" if best.confirmed else f"median of {best.n_trials} "
+                 f"trial{'s' if best.n_trials != 1 else ''}")
+    if best.noisy:
+        parts.append("noisy")
+    return "; ".join(parts)
+
+
 COLUMNS: dict[str, Any] = {
     "speedup": st.column_config.NumberColumn("speedup (x)", format="%.2fx",
-                                             help="eager fp32 p50 / this config's p50"),
+                                             help="the baseline figure (see `baseline`) / this "
+                                             "config's p50"),
+    "p50_ci": st.column_config.TextColumn("p50 95% CI (ms)"),
+    "noisy": st.column_config.CheckboxColumn("noisy", help="a pooled trial's timing was noisy "
+                                             "(IQR over 10% of its median)"),
+    "decision": st.column_config.TextColumn(
+        "decision", help="decided; tie (a simpler config within 2% on paired figures); "
+        "undecided (the evidence cannot order the leader and another config); undecided: "
+        "noise (the same on noisy timings: no pick)"),
+    "baseline": st.column_config.TextColumn("speedup against"),
     "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.3f"),
     "p90_ms": st.column_config.NumberColumn("p90 (ms)", format="%.3f"),
     "p99_ms": st.column_config.NumberColumn("p99 (ms)", format="%.3f"),
@@ -147,8 +170,9 @@ COLUMNS: dict[str, Any] = {
     "warm_compile_s": st.column_config.NumberColumn("warm compile (s)", format="%.1f"),
     "break_even_calls": st.column_config.NumberColumn(
         "break-even (calls)", format="%.0f",
-        help="calls after which the compile time is paid back: cold compile / (eager p50 - "
-        "p50); empty when the config saves nothing over eager fp32",
+        help="calls after which the compile time is paid back against the fastest eager "
+        "config of the same stack: cold compile / (its p50 - p50); empty when the config "
+        "saves nothing over it",
     ),
     "peak_mem_mib": st.column_config.NumberColumn("peak memory (MiB)", format="%.0f"),
     "max_abs_err": st.column_config.NumberColumn("max abs err", format="%.1e"),

@@ -9,6 +9,7 @@ from advisor.cli.app import app
 from advisor.cli.common import DbOption, print_json
 
 CLOCK_SKEW_LIMIT_S = 5.0  # heartbeats of fleet workers compare times across hosts
+WARN_ONLY = ("host load",)  # checks that warn (the answer would be unsafe) but do not fail
 
 
 @app.command()
@@ -31,6 +32,12 @@ def doctor(
         checks.append(("torch", True, f"{fp['torch_version']} on {fp['device_name']}"))
     except AdvisorError as e:
         checks.append(("torch", False, str(e).splitlines()[0]))
+    from advisor.noise import current_load, host_load_warning
+
+    load, cores = current_load()
+    busy = host_load_warning(load, cores)
+    checks.append(("host load", busy is None, busy or f"{load:.1f} on {cores} cores: quiet "
+                                                       "enough to measure"))
     try:
         from datetime import UTC, datetime
 
@@ -49,8 +56,10 @@ def doctor(
     else:
         for name, ok, detail in checks:
             mark = "[green]ok[/green]" if ok or name == "NVML" else "[red]FAIL[/red]"
+            if name in WARN_ONLY and not ok:
+                mark = "[yellow]WARN[/yellow]"
             render.console.print(f"{mark:>16} {name}: {detail}")
         for key, value in fp.items():
             render.console.print(f"  {key}: {value}")
-    if not all(ok for name, ok, _ in checks if name != "NVML"):
+    if not all(ok for name, ok, _ in checks if name not in ("NVML", *WARN_ONLY)):
         raise typer.Exit(1)

@@ -62,8 +62,8 @@ def compare(
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Compare one workload across devices and stacks: recommended config, latency, speedup."""
+    from advisor.answer import answer, pick_label
     from advisor.db.store import ResultStore
-    from advisor.recommend import recommend
 
     try:
         store = ResultStore.from_url(db)
@@ -79,16 +79,23 @@ def compare(
         name = str(fp.get("device_name"))
         if wanted and not any(w in name.lower() for w in wanted):
             continue
-        rec = recommend(workload, group, fp_hash)
+        try:
+            rec = answer(store, workload, fp_hash, records=group)
+        except AdvisorError as e:
+            fail_on(e)
         best = rec.best
         rows.append({
             "fingerprint_hash": fp_hash, "device": name, "host": fp.get("hostname"),
             "torch": fp.get("torch_version"), "driver": fp.get("driver_version"),
             "cuda": fp.get("cuda_driver_version"), "trials": len(group),
-            "config": best.label if best else None,
+            "config": best.label if best else None, "pick": pick_label(rec),
+            "decision": rec.decision,
             "median_ms": best.median_ms if best else None,
+            "median_ci_ms": best.median_ci_ms if best else None,
+            "noisy": best.noisy if best else None,
             "speedup": best.speedup if best else None,
             "eager_fp32_ms": rec.baseline.median_ms if rec.baseline else None,
+            "baseline": rec.baseline_name,
         })
     if not rows:
         fail(f"no device matches --devices {devices}")
@@ -98,13 +105,14 @@ def compare(
         print_json({"workload": workload, "devices": rows, "best_config_differs": differs})
         return
     table = Table(title=f"{workload} across devices and stacks")
-    for column in ("device", "host", "torch", "driver", "trials", "recommended", "median",
-                   "speedup", "eager fp32"):
+    for column in ("device", "host", "torch", "driver", "trials", "recommended",
+                   "median [95% CI]", "speedup", "vs eager fp32"):
         table.add_column(column)
     for r in rows:
         table.add_row(str(r["device"]), str(r["host"]), str(r["torch"]), str(r["driver"]),
-                      str(r["trials"]), str(r["config"]), render.fmt(r["median_ms"], " ms"),
-                      render.fmt(r["speedup"], "x", 2), render.fmt(r["eager_fp32_ms"], " ms"))
+                      str(r["trials"]), str(r["pick"]),
+                      render.figure(r["median_ms"], r["median_ci_ms"], r["noisy"]),
+                      render.fmt(r["speedup"], "x", 2), str(r["baseline"]))
     render.console.print(table)
     if differs:
         differing = ", ".join(sorted(configs))

@@ -36,23 +36,53 @@ def list_sweeps(
     except AdvisorError as e:
         fail_on(e)
     sweeps = sorted(sweeps, key=lambda s: s["id"], reverse=True)
+    picks = _picks(db, sweeps)
+    for s in sweeps:
+        s["recommendation"] = picks.get((s["workload"]["name"], s.get("fingerprint_hash")))
     if as_json:
         print_json(sweeps)
         return
     if not sweeps:
         render.console.print("no sweeps yet: run `advisor sweep workloads/reranker.py`")
         return
-    table = Table(title="sweeps")
-    for column in ("id", "workload", "device", "status", "trials", "failed", "best median",
-                   "started"):
+    table = Table(title="sweeps (recommended: the one answer for the workload on the sweep's "
+                        "device and stack, all its sweeps pooled)")
+    for column in ("id", "workload", "device", "status", "trials", "failed", "recommended",
+                   "figure", "speedup", "started"):
         table.add_column(column)
     for s in sweeps:
+        pick = s["recommendation"] or {}
         table.add_row(
             str(s["id"]), s["workload"]["name"], str(s.get("device_name") or "-"), s["status"],
             f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
-            render.fmt(s.get("best_median_ms"), " ms"), str(s.get("started_at") or "-")[:19],
+            str(pick.get("pick") or "-"), render.figure(pick.get("median_ms"),
+                                                         pick.get("median_ci_ms"),
+                                                         pick.get("noisy")),
+            render.fmt(pick.get("speedup"), "x", 2), str(s.get("started_at") or "-")[:19],
         )
     render.console.print(table)
+
+
+def _picks(db: str | None, sweeps: list[dict]) -> dict[tuple[str, str | None], dict]:
+    """(workload, fingerprint) -> the pick of the one answer, in brief."""
+    from advisor.answer import answer, pick_label
+
+    store = _store(db)
+    out: dict[tuple[str, str | None], dict] = {}
+    for s in sweeps:
+        key = (s["workload"]["name"], s.get("fingerprint_hash"))
+        if key in out:
+            continue
+        rec = answer(store, key[0], key[1])
+        best = rec.best
+        out[key] = {
+            "pick": pick_label(rec), "decision": rec.decision,
+            "median_ms": best.median_ms if best else None,
+            "median_ci_ms": best.median_ci_ms if best else None,
+            "noisy": best.noisy if best else None,
+            "speedup": best.speedup if best else None, "baseline": rec.baseline_name,
+        }
+    return out
 
 
 @app.command()
@@ -62,32 +92,38 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Show one sweep: every trial, failures with their reasons, and its recommendation."""
-    from advisor.recommend import recommend
+    from advisor.answer import answer
 
     try:
         store = _store(db)
         sweep = store.get_sweep(sweep_id)  # type: ignore[attr-defined]
         records = store.trials(sweep_id=sweep_id)  # type: ignore[attr-defined]
+        rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
     except AdvisorError as e:
         fail_on(e)
-    rec = recommend(sweep["workload"]["name"], records, sweep.get("fingerprint_hash"))
     if as_json:
         print_json({"sweep": sweep, "trials": records, "recommendation": rec.to_dict()})
         return
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"
     table = Table(title=f"{title} ({sweep['status']})")
-    for column in ("config", "status", "median", "p99", "cold compile", "passed", "reason"):
+    for column in ("config", "status", "median (95% CI)", "p99", "cold compile", "passed",
+                   "reason", "last error line"):
         table.add_column(column)
-    for r in records:
-        from advisor.config import CompileConfig
+    from advisor.config import CompileConfig
 
+    for r in records:
         label = CompileConfig.from_dict(r["config"]).label
         table.add_row(
-            label, r["status"], render.fmt(r["median_ms"], " ms"), render.fmt(r["p99_ms"], " ms"),
-            render.fmt(r["cold_compile_s"], " s", 1), render.fmt(r["passed"]),
+            label, r["status"], render.figure(r["median_ms"], r.get("median_ci_ms"),
+                                              r.get("noisy"), short=bool(r.get("screened_out"))),
+            render.fmt(r["p99_ms"], " ms"), render.fmt(r["cold_compile_s"], " s", 1),
+            render.fmt(r["passed"]),
             r["failure_reason"] or ("" if r["passed"] or r["status"] != "ok" else "rejected"),
+            render.last_line(r.get("error_tail")) if r["status"] != "ok" else "",
         )
     render.console.print(table)
+    render.console.print(f"the recommendation for {rec.workload} on this device and stack "
+                         "(every sweep of it pooled):")
     render.recommendation(rec)
 
 
@@ -170,9 +206,11 @@ def _recommendation(
     """The recommendation the command prints (staleness and artifact filled in)."""
     from dataclasses import replace
 
+    from advisor import __version__
+    from advisor.answer import answer
     from advisor.devices import resolve_device
     from advisor.launcher import Launcher
-    from advisor.recommend import nearest_fingerprint, recommend
+    from advisor.recommend import nearest_fingerprint, provenance
 
     store = _store(db)
     if workload not in store.workloads():
@@ -209,11 +247,24 @@ def _recommendation(
     if confirm:
         rec = _confirm(store, workload, here, device, fingerprint, kwargs, top, artifact, file)
     else:
-        found = store.confirmations(workload, fingerprint, limit=1)
-        rec = recommend(workload, records, fingerprint, confirmation=found[0] if found else None,
-                        **kwargs)
+        rec = answer(store, workload, fingerprint, records=records, **kwargs)
+    staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
     return replace(rec, staleness=staleness.to_dict() if staleness else None,
                    artifact=_artifact_of(store, rec))
+
+
+def _source_sha256(file: Path | None, records: list[dict]) -> str | None:
+    """The workload file's hash now: ``--file``, else the path its newest trial names."""
+    from advisor.workload import workload_sha256
+
+    path = file or next((Path(p) for r in reversed(records)
+                         if (p := (r.get("workload") or {}).get("path"))), None)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return workload_sha256(path)
+    except AdvisorError:
+        return None
 
 
 def _confirm(store: ResultStore, workload: str, here: dict | None, device: str | None,
@@ -274,10 +325,10 @@ def _table(rec: Recommendation, top: int = 8) -> None:
     """The configs under the policy, with intervals and break-even, then the sentence."""
     title = (f"{rec.workload}: best configs by {rec.policy} ({rec.n_trials} trials, "
              f"{rec.n_failed} failed, {rec.n_rejected} rejected, "
-             f"{rec.n_excluded} over the limits)")
+             f"{rec.n_excluded} over the limits); speedup vs {rec.baseline_name}")
     table = Table(title=title)
-    columns = ("config", "speedup", "median", "95% CI", "p99", "calls/s", "cold", "warm",
-               "pays off after", "peak mem", "confirmed")
+    columns = ("config", "speedup", "median", "95% CI", "noisy", "trials", "p99", "calls/s",
+               "cold", "warm", "pays off after", "peak mem", "confirmed")
     for column in columns:
         table.add_column(column, justify="left" if column == "config" else "right")
     rows = list(rec.ranked[:top])
@@ -287,9 +338,12 @@ def _table(rec: Recommendation, top: int = 8) -> None:
         ci = f"{r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}" if r.median_ci_ms else "-"
         pays = "-" if r.config["mode"] == "eager" else (
             f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
+        if r.break_even_calls_fp32 not in (None, r.break_even_calls):
+            pays += f" ({r.break_even_calls_fp32:,} vs fp32)"
         mem = f"{r.peak_mem_bytes / 2**20:.0f} MiB" if r.peak_mem_bytes else "-"
         table.add_row(
             r.label, render.fmt(r.speedup, "x", 2), render.fmt(r.median_ms, " ms"), ci,
+            "short" if r.short else ("yes" if r.noisy else ""), str(r.n_trials),
             render.fmt(r.p99_ms, " ms"),
             f"{r.throughput_per_s:,.0f}" if r.throughput_per_s else "-",
             render.fmt(r.cold_compile_s, " s", 1), render.fmt(r.warm_compile_s, " s", 1), pays,
@@ -297,7 +351,7 @@ def _table(rec: Recommendation, top: int = 8) -> None:
         )
     render.console.print(table)
     staleness = rec.staleness
-    if staleness and not staleness["exact"]:
+    if staleness and staleness["warning"]:
         render.console.print(f"[yellow]warning: {staleness['warning']}[/yellow]")
     render.console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
     if rec.note:

@@ -185,6 +185,7 @@ def sweep(
         if probe is not None:
             probe.close()
         fail_on(e)
+    _warn_host_load()
     outcomes = []
     try:
         for file, loaded, space, settings, note in plans:
@@ -354,8 +355,18 @@ def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:
     return tick
 
 
+def _warn_host_load() -> None:
+    """Say so before measuring when the host is too busy for timings to order configs."""
+    from advisor.noise import current_load, host_load_warning
+
+    warning = host_load_warning(*current_load())
+    if warning:
+        typer.echo(f"advisor: warning: {warning}", err=True)
+
+
 def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
     from advisor.cli.trial import print_replays
+    from advisor.noise import interval_warning
 
     if as_json:
         documents = [{
@@ -372,7 +383,12 @@ def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
                        f"Continue with: advisor sweep {file} --resume", err=True)
             raise typer.Exit(130)
-    failed = [o for _, o in outcomes if o.recommendation.best is None]
+    for _, o in outcomes:
+        unsafe = interval_warning(o.recommendation)
+        if unsafe:
+            typer.echo(f"advisor: warning: {unsafe}", err=True)
+    failed = [o for _, o in outcomes if o.recommendation.best is None
+              and o.recommendation.decision != "undecided: noise"]
     for o in failed:
         typer.echo(f"advisor: no config of {o.recommendation.workload} ran and passed; "
                    f"see `advisor show {o.sweep_id}`", err=True)

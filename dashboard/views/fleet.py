@@ -19,6 +19,13 @@ groups = list(dict.fromkeys(fleet["group"]))
 st.caption(f"{len(groups)} device and stack combinations, "
            f"{fleet['config'].nunique()} configs measured.")  # fmt: skip
 
+picks = data.recommendations(url, workload)
+st.subheader("Recommended on each device and stack")
+ui.table(picks, ["device", "stack", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
+                 "baseline"], key="fleet_picks")  # fmt: skip
+st.caption("The one answer per device and stack (what `advisor recommend` says there). The "
+           "views below show every config's best single trial, for exploring, not for picking.")
+
 shapes = data.measured_shapes(url, workload)
 if len(set(shapes.values())) > 1:
     where = {", ".join(v): k for k, v in shapes.items()}

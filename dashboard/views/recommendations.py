@@ -7,11 +7,13 @@ from dashboard import analysis, data, ui
 url = ui.connect()
 st.title("Recommendations")
 st.caption(
-    "The config the `latency` policy recommends for each workload on each device and software "
-    "stack: the lowest traffic-weighted p50 among trials that passed correctness and quality "
-    "(a simpler config within 2% wins the tie). Speedup and break-even are against eager fp32 "
-    "on the same device and stack. A row is *stale* when its device model has since been "
-    "measured with another stack."
+    "What `advisor recommend` says for each workload on each device and software stack (the "
+    "same function every surface calls): each config's figure pools all its full trials "
+    "(paired confirmation first), a simpler config wins only a tie on paired figures within "
+    "2%, and configs the evidence cannot order are *undecided* (*undecided: noise* on noisy "
+    "timings: no pick). Every speedup is against the baseline figure named in its row; "
+    "break-even is against the fastest eager config of the same stack. A row is *stale* when "
+    "its device model has since been measured with another stack."
 )
 
 recs = data.recommendations(url)
@@ -41,12 +43,16 @@ counts[4].metric("Failed trials", f"{int(shown['n_failed'].sum()):,}")
 
 ui.table(
     shown,
-    ["workload", "device", "config", "speedup", "p50_ms", "p99_ms", "cold_compile_s",
-     "break_even_calls", "stale", "stack", "eager_p50_ms", "n_trials", "n_failed", "n_rejected",
-     "stale_reason", "last_measured"],
+    ["workload", "device", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
+     "p99_ms", "cold_compile_s", "break_even_calls", "stale", "stack", "baseline", "n_trials",
+     "n_failed", "n_rejected", "stale_reason", "last_measured"],
     key="recommendations",
 )  # fmt: skip
 
+noisy = shown[shown["decision"] == "undecided: noise"]
+if not noisy.empty:
+    names = ", ".join(f"{r.workload} on {r.device}" for r in noisy.itertuples())
+    st.warning(f"Undecided on noisy timings (no pick): {names}. Measure again on a quiet host.")
 nothing = shown[shown["config"].isna()]
 if not nothing.empty:
     names = ", ".join(f"{r.workload} on {r.device}" for r in nothing.itertuples())

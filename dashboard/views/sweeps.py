@@ -48,6 +48,10 @@ def show_sweeps(live: bool) -> None:
     if progress.empty:
         st.info("This sweep has no trials yet.")
         return
+    row = sweeps.set_index("id").loc[chosen]
+    rec = data.recommendation(url, row["workload"], row["device_hash"], row["env_hash"])
+    st.markdown(f"**Recommended** for {row['workload']} on this device and stack (all its "
+                f"sweeps pooled): {rec.sentence}")
     points = (
         alt.Chart(progress.dropna(subset=["p50_ms"]))
         .mark_point(filled=True, size=70)
@@ -70,7 +74,8 @@ def show_sweeps(live: bool) -> None:
         .encode(x=alt.X("trial:Q"), y=alt.Y("best_so_far_ms:Q"))
     )
     ui.chart(points + best, height=300)
-    st.caption("Dots: trials that ran and passed; green: the best p50 so far.")
+    st.caption("Dots: trials that ran and passed; green: the best single-trial p50 so far (a "
+               "progress line, not the recommendation above, which pools each config's trials).")
     ui.table(progress, key="sweep_trials")
 
 

@@ -3,7 +3,7 @@
 import altair as alt
 import streamlit as st
 
-from advisor.recommend import recommend
+from advisor.noise import interval_warning
 from dashboard import analysis, data, ui
 
 url = ui.connect()
@@ -30,21 +30,28 @@ if group["stale"]:
 
 records = data.group_trials(url, workload, group["device_hash"], group["env_hash"])
 trials = analysis.trials_frame(records)
-rec = recommend(workload, records)
+rec = data.recommendation(url, workload, group["device_hash"], group["env_hash"])
 best = next((r for r in records if rec.best and r["trial_uuid"] == rec.best.trial_uuid), None)
 
 counts = st.columns(5)
 counts[0].metric("Trials", len(records))
 counts[1].metric("Failed", int(trials["outcome"].str.startswith("failed").sum()))
 counts[2].metric("Rejected", int(trials["outcome"].str.startswith("rejected").sum()))
-counts[3].metric("Recommended p50", ui.fmt(rec.best.median_ms if rec.best else None, " ms"))
-counts[4].metric("Speedup", ui.fmt(rec.best.speedup if rec.best else None, "x"))
-if rec.best is None:
+counts[3].metric("Recommended p50", ui.fmt(rec.best.median_ms if rec.best else None, " ms"),
+                 help=ui.interval_help(rec.best))
+counts[4].metric("Speedup", ui.fmt(rec.best.speedup if rec.best else None, "x"),
+                 help=f"against {rec.baseline_name}")
+if rec.decision == "undecided: noise":
+    st.warning(rec.sentence, icon=":material/blur_on:")
+elif rec.best is None:
     st.error(rec.sentence)
 else:
     st.success(f"Recommended: {rec.sentence}")
     if rec.note:
         st.caption(rec.note)
+unsafe = interval_warning(rec)
+if unsafe and rec.decision != "undecided: noise":
+    st.warning(unsafe, icon=":material/blur_on:")
 
 st.subheader("Trials")
 filters = st.columns(3)

@@ -7,6 +7,7 @@ fingerprint with one field changed, hashed as advisor.fingerprint hashes it.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -24,7 +25,9 @@ from advisor.record import empty_record
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
-TINY_WORKLOAD = {"name": "tiny-mlp", "path": str(TINY_MLP), "source_sha256": "a" * 64, "info": {}}
+# The real file's hash: recommendations say when the workload file changed since its trials.
+TINY_WORKLOAD = {"name": "tiny-mlp", "path": str(TINY_MLP),
+                 "source_sha256": hashlib.sha256(TINY_MLP.read_bytes()).hexdigest(), "info": {}}
 
 
 def db_builders() -> ModuleType:

@@ -9,7 +9,7 @@ import pytest
 from sweep_support import advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.recommend import recommend
+from advisor.recommend import TIE_RATIO, recommend
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,8 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     # importing it) measure in turns; the parent re-measures and warm-starts.
     url = sqlite_url(tmp_path / "tie.db")
     done = advisor("sweep", FIXED_COST, "--db", url, "--jobs", "2", "--modes", "default",
-                   "--dtypes", "fp32", "--fullgraph", "both", "--json", cwd=tmp_path)
+                   "--dtypes", "fp32", "--fullgraph", "both", "--screen", "0",  # no short (screened) figures
+                   "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rec = json_out(done)["recommendation"]
     with open_store(url) as store:
@@ -38,8 +39,16 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
 
     assert rec["confirmation"]["used"] is True
     assert "decided on paired figures: 3 configs re-measured" in rec["note"]
-    assert rec["best"]["confirmed"] and CompileConfig.from_dict(rec["best"]["config"]).key in twins
     (confirmation,) = confirmations
+    # The decision follows the rule on the paired figures, whichever way load moved them (the
+    # twins are 0% apart by construction; eager is only ~5% behind, which load can erase): the
+    # pick is the simplest confirmed config within the tie ratio of the fastest, or the fastest.
+    paired = {e["config_key"]: e["median_ms"] for e in confirmation["entries"]}
+    fastest = min(paired.values())
+    pick = CompileConfig.from_dict(rec["best"]["config"]).key
+    assert rec["best"]["confirmed"] and paired[pick] <= fastest * (1 + TIE_RATIO)
+    if rec["decision"] == "decided":
+        assert paired[pick] == fastest
     assert confirmation["status"] == "ok"
     entries = {e["config_key"]: e for e in confirmation["entries"]}
     assert set(entries) == twins | {EAGER_FP32.key}
@@ -55,8 +64,12 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     # The leader's warm start ran beside the re-measurement (stored before it ended); a warm
     # start after it only when the re-measurement picked the other twin.
     warm = {r["config_key"]: r["warm_compile_s"] for r in records}
-    pick = CompileConfig.from_dict(rec["best"]["config"]).key
-    assert warm[separate.best.config_key] is not None and warm[pick] is not None
+    # (the sweep's own figures of the twins are undecided by construction: the leader stands,
+    # or on noisy timings there is no pick, and the leader is what was re-measured beside)
+    assert separate.leader is not None and warm[separate.leader.config_key] is not None
+    if pick in twins:  # eager has no warm start to measure
+        assert warm[pick] is not None
     after = "advisor: warm start of the recommended config" in done.stderr
-    assert after == (pick != separate.best.config_key), done.stderr
+    assert after == (pick in twins and pick != separate.leader.config_key), done.stderr
     assert rec["best"]["warm_compile_s"] == warm[pick]
+    assert separate.decision in ("undecided", "undecided: noise")  # twins: never a win alone

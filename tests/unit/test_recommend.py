@@ -98,7 +98,7 @@ def test_sentence_compares_launches_per_call_with_the_baseline() -> None:
     )
 
 
-def test_one_entry_per_config_its_best_trial() -> None:
+def test_one_entry_per_config_pooled_over_its_trials_never_the_best_of_n() -> None:
     records = [
         eager_fp32(10.0),
         eager_fp32(9.0),
@@ -107,9 +107,11 @@ def test_one_entry_per_config_its_best_trial() -> None:
         trial("default", median_ms=5.0),
     ]
     rec = recommend("w", records)
-    assert [r.median_ms for r in rec.ranked] == [3.0, 9.0]
-    assert rec.baseline is not None and rec.baseline.median_ms == 9.0
-    assert rec.best is not None and rec.best.speedup == pytest.approx(3.0)
+    assert [r.median_ms for r in rec.ranked] == [4.0, 9.5]  # medians of the trials' figures
+    assert [r.n_trials for r in rec.ranked] == [3, 2]
+    assert rec.baseline is not None and rec.baseline.median_ms == 9.5
+    assert rec.best is not None and rec.best.speedup == pytest.approx(9.5 / 4.0)
+    assert rec.baseline_name == "eager fp32 9.5 ms (median of 2 trials' steady-state medians)"
     assert rec.n_trials == 5
 
 
@@ -147,17 +149,17 @@ def test_no_records_means_no_best() -> None:
 # --- ties: the simpler config wins ------------------------------------------------------------
 
 
-def test_simpler_config_within_the_tie_ratio_wins_with_a_note() -> None:
+def test_unpaired_figures_within_the_tie_ratio_are_undecided_and_the_leader_stands() -> None:
     records = [
         eager_fp32(10.0),
         trial("default", median_ms=2.0),
         trial("max-autotune", median_ms=2.0 / (1 + TIE_RATIO / 2)),
     ]
     rec = recommend("w", records)
-    assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert rec.ranked[0].label == "fp32 + max-autotune"  # still ranked by median
-    assert "within 2% of the fastest (fp32 + max-autotune" in rec.note
-    assert "simpler" in rec.note
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.decision == "undecided" and rec.undecided == ["fp32 + default"]
+    assert rec.note.startswith("undecided: the fastest, fp32 + max-autotune")
+    assert "fp32 + max-autotune stays the pick" in rec.note
     assert rec.contenders == [records[2]["config_key"], records[1]["config_key"]]  # leader first
 
 
@@ -194,19 +196,21 @@ def test_a_simplest_leader_still_names_its_contenders() -> None:
     ]
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert rec.note == ""  # the fastest is the simplest: nothing to explain
+    assert rec.decision == "undecided" and rec.undecided == ["fp32 + max-autotune"]
     assert rec.contenders == [records[1]["config_key"], records[2]["config_key"]]
 
 
 def test_tie_in_one_mode_goes_to_the_shorter_cold_compile() -> None:
+    conf = confirmation(("eager", "fp32", 10.0, [1.0, 1.0]), ("default", "fp32", 2.00, [4.9, 5.1]),
+                        ("default", "bf16", 2.01, [4.9, 5.0]))
     records = [
         eager_fp32(10.0),
         trial("default", "fp32", 2.00, cold_compile_s=30.0),
         trial("default", "bf16", 2.01, cold_compile_s=12.0),
     ]
-    rec = recommend("w", records)
+    rec = recommend("w", records, confirmation=conf)
     assert rec.best is not None and rec.best.label == "bf16 + default"
-    assert "bf16 + default is within 2%" in rec.note
+    assert rec.decision == "tie" and "bf16 + default (2.01 ms) is within 2%" in rec.note
 
 
 # --- eager wins -------------------------------------------------------------------------------
@@ -222,12 +226,15 @@ def test_eager_winning_says_compiling_does_not_pay_off() -> None:
     )
 
 
-def test_eager_within_the_tie_ratio_of_a_compiled_config_wins() -> None:
+def test_eager_within_the_tie_ratio_of_a_compiled_config_wins_on_paired_figures() -> None:
     records = [eager_fp32(1.0), trial("default", median_ms=0.995)]
-    rec = recommend("w", records)
+    assert recommend("w", records).best.label == "fp32 + default"  # type: ignore[union-attr]
+    conf = confirmation(("eager", "fp32", 1.0, [1.0, 1.0]), ("default", "fp32", 0.995,
+                                                            [0.99, 1.02]))
+    rec = recommend("w", records, confirmation=conf)
     assert rec.best is not None and rec.best.label == "fp32 + eager"
     assert "compiling does not pay off" in rec.sentence
-    assert rec.note
+    assert "on paired figures" in rec.note
 
 
 # --- no baseline ------------------------------------------------------------------------------
@@ -324,15 +331,15 @@ def test_throughput_picks_the_most_calls_per_second() -> None:
     assert rec.sentence == "bf16 + default: 900 calls/s vs 90 eager fp32 (median 5 ms)"
 
 
-def test_throughput_ties_go_to_the_simpler_config() -> None:
+def test_throughput_within_the_tie_ratio_is_undecided_not_a_win_for_the_simpler() -> None:
     records = [
         eager_fp32(10.0, shapes=shapes((1, 100.0))),
         trial("max-autotune", median_ms=4.0, shapes=shapes((1, 1000.0))),
-        trial("default", median_ms=4.0, shapes=shapes((1, 990.0))),  # 1% fewer: a tie
+        trial("default", median_ms=4.0, shapes=shapes((1, 990.0))),  # 1% fewer: unpaired
     ]
     rec = recommend("w", records, policy="throughput")
-    assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert "within 2% of the fastest (fp32 + max-autotune, 1,000 calls/s)" in rec.note
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.decision == "undecided" and rec.undecided == ["fp32 + default"]
 
 
 # --- break-even -------------------------------------------------------------------------------
@@ -383,8 +390,11 @@ def test_a_long_lived_process_compiles_and_the_crossing_moves_with_n() -> None:
     }
     # 10 000 calls: eager 100 s, default 30 + 50 = 80 s, max-autotune 120 + 40 = 160 s
     # 1 000 000 calls: default 5 030 s, max-autotune 4 120 s
+    # 100 000 calls: default 530 s, max-autotune 520 s: 2% apart on unpaired figures, undecided
     assert picks == {5_000: "fp32 + eager", 10_000: "fp32 + default",
-                     100_000: "fp32 + default", 1_000_000: "fp32 + max-autotune"}  # fmt: skip
+                     100_000: "fp32 + max-autotune", 1_000_000: "fp32 + max-autotune"}  # fmt: skip
+    close = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=100_000)
+    assert close.decision == "undecided" and close.undecided == ["fp32 + default"]
     rec = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=10_000)
     assert rec.sentence == (
         "for 10,000 calls per process, fp32 + default: 80 s in all (30.0 s cold compile + "
@@ -496,18 +506,16 @@ def test_paired_speedup_removes_drift_that_widens_the_medians() -> None:
         paired_speedup([eager], [fast[:-1]])
 
 
-def test_overlapping_intervals_are_a_tie_and_the_simpler_config_wins() -> None:
+def test_overlapping_intervals_alone_are_undecided_said_as_such() -> None:
     records = [
         eager_fp32(10.0, median_ci_ms=[9.8, 10.2]),
         trial("default", median_ms=2.0, median_ci_ms=[1.85, 2.2]),
         trial("max-autotune", median_ms=1.9, median_ci_ms=[1.8, 2.0]),  # 5% faster, overlaps
     ]
     rec = recommend("w", records)
-    assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert rec.ranked[0].label == "fp32 + max-autotune"
-    assert "overlapping confidence intervals" in rec.note
-    assert "fp32 + default (2 ms, 95% CI 1.85-2.2 ms)" in rec.note
-    assert rec.best.median_ci_ms == [1.85, 2.2]
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.decision == "undecided"
+    assert "cannot be told apart from fp32 + default (2 ms, 95% CI 1.85-2.2 ms)" in rec.note
 
 
 def test_separate_intervals_let_the_faster_config_win() -> None:
@@ -522,27 +530,26 @@ def test_separate_intervals_let_the_faster_config_win() -> None:
 
 
 def test_in_a_tie_fewer_graphs_win_before_a_shorter_compile() -> None:
+    conf = confirmation(("eager", "fp32", 10.0, [1.0, 1.0]), ("default", "fp32", 2.0, [4.9, 5.1]),
+                        ("default", "bf16", 2.01, [4.9, 5.0]))
     records = [
         eager_fp32(10.0),
         trial("default", "fp32", 2.0, graph_count=3, cold_compile_s=10.0),
         trial("default", "bf16", 2.01, graph_count=1, cold_compile_s=20.0),
     ]
-    rec = recommend("w", records)
+    rec = recommend("w", records, confirmation=conf)
     assert rec.best is not None and rec.best.label == "bf16 + default"
 
 
-def test_break_even_ties_by_interval_too() -> None:
+def test_break_even_overlapping_intervals_are_undecided_too() -> None:
     records = [
         eager_fp32(10.0, median_ci_ms=[9.0, 11.0]),
         trial("default", median_ms=9.0, cold_compile_s=1.0, median_ci_ms=[8.0, 10.0]),
     ]
-    # 1000 calls: eager 10 s (CI 9-11), default 1 + 9 = 10 s... exactly tied: eager
-    rec = recommend("w", records, policy="break-even", calls_per_process=1000)
-    assert rec.best is not None and rec.best.label == "fp32 + eager"
     # 100 000 calls: eager 1000 s (900-1100), default 901 s (801-1001): overlapping
     rec = recommend("w", records, policy="break-even", calls_per_process=100_000)
-    assert rec.best is not None and rec.best.label == "fp32 + eager"
-    assert "overlapping confidence intervals" in rec.note
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert rec.decision == "undecided" and rec.undecided == ["fp32 + eager"]
 
 
 # --- confirmation -----------------------------------------------------------------------------
@@ -580,7 +587,11 @@ def test_confirmed_paired_figures_decide() -> None:
     )
     rec = recommend("w", SWEPT, confirmation=conf)
     assert rec.best is not None and rec.best.label == "fp32 + default" and rec.best.confirmed
+    # Every speedup against one baseline: the confirmation's eager fp32 rounds (paired ratios
+    # for the re-measured configs, its median for the others)
     assert rec.best.median_ms == 1.90 and rec.best.speedup == pytest.approx(4.8)
+    assert rec.ranked[3].speedup == pytest.approx(9.0 / 3.0)
+    assert rec.baseline_name.startswith("eager fp32 9 ms (paired confirmation, 50 rounds")
     assert rec.best.p99_ms == pytest.approx(1.90 * 1.2)
     assert rec.best.speedup_ci == [4.7, 4.9]
     assert [r.label for r in rec.ranked][:3] == [
@@ -592,22 +603,33 @@ def test_confirmed_paired_figures_decide() -> None:
     assert "decided on paired figures: 3 configs" in rec.note and "50 rounds" in rec.note
 
 
-def test_overlapping_paired_speedups_go_to_the_simpler_config() -> None:
+def test_paired_figures_within_the_tie_ratio_go_to_the_simpler_config() -> None:
     conf = confirmation(
         ("eager", "fp32", 9.0, [1.0, 1.0]),
-        ("max-autotune", "fp32", 1.85, [4.6, 5.0]),
+        ("max-autotune", "fp32", 1.89, [4.6, 5.0]),
         ("default", "fp32", 1.90, [4.5, 4.8]),
     )
     rec = recommend("w", SWEPT, confirmation=conf)
-    assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert "measured interleaved, have overlapping intervals" in rec.note
+    assert rec.best is not None and rec.best.label == "fp32 + default" and rec.decision == "tie"
+    assert "on paired figures (measured interleaved in one process) and simpler" in rec.note
 
 
-def test_a_speedup_interval_holding_one_means_eager() -> None:
+def test_paired_speedups_that_overlap_beyond_the_tie_ratio_are_undecided() -> None:
+    conf = confirmation(
+        ("eager", "fp32", 9.0, [1.0, 1.0]),
+        ("max-autotune", "fp32", 1.80, [4.6, 5.2]),
+        ("default", "fp32", 1.90, [4.5, 4.8]),  # 5.6% slower: no tie, but the speedups overlap
+    )
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.decision == "undecided" and "paired" in rec.note
+
+
+def test_a_speedup_interval_holding_one_is_undecided_against_eager() -> None:
     conf = confirmation(("eager", "fp32", 2.0, [1.0, 1.0]), ("max-autotune", "fp32", 1.8,
                                                              [0.97, 1.2]))
     rec = recommend("w", SWEPT, confirmation=conf)
-    assert rec.best is not None and rec.best.label == "fp32 + eager"
+    assert rec.decision == "undecided" and rec.undecided == ["fp32 + eager"]
 
 
 def test_a_confirmation_without_the_leader_is_not_used() -> None:
@@ -765,3 +787,85 @@ def test_export_carries_the_measured_buckets() -> None:
     assert "shape strategy buckets:fitted-2: pad each request up to its bucket" in text
     assert export_dict(recommend("w", [eager_fp32(6.0), trial("default", median_ms=2.0)]))[
         "buckets"] is None
+
+
+# --- the evidence carries the answer, or it says so ---------------------------------------------
+
+
+def test_a_screened_measurement_never_wins_a_tie_nor_casts_doubt() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.9, 10.1]),
+        trial("max-autotune", median_ms=1.00, median_ci_ms=[0.98, 1.02]),
+        trial("default", median_ms=1.70, median_ci_ms=[0.9, 2.6], noisy=True,
+              screened_out={"median_ms": 1.70, "above_ms": 1.5, "samples": 15}),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + max-autotune"
+    assert rec.decision == "decided" and rec.note == "" and rec.contenders == []
+    assert rec.ranked[1].short
+
+
+def test_a_full_trial_outweighs_a_screened_one_of_the_same_config() -> None:
+    records = [eager_fp32(10.0), trial("default", median_ms=9.0, screened_out={"samples": 15}),
+               trial("default", median_ms=2.0)]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.median_ms == 2.0 and not rec.best.short
+    assert rec.best.n_trials == 1
+
+
+def test_overlap_on_noisy_timings_is_undecided_noise_and_no_pick() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[9.0, 11.0]),
+        trial("default", median_ms=2.0, median_ci_ms=[1.2, 2.9], noisy=True),
+        trial("max-autotune", median_ms=1.8, median_ci_ms=[1.1, 2.6], noisy=True),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is None and rec.decision == "undecided: noise"
+    assert rec.leader is not None and rec.leader.label == "fp32 + max-autotune"
+    assert rec.sentence.startswith("undecided: noise. fp32 + max-autotune (1.8 ms, 95% CI")
+    assert rec.undecided == ["fp32 + default"]
+    assert export_dict(rec)["recommendation"] is None
+
+
+def test_noisy_timings_far_apart_still_decide() -> None:
+    records = [
+        eager_fp32(10.0, median_ci_ms=[8.0, 12.0], noisy=True),
+        trial("default", median_ms=2.0, median_ci_ms=[1.6, 2.4], noisy=True),
+    ]
+    rec = recommend("w", records)
+    assert rec.best is not None and rec.best.label == "fp32 + default"
+    assert rec.decision == "decided" and rec.best.noisy
+
+
+def test_pooled_interval_spans_the_trials_and_the_figure_is_their_median() -> None:
+    records = [eager_fp32(10.0), trial("default", median_ms=2.0, median_ci_ms=[1.9, 2.1]),
+               trial("default", median_ms=2.4, median_ci_ms=[2.3, 2.5]),
+               trial("default", median_ms=2.2, median_ci_ms=[2.1, 2.3])]
+    best = recommend("w", records).best
+    assert best is not None and best.median_ms == 2.2 and best.median_ci_ms == [1.9, 2.5]
+    assert best.n_trials == 3 and best.speedup == pytest.approx(10.0 / 2.2)
+
+
+def test_break_even_is_against_the_best_eager_config_with_fp32_beside_it() -> None:
+    records = [eager_fp32(10.0), trial("eager", "bf16", 4.0),
+               trial("default", "bf16", 3.0, cold_compile_s=5.0)]
+    rec = recommend("w", records, policy="break-even", calls_per_process=100_000)
+    best = rec.best
+    assert best is not None and best.label == "bf16 + default"
+    assert best.break_even_calls == 5_000  # 5 s / (4 - 3) ms: what bf16 eager charges
+    assert best.break_even_calls_fp32 == 715  # 5 s / (10 - 3) ms
+    assert rec.eager_best is not None and rec.eager_best.label == "bf16 + eager"
+    assert "pays off after 5,000 calls against bf16 + eager (715 against eager fp32)" in (
+        rec.sentence)
+
+
+def test_staleness_names_the_workload_source_and_the_advisor_version() -> None:
+    from advisor.recommend import provenance
+
+    records = [eager_fp32(10.0, workload={"source_sha256": "a" * 64},
+                          fingerprint={"advisor_version": "0.1.0", "fingerprint_hash": "f1"})]
+    assert provenance(None, records, "a" * 64, "0.1.0") is None
+    changed = provenance(None, records, "b" * 64, "0.2.0")
+    assert changed is not None and changed.exact and not changed.fresh
+    assert "the workload file changed since its trials" in changed.warning
+    assert "measured by advisor 0.1.0, this is 0.2.0" in changed.warning

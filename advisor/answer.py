@@ -1,0 +1,51 @@
+"""What is recommended here: the one answer every surface shows.
+
+`answer(store, workload, fingerprint_hash)` reads every trial of one workload on one fingerprint
+and the newest stored confirmation of it, and decides with `advisor.recommend.recommend`
+(pooled figures per config, paired figures first, the tie rule, noise). The sweep's final
+table, `advisor list`, `show`, `recommend`, `compare`, every dashboard page and `advisor.apply`
+call it; none of them decides on its own figures. `answers(store, workload)` is the same per
+fingerprint the workload was measured on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.recommend import Constraints, Recommendation, recommend
+
+
+def answer(
+    store: Any,
+    workload: str,
+    fingerprint_hash: str | None,
+    *,
+    policy: str = "latency",
+    calls_per_process: int | None = None,
+    constraints: Constraints | None = None,
+    records: list[dict[str, Any]] | None = None,
+) -> Recommendation:
+    """The recommendation for ``workload`` on ``fingerprint_hash`` from the store (``records``:
+    that workload's trials on that fingerprint, when the caller has read them already)."""
+    if records is None:
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint_hash)
+    found = store.confirmations(workload, fingerprint_hash, limit=1) if fingerprint_hash else []
+    return recommend(workload, records, fingerprint_hash, policy=policy,
+                     calls_per_process=calls_per_process, constraints=constraints,
+                     confirmation=found[0] if found else None)
+
+
+def answers(store: Any, workload: str) -> dict[str, Recommendation]:
+    """Fingerprint hash -> the recommendation there, for every fingerprint ``workload`` was
+    measured on (the most trials first)."""
+    return {fp["fingerprint_hash"]: answer(store, workload, fp["fingerprint_hash"])
+            for fp in store.fingerprints(workload)}
+
+
+def pick_label(rec: Recommendation) -> str:
+    """The pick in a few words: its label, or why there is none (``undecided: noise``)."""
+    if rec.best is not None:
+        return rec.best.label
+    if rec.decision == "undecided: noise":
+        return "undecided: noise"
+    return "none"

@@ -1,0 +1,44 @@
+"""When the host or the intervals make an answer unsafe. Pure: figures in, warnings out.
+
+`host_load_warning(load, cores)`: a 1-minute load average above `LOAD_PER_CORE` x cores means
+trials compete for the CPU with other work (each interval widens, medians move between
+processes); `current_load()` reads it from the OS. `interval_warning(rec)`: the recommendation
+is undecided on noisy timings, or the pick's interval is wider than `WIDE_INTERVAL` of its
+figure. The sweep and `advisor doctor` print them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+LOAD_PER_CORE = 1.0  # runnable processes per core above which timings are not to be trusted
+WIDE_INTERVAL = 0.10  # an interval wider than this fraction of its median cannot order configs
+
+
+def current_load() -> tuple[float, int]:
+    """This host's 1-minute load average and its core count."""
+    return os.getloadavg()[0], os.cpu_count() or 1
+
+
+def host_load_warning(load: float, cores: int) -> str | None:
+    """Why timings taken now are unsafe (None: the host is quiet enough)."""
+    if load <= LOAD_PER_CORE * cores:
+        return None
+    return (f"host load {load:.1f} on {cores} core{'s' if cores != 1 else ''}: other work "
+            "competes with the trials for the CPU, so intervals widen and medians move between "
+            "processes; figures measured now may not order the configs (stop the other work, or "
+            "confirm later with `advisor recommend --confirm`)")
+
+
+def interval_warning(rec: Any) -> str | None:
+    """Why a recommendation's figures cannot carry it (None: they can)."""
+    if rec.decision == "undecided: noise":
+        return rec.sentence
+    best = rec.best
+    ci = best.median_ci_ms if best is not None else None
+    if ci and best.median_ms and (ci[1] - ci[0]) / best.median_ms > WIDE_INTERVAL:
+        return (f"the pick's interval spans {ci[0]:.3g}-{ci[1]:.3g} ms, "
+                f"{(ci[1] - ci[0]) / best.median_ms:.0%} of its {best.median_ms:.3g} ms"
+                f"{' (noisy)' if best.noisy else ''}: too wide to be sure of the order")
+    return None
