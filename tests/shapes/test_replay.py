@@ -148,3 +148,43 @@ def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
     # correct results, but not a candidate: its speed is eager speed
     assert record["correct"] and not record["passed"]
     assert {"recompile_limit", "eager_fallback"} <= {f["flag"] for f in replay["flags"]}
+
+
+@pytest.mark.slow
+def test_on_a_long_tail_the_pick_moves_to_buckets(
+    tmp_path: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nearly every request of a long tail brings a length not seen before: unbucketed, each
+    one compiles inside the request; fitted buckets were prepared at start-up. The steady state
+    cannot tell them apart (every shape already warm); the process-life cost can."""
+    import random
+
+    from advisor.recommend import recommend
+
+    rng = random.Random(7)
+    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(40)]
+    log = _log(tmp_path / "long_tail.csv", rows)
+    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "20")
+    monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "64")  # every new length compiles, none eager
+    records = [
+        _replay(config, log)
+        for config in (
+            CompileConfig(mode="eager"),
+            CompileConfig(dynamic="false"),
+            CompileConfig(shapes="buckets:fitted-2"),
+        )
+    ]
+    eager, static, bucketed = records
+    assert static["replay"]["stream"]["new_shape_share"] > 0.5  # the tail, as served
+    assert static["replay"]["stream"]["late_new_shape_share"] > 0.3
+    assert static["passed"] and bucketed["passed"]
+    for i, r in enumerate(records):
+        r["trial_uuid"], r["config_key"] = f"t{i}", CompileConfig.from_dict(r["config"]).key
+    rec = recommend("tiny-seq", records)
+    assert rec.best is not None and rec.best.config.get("shapes") == "buckets:fitted-2"
+    assert rec.best.figure == "process" and "process serving" in rec.decided_by
+    by_label = {r.label: r for r in rec.ranked}
+    unbucketed = by_label[CompileConfig(dynamic="false").label]
+    # an unbucketed new length costs a compile per request: orders of magnitude, not percent
+    assert unbucketed.median_ms > 5 * rec.best.median_ms
+    assert {f["flag"] for f in static["replay"]["flags"]} >= {"new_shapes_persist"}
