@@ -25,7 +25,7 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     # importing it) measure in turns; the parent re-measures and warm-starts.
     url = sqlite_url(tmp_path / "tie.db")
     done = advisor("sweep", FIXED_COST, "--db", url, "--jobs", "2", "--modes", "default",
-                   "--dtypes", "fp32", "--fullgraph", "both", "--screen", "0",  # no short (screened) figures
+                   "--dtypes", "fp32", "--fullgraph", "both", "--screen", "0",  # no screening
                    "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rec = json_out(done)["recommendation"]
