@@ -39,8 +39,9 @@ from typing import Any
 
 from advisor.answer import answer
 from advisor.buckets import BucketPlan
+from advisor.capture import ServingMonitor, TrafficRecorder
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, ConfigError
 from advisor.recommend import (
     TORCH_DTYPE_NAMES,
     Constraints,
@@ -71,6 +72,13 @@ class Applied:
     reason: str = ""  # why the model runs eager without a recommendation
     buckets: BucketPlan | None = None  # a bucketed recommendation: how requests are padded
     workload: Workload | None = None  # its pad and cut, for `request`
+    recorder: TrafficRecorder | None = None  # record_traffic: each request's dims to a CSV
+    monitor: ServingMonitor | None = None  # warns when serving meets what a replay flags
+
+    @property
+    def events(self) -> list[dict[str, str]]:
+        """What serving met so far that a replay flags (also given as `ServingWarning`)."""
+        return list(self.monitor.events) if self.monitor is not None else []
 
     @property
     def compiled(self) -> bool:
@@ -81,27 +89,38 @@ class Applied:
         recommendation padded to its bucket (the workload's ``pad``), run, and cut back
         (``cut``); otherwise a plain call."""
         if self.buckets is None or self.workload is None or self.workload.pad is None:
-            return self(*args, **kwargs)
+            return self._serve(args, kwargs, dict(dims))
         dtype = _cast_dtype(self.config)
         inputs: Any = kwargs if kwargs else args
         if dtype is not None:
             inputs = cast_floating(inputs, dtype)
         padded = self.workload.pad(inputs, dict(dims), self.buckets.bucket(dict(dims)))
-        out = self(**padded) if isinstance(padded, dict) else self(*padded)
+        if isinstance(padded, dict):
+            out = self._serve((), padded, dict(dims))
+        else:
+            out = self._serve(tuple(padded), {}, dict(dims))
         assert self.workload.cut is not None
         return self.workload.cut(out, dict(dims))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._serve(args, kwargs, None)
+
+    def _serve(self, args: Any, kwargs: dict[str, Any], dims: dict[str, int] | None) -> Any:
         import torch
 
+        if self.recorder is not None:
+            self.recorder.record(dims or self.recorder.dims_of((args, kwargs)))
         dtype = _cast_dtype(self.config)
         if dtype is not None:
             args, kwargs = cast_floating((args, kwargs), dtype)
+        new = self.monitor is not None and self.monitor.is_new((args, kwargs))
         ctx = torch.inference_mode() if self.inference else contextlib.nullcontext()
         with ctx:
             if self.config.uses_cudagraphs:
                 torch.compiler.cudagraph_mark_step_begin()
             out = self.fn(*args, **kwargs)
+        if new and self.monitor is not None:
+            self.monitor.after_new_shape()
         return _clone(out) if self.config.uses_cudagraphs else out
 
 
@@ -116,12 +135,15 @@ def apply(
     constraints: Constraints | None = None,
     warmup: bool = True,
     use_artifact: bool = True,
+    record_traffic: str | Path | None = None,
 ) -> Applied:
     """Compile ``model`` as recommended for ``workload`` on this device and software stack.
 
     ``workload``: its name, its file (``.py``) or a `Workload`. ``db``: the results database
     URL (None: $ADVISOR_DB_URL, else sqlite:///advisor.db). ``device``: where ``model`` runs
-    (default: cuda when available, else cpu). See the module docstring for what is done.
+    (default: cuda when available, else cpu). ``record_traffic``: a CSV path to which each
+    request's dims are appended (advisor.capture; ``advisor sweep --traffic`` reads it). See
+    the module docstring for what is done.
     """
     import torch
 
@@ -137,15 +159,20 @@ def apply(
         wl = load_workload(workload).workload
     name = wl.name if wl is not None else str(workload)
     fp = fingerprint.collect(device)
+
+    def served(applied: Applied) -> Applied:
+        return _serving(applied, wl, device, record_traffic)
+
     try:
         if database_revision(db).current is None:  # never creates a database
-            return _eager(model, f"no advisor results database at {display_url(db)}", wl, fp)
+            return served(_eager(model, f"no advisor results database at {display_url(db)}",
+                                 wl, fp))
         with ResultStore.from_url(db, create=False) as store:
             found = _lookup(store, name, fp, policy, calls_per_process, constraints, use_artifact)
     except AdvisorError as e:
-        return _eager(model, f"cannot read recommendations for {name}: {e}", wl, fp)
+        return served(_eager(model, f"cannot read recommendations for {name}: {e}", wl, fp))
     if isinstance(found, str):
-        return _eager(model, found, wl, fp)
+        return served(_eager(model, found, wl, fp))
     rec, staleness, artifact, path = found
     if staleness is not None:
         warnings.warn(f"advisor.apply({name}): {staleness.warning}", RecommendationWarning,
@@ -162,8 +189,27 @@ def apply(
     applied = Applied(fn=fn, model=model, config=config, recommendation=rec,
                       fingerprint_hash=fp["fingerprint_hash"], staleness=staleness,
                       artifact=loaded, inference=inference, buckets=plan, workload=wl)
+    for flag in rec.best.flags or []:
+        warnings.warn(f"advisor.apply({name}): its replay flagged {flag['flag']}: "
+                      f"{flag['message']}", RecommendationWarning, stacklevel=2)
     if warmup and wl is not None:
         applied.warmup_s = warm_up(applied, warmup_inputs(wl, device, plan))
+    return served(applied)
+
+
+def _serving(applied: Applied, wl: Workload | None, device: str,
+             record_traffic: str | Path | None) -> Applied:
+    """Attach the serving monitor and, when asked, the traffic recorder (advisor.capture)."""
+    config = applied.config
+    applied.monitor = ServingMonitor(compiled=applied.compiled, cudagraphs=config.uses_cudagraphs,
+                                     bucketed=applied.buckets is not None,
+                                     cuda=device.startswith("cuda"))
+    applied.monitor.started()
+    if record_traffic is not None:
+        if wl is None:
+            raise ConfigError(f"record_traffic={record_traffic}: pass workload=FILE.py (its "
+                              "inputs say which tensor axes carry which dims)")
+        applied.recorder = TrafficRecorder(record_traffic, wl, device)
     return applied
 
 
