@@ -11,10 +11,12 @@ same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) mea
    holdout, in order. Declared traffic: `REQUESTS` requests sampled by weight with a fixed seed,
    the same for every config of the same traffic, fitted on the declared shapes.
 2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
-   reference step).
+   reference step), computed after the stream and the timed passes, so that it warms nothing
+   the stream meets (a fresh serving process runs no reference first).
 3. Start-up: compile, then one call per shape the strategy prepares before traffic: every bucket
    the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
-   fitted traffic's `STARTUP_SHAPES` most frequent shapes (static, dynamic, mark_dynamic). Its
+   fitted traffic's `STARTUP_SHAPES` most frequent shapes, ties in order of first appearance
+   (static, dynamic, mark_dynamic). Its
    compile time is `cold_compile_s` (empty caches); the warm start (second process, same cache
    dir) repeats it.
 4. The stream, timed: each request once, in order, as a fresh server meets it, timed with
@@ -37,9 +39,9 @@ timed passes; ``shapes`` holds one entry per bucket (per distinct shape when not
 with its share of the stream and the latencies of its requests; ``recompiles`` counts the
 recompiles after start-up; ``cold_compile_s`` is the start-up compile. The ``replay`` key holds
 the rest (see `run_replay`), its ``stream`` the stream's figures and ``flags`` what a serving
-process meets (advisor.serving turns them into the process-life cost that decides). A replay with eager fallbacks is not a candidate: its ``passed`` is
-False (``replay.eager_fallbacks`` says why), so a sweep never recommends a config whose speed
-comes from silently running eager.
+process meets (advisor.serving turns them into the process-life cost that decides). A replay
+with eager fallbacks is not a candidate: its ``passed`` is False (``replay.eager_fallbacks``
+says why), so a sweep never recommends a config whose speed comes from silently running eager.
 
 Recompile limit: ``ADVISOR_RECOMPILE_LIMIT`` (env) sets ``torch._dynamo.config.recompile_limit``
 in the child (default: torch's own, 8); a bucketed strategy raises it to its number of buckets,
@@ -149,7 +151,8 @@ def _startup_dims(
     fit: list[tuple[dict[str, int], float]], buckets: BucketPlan
 ) -> list[dict[str, int]]:
     """What a strategy prepares before traffic, from what it was fitted on: one shape per bucket
-    the fitted traffic uses (bucketed), or its `STARTUP_SHAPES` most frequent shapes."""
+    the fitted traffic uses (bucketed), or its `STARTUP_SHAPES` most frequent shapes (ties: the
+    first seen first)."""
     heaviest = sorted(fit, key=lambda pair: -pair[1])
     if not buckets.pads:
         return [dict(d) for d, _ in heaviest[:STARTUP_SHAPES]]
@@ -192,8 +195,11 @@ def _frames_ok() -> int:
 class _Replay:
     """The torch side of one replay; `run()` fills the trial's record."""
 
-    def __init__(self, run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> None:
-        self.run, self.wl, self.plan, self.refs = run, workload, plan, refs
+    def __init__(
+        self, run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[], list[Any]]
+    ) -> None:
+        self.run, self.wl, self.plan, self.reference = run, workload, plan, reference
+        self.outs: dict[int, Any] = {}  # the first output of every distinct shape, on the CPU
         self.config: CompileConfig = run.config
         self.kind = shape_strategy(self.config.shapes)[0]
         self.limit_hit = False
@@ -313,12 +319,22 @@ class _Replay:
             (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
         )
         replay["stream"] = self._stream(mem0)
+        self._check()
         replay["flags"] = self._flags(replay)
+
+    def _check(self) -> None:
+        """The fp32 eager reference of every distinct shape (run now, after the stream), then
+        the accuracy of the stream's first output of each."""
+        run = self.run
+        refs = self.reference()
+        run.stage = "accuracy"
+        run._accuracy(self.wl, refs, [self.outs[i] for i in range(len(self.plan.shapes))])
+        if self.eager:
+            run.record["passed"] = False  # right results, but eager speed: not a candidate
 
     def _serve_untimed(self, timer: Any, fns: list[Callable[[], Any]]) -> None:
         """Start-up, then the stream: the trace once, in order, every request timed with what it
-        triggers (no stance: a shape the strategy did not prepare is met as a server meets it);
-        then the accuracy check."""
+        triggers (no stance: a shape the strategy did not prepare is met as a server meets it)."""
         from advisor.trial import _to_cpu_fp32, phase
 
         run, plan, rec = self.run, self.plan, self.run.record
@@ -348,10 +364,7 @@ class _Replay:
             if i not in outs:
                 outs[i] = _to_cpu_fp32(out)
         self.mem_stream = _reserved(run.device)
-        run.stage = "accuracy"
-        run._accuracy(self.wl, self.refs, [outs[i] for i in range(len(plan.shapes))])
-        if self.eager:
-            rec["passed"] = False  # right results, but eager speed: not a candidate
+        self.outs = outs
 
     def _stream(self, mem0: int) -> dict[str, Any]:
         """The stream's figures (see `run_replay`)."""
@@ -582,8 +595,11 @@ def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, i
                     torch._dynamo.mark_dynamic(tensors[t], axis, min=low, max=max(high, low))
 
 
-def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> None:
-    """Measure a replay inside the trial child and fill ``run.record`` (see the module doc).
+def run_replay(
+    run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[], list[Any]]
+) -> None:
+    """Measure a replay inside the trial child and fill ``run.record`` (see the module doc);
+    ``reference()`` gives the fp32 eager outputs of ``plan.shapes``, run after the stream.
 
     ``record["replay"]``: strategy, traffic_source, traffic_shapes, varying_dims, requests,
     trace_shapes, seed, passes, boundaries (per padded dim), buckets, expected_ms (the
@@ -601,7 +617,7 @@ def run_replay(run: Any, workload: Any, plan: ReplayPlan, refs: list[Any]) -> No
     half), last_new_shape_s (from the stream's start), mem_startup_bytes and mem_growth_bytes
     (GPU memory reserved by start-up, and its growth over the stream; None off a GPU).
     """
-    _Replay(run, workload, plan, refs).run_replay()
+    _Replay(run, workload, plan, reference).run_replay()
 
 
 def warm_start(
@@ -621,7 +637,7 @@ def warm_start(
             torch.manual_seed(0)
             return wl.inputs(dict(dims), device)
 
-    replay = _Replay(_Run(), workload, plan, [])
+    replay = _Replay(_Run(), workload, plan, list)
     replay._limit()
     if config.dtype == "tf32":
         torch.set_float32_matmul_precision("high")

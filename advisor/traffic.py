@@ -103,16 +103,17 @@ class Traffic:
     def split(self, n: int) -> tuple[list[tuple[dict[str, int], float]], list[int], int]:
         """(what a replay fits on, the requests it serves in order, where the holdout starts).
 
-        A log: the earlier part's shapes weighted by their counts, then the first `n` requests
+        A log: the earlier part's shapes weighted by their counts (in order of first
+        appearance), then the first `n` requests
         of the holdout (the log's last `holdout` share, at least one request). Declared
         traffic: all of it, and `n` requests sampled by weight (`trace`); the split is 0."""
         if not self.log or len(self.log) < 2:
             return list(self.shapes), self.trace(n), 0
         cut = min(len(self.log) - 1, max(1, round(len(self.log) * (1 - self.holdout))))
-        counts: dict[int, int] = {}
+        counts: dict[int, int] = {}  # in order of first appearance
         for i in self.log[:cut]:
             counts[i] = counts.get(i, 0) + 1
-        fit = [(dict(self.shapes[i][0]), float(c)) for i, c in sorted(counts.items())]
+        fit = [(dict(self.shapes[i][0]), float(c)) for i, c in counts.items()]
         return fit, list(self.log[cut : cut + n]), cut
 
     def to_spec(self) -> list[dict[str, Any]]:

@@ -1,0 +1,361 @@
+"""Shape strategies: the advisor's predicted cost per request against a plain serving harness.
+
+For each generated trace (``hot``: a few hot shapes; ``longtail``: nearly every request a new
+shape; ``drift``: the mix shifts half-way) the log has three parts: `fit` requests, then `serve`
+requests, then `serve` more. The advisor sees the first two (``advisor sweep --traffic`` with the
+second as its holdout) and predicts, per strategy, the cost per request of a process that serves
+`serve` requests (`advisor.serving.process_life_ms`). The harness then serves the third part,
+requests neither side has seen, once per strategy in a fresh process with a fresh Inductor cache:
+plain code, not the advisor's: build, cast, ``torch.compile``, warm what the strategy prepares
+(its buckets of the fitted part with the advisor's boundaries, or the fitted part's 8 most
+frequent shapes), then every request in order with CUDA events around it (perf_counter on CPU).
+
+    python bench/shapes_bench.py --device cuda --out bench/results
+    python bench/shapes_bench.py --device cpu --workload tests/workloads/tiny_seq.py \\
+        --mode default --dtype fp32 --fit 40 --serve 30 --out /tmp/shapes   # a smoke run
+
+Writes ``shapes_bench_<device>_<UTC time>.json`` and ``.md`` (never overwrites). Goal (issue):
+predicted within 15% of the harness for every strategy and trace, the advisor's pick the
+harness's best within 10%; misses are reported beside hits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import fcntl
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+STARTUP_SHAPES = 8  # the fitted part's most frequent shapes an unbucketed server warms
+GOAL_PREDICTION = 0.15
+GOAL_PICK = 0.10
+
+
+# --- traces ---------------------------------------------------------------------------------
+
+
+def _ranges(workload: Any) -> dict[str, tuple[int, int]]:
+    """Each dim's range: the declared traffic's smallest and largest size."""
+    dims = list(workload.traffic[0][0])
+    return {d: (min(s[d] for s, _ in workload.traffic), max(s[d] for s, _ in workload.traffic))
+            for d in dims}
+
+
+def make_trace(kind: str, ranges: dict[str, tuple[int, int]], n: int, seed: int = 0
+               ) -> list[dict[str, int]]:
+    rng = random.Random(seed)
+
+    def uniform() -> dict[str, int]:
+        return {d: rng.randint(lo, hi) for d, (lo, hi) in ranges.items()}
+
+    def hot_set(k: int) -> list[dict[str, int]]:
+        return [uniform() for _ in range(k)]
+
+    if kind == "longtail":
+        return [uniform() for _ in range(n)]
+    if kind == "hot":
+        hot, weights = hot_set(4), [0.5, 0.25, 0.15, 0.10]
+        return [rng.choices(hot, weights)[0] for _ in range(n)]
+    if kind == "drift":  # hot shapes, then another hot set with a tail, from the middle on
+        first, second = hot_set(3), hot_set(3)
+        return [rng.choice(first) if i < n // 2
+                else (rng.choice(second) if rng.random() < 0.8 else uniform())
+                for i in range(n)]
+    raise SystemExit(f"unknown trace {kind!r}: choose hot, longtail or drift")
+
+
+def write_log(path: Path, requests: list[dict[str, int]]) -> None:
+    dims = list(requests[0])
+    path.write_text(",".join(dims) + "\n"
+                    + "".join(",".join(str(r[d]) for d in dims) + "\n" for r in requests))
+
+
+# --- the plain harness (its own process) -------------------------------------------------------
+
+
+def harness(spec: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    from advisor.workload import load_workload
+
+    wl = load_workload(Path(spec["workload"])).workload
+    device, mode, strategy = spec["device"], spec["mode"], spec["strategy"]
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[spec["dtype"]]
+    bounds = {d: sorted(b) for d, b in spec["boundaries"].items()}
+
+    def bucket(dims: dict[str, int]) -> dict[str, int]:
+        return {d: next((b for b in bounds[d] if b >= v), v) if d in bounds else v
+                for d, v in dims.items()}
+
+    def make(dims: dict[str, int]) -> Any:
+        args = wl.inputs(dict(dims), device)
+        return {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in args.items()}
+
+    torch.manual_seed(0)
+    model = wl.build(device, dtype)
+    if mode == "eager":
+        fn = model
+    else:
+        kwargs: dict[str, Any] = {} if mode == "default" else {"mode": mode}
+        if strategy == "dynamic":
+            kwargs["dynamic"] = True
+        elif strategy.startswith("buckets"):
+            kwargs["dynamic"] = False
+        fn = torch.compile(model, **kwargs)
+    graphs = mode in ("reduce-overhead", "max-autotune")
+    cuda = device.startswith("cuda")
+    varying = [d for d, (lo, hi) in spec["ranges"].items() if lo != hi]
+
+    def mark(args: dict[str, Any], dims: dict[str, int]) -> None:
+        if strategy != "mark_dynamic":
+            return
+        for t in args.values():
+            for axis, size in enumerate(t.shape):
+                for d in varying:
+                    if size == dims[d] and size >= 2 and list(dims.values()).count(size) == 1:
+                        lo, hi = spec["ranges"][d]
+                        torch._dynamo.mark_dynamic(t, axis, min=max(2, lo), max=hi)
+
+    def request(dims: dict[str, int]) -> Any:
+        to = bucket(dims)
+        args = make(dims)
+        if to != dims:
+            args = wl.pad(args, dict(dims), to)
+        mark(args, to)
+        return args, to
+
+    def call(args: dict[str, Any], dims: dict[str, int], to: dict[str, int]) -> None:
+        if graphs:
+            torch.compiler.cudagraph_mark_step_begin()
+        out = fn(**args)
+        if to != dims:
+            wl.cut(out, dims)
+
+    with torch.inference_mode():
+        prepared = [request(d) for d in spec["startup"]]
+        served = [request(d) for d in spec["serve"]]
+        t0 = time.perf_counter()
+        for (args, to), dims in zip(prepared, spec["startup"], strict=True):
+            call(args, dims, to)
+        if cuda:
+            torch.cuda.synchronize()
+        startup_s = time.perf_counter() - t0
+        costs = []
+        with open(spec["lock"], "a") as lock:  # serve alone on the device
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            start = torch.cuda.Event(enable_timing=True) if cuda else None
+            end = torch.cuda.Event(enable_timing=True) if cuda else None
+            for (args, to), dims in zip(served, spec["serve"], strict=True):
+                if cuda:
+                    start.record()
+                    call(args, dims, to)
+                    end.record()
+                    end.synchronize()
+                    costs.append(float(start.elapsed_time(end)))
+                else:
+                    t = time.perf_counter()
+                    call(args, dims, to)
+                    costs.append((time.perf_counter() - t) * 1000)
+    return {"startup_s": startup_s, "per_request_ms": costs}
+
+
+def startup_shapes(fit: list[dict[str, int]], bounds: dict[str, list[int]]) -> list[dict]:
+    counts = Counter(tuple(d.items()) for d in fit)
+    heaviest = [dict(k) for k, _ in counts.most_common()]
+    if not bounds:
+        return heaviest[:STARTUP_SHAPES]
+    first: dict[tuple, dict[str, int]] = {}
+    for d in heaviest:
+        key = tuple((k, next((b for b in sorted(bounds[k]) if b >= v), v) if k in bounds else v)
+                    for k, v in d.items())
+        first.setdefault(key, d)
+    return list(first.values())
+
+
+def run_harness(spec: dict[str, Any], out: Path) -> dict[str, Any]:
+    spec_file = out / f"spec_{os.getpid()}_{time.monotonic_ns()}.json"
+    spec_file.write_text(json.dumps(spec))
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONPATH": _pythonpath()}
+        done = subprocess.run([sys.executable, __file__, "--harness", str(spec_file)],
+                              capture_output=True, text=True, env=env, timeout=900)
+    spec_file.unlink()
+    if done.returncode != 0:
+        return {"error": done.stderr[-2000:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _pythonpath() -> str:
+    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+
+
+# --- the advisor's side -----------------------------------------------------------------------
+
+
+def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: int, out: Path
+                  ) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "advisor", "sweep", args.workload, "--traffic", str(log),
+           "--holdout", f"{holdout:.6f}", "--modes", args.mode, "--dtypes", args.dtype,
+           "--shapes", args.strategies, "--device", args.device, "--no-warm",
+           "--no-confirm-leaders", "--calls-per-process", str(serve), "--json",
+           "--db", f"sqlite:///{out / 'shapes_bench.db'}"]
+    if args.jobs:
+        cmd += ["--jobs", str(args.jobs)]
+    env = {**os.environ, "ADVISOR_REPLAY_REQUESTS": str(serve), "PYTHONPATH": _pythonpath()}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"advisor sweep failed ({done.returncode}): {done.stderr[-3000:]}")
+    return json.loads(done.stdout)
+
+
+def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from advisor.config import CompileConfig
+    from advisor.serving import process_life_ms
+    from advisor.workload import load_workload
+
+    wl = load_workload(Path(args.workload)).workload
+    ranges = _ranges(wl)
+    trace = make_trace(kind, ranges, args.fit + 2 * args.serve, seed=args.seed)
+    fit, seen, unseen = (trace[: args.fit], trace[args.fit: args.fit + args.serve],
+                         trace[args.fit + args.serve:])
+    log = out / f"log_{kind}.csv"
+    write_log(log, fit + seen)
+    t0 = time.perf_counter()
+    outcome = advisor_sweep(args, log, args.serve / (args.fit + args.serve), args.serve, out)
+    sweep_s = time.perf_counter() - t0
+    best = (outcome["recommendation"].get("best") or {}).get("label")
+    rows, specs = [], []
+    for rec in outcome["trials"]:
+        if rec["status"] != "ok" or not rec.get("replay"):
+            rows.append({"config": CompileConfig.from_dict(rec["config"]).label,
+                         "status": rec["status"], "reason": rec.get("failure_reason")})
+            continue
+        cfg = CompileConfig.from_dict(rec["config"])
+        rp = rec["replay"]
+        life = process_life_ms(rp, len(unseen))
+        startup_ms = rp["stream"]["startup_s"] * 1000
+        row = {"config": cfg.label, "strategy": cfg.shapes if cfg.compiled else "eager",
+               "passed": rec.get("passed"), "predicted_ms": life,
+               "predicted_serving_ms": life - startup_ms / len(unseen),
+               "steady_ms": rp["mean_ms"], "stream_mean_ms": rp["stream"]["mean_ms"],
+               "new_shape_share": rp["stream"]["new_shape_share"],
+               "flags": [f["flag"] for f in rp.get("flags") or []],
+               "boundaries": rp["boundaries"]}
+        rows.append(row)
+        specs.append((row, {
+            "workload": str(Path(args.workload).resolve()), "device": args.device,
+            "mode": cfg.mode, "dtype": cfg.dtype, "strategy": cfg.shapes,
+            "boundaries": rp["boundaries"], "ranges": ranges, "serve": unseen,
+            "startup": startup_shapes(fit, rp["boundaries"]), "lock": str(out / "serve.lock"),
+        }))
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs or 1)) as pool:
+        results = list(pool.map(lambda s: run_harness(s[1], out), specs))
+    for (row, _), got in zip(specs, results, strict=True):
+        if "error" in got:
+            row["harness_error"] = got["error"]
+            continue
+        total = got["startup_s"] * 1000 + sum(got["per_request_ms"])
+        row["harness_ms"] = total / len(got["per_request_ms"])
+        row["harness_serving_ms"] = sum(got["per_request_ms"]) / len(got["per_request_ms"])
+        row["harness_startup_s"] = got["startup_s"]
+        row["error"] = row["predicted_ms"] / row["harness_ms"] - 1
+        row["serving_error"] = row["predicted_serving_ms"] / row["harness_serving_ms"] - 1
+    measured = [r for r in rows if "harness_ms" in r and r.get("passed")]
+    harness_best = min(measured, key=lambda r: r["harness_ms"]) if measured else None
+    pick = next((r for r in measured if r["config"] == best), None)
+    return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
+            "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
+            "advisor_pick": best, "harness_best": harness_best and harness_best["config"],
+            "pick_gap": (pick["harness_ms"] / harness_best["harness_ms"] - 1)
+            if pick and harness_best else None, "rows": rows}
+
+
+def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    lines = [f"# Shape strategies: predicted vs served ({meta['device']}, {meta['when']})", "",
+             f"`{meta['command']}`", "",
+             f"Workload {meta['workload']}, {meta['mode']} {meta['dtype']}; fit {meta['fit']}, "
+             f"holdout {meta['serve']}, served unseen {meta['serve']} requests per trace. "
+             "ms per request over a process serving the unseen part, start-up included "
+             "('serving': without start-up). Error = predicted / harness - 1.", ""]
+    for res in results:
+        lines += [f"## {res['trace']} ({res['distinct_unseen']} distinct shapes in "
+                  f"{res['unseen']} unseen requests; sweep {res['sweep_s']:.0f} s)", "",
+                  f"advisor's pick: {res['advisor_pick']}; harness's best: "
+                  f"{res['harness_best']}; pick's gap: "
+                  + ("-" if res["pick_gap"] is None else f"{res['pick_gap']:+.1%}")
+                  + (" (hit)" if res["pick_gap"] is not None and res["pick_gap"] <= GOAL_PICK
+                     else " (miss)"), "",
+                  "| config | predicted | harness | error | predicted serving | harness serving "
+                  "| error | steady | new shapes | flags |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for r in res["rows"]:
+            if "predicted_ms" not in r or "harness_ms" not in r:
+                lines.append(f"| {r['config']} | {r.get('status', 'ok')} "
+                             f"{r.get('reason') or r.get('harness_error', '')[-80:]} |")
+                continue
+            hit = "" if abs(r["error"]) <= GOAL_PREDICTION else " **miss**"
+            lines.append(
+                f"| {r['config']} | {r['predicted_ms']:.3f} | {r['harness_ms']:.3f} | "
+                f"{r['error']:+.1%}{hit} | {r['predicted_serving_ms']:.3f} | "
+                f"{r['harness_serving_ms']:.3f} | {r['serving_error']:+.1%} | "
+                f"{r['steady_ms']:.3f} | {r['new_shape_share']:.0%} | "
+                f"{', '.join(r['flags']) or '-'} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--harness", help=argparse.SUPPRESS)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--workload", default=str(ROOT / "workloads" / "reranker.py"))
+    p.add_argument("--mode", default="reduce-overhead")
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--strategies", default="static,mark_dynamic,buckets:fitted-2,buckets:pow2")
+    p.add_argument("--traces", default="hot,longtail,drift")
+    p.add_argument("--fit", type=int, default=200)
+    p.add_argument("--serve", type=int, default=200)
+    p.add_argument("--jobs", type=int, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    args = p.parse_args()
+    if args.harness:
+        print(json.dumps(harness(json.loads(Path(args.harness).read_text()))))
+        return
+    if args.fit < 2 or args.serve < 2:
+        print("shapes_bench: --fit and --serve must be at least 2", file=sys.stderr)
+        raise SystemExit(2)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    when = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    work = Path(tempfile.mkdtemp(prefix="shapes_bench_"))
+    results = []
+    for kind in args.traces.split(","):
+        results.append(one_trace(args, kind, work))
+        print(f"{kind}: pick {results[-1]['advisor_pick']}, harness best "
+              f"{results[-1]['harness_best']}", file=sys.stderr)
+    meta = {"device": args.device, "when": when, "workload": Path(args.workload).name,
+            "mode": args.mode, "dtype": args.dtype, "fit": args.fit, "serve": args.serve,
+            "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
+    stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
+    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "traces": results}, indent=1))
+    stem.with_suffix(".md").write_text(report(results, meta))
+    print(stem.with_suffix(".md").read_text())
+
+
+if __name__ == "__main__":
+    main()
