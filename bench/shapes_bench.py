@@ -343,17 +343,19 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     when = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     work = Path(tempfile.mkdtemp(prefix="shapes_bench_"))
-    results = []
-    for kind in args.traces.split(","):
-        results.append(one_trace(args, kind, work))
-        print(f"{kind}: pick {results[-1]['advisor_pick']}, harness best "
-              f"{results[-1]['harness_best']}", file=sys.stderr)
     meta = {"device": args.device, "when": when, "workload": Path(args.workload).name,
             "mode": args.mode, "dtype": args.dtype, "fit": args.fit, "serve": args.serve,
             "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
     stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
-    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "traces": results}, indent=1))
-    stem.with_suffix(".md").write_text(report(results, meta))
+    results: list[dict[str, Any]] = []
+    for kind in args.traces.split(","):
+        results.append(one_trace(args, kind, work))
+        print(f"{kind}: pick {results[-1]['advisor_pick']}, harness best "
+              f"{results[-1]['harness_best']}", file=sys.stderr)
+        # this run's files grow trace by trace: a run cut short keeps what it measured
+        stem.with_suffix(".json").write_text(
+            json.dumps({"meta": meta, "traces": results}, indent=1))
+        stem.with_suffix(".md").write_text(report(results, meta))
     print(stem.with_suffix(".md").read_text())
 
 
