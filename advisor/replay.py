@@ -13,7 +13,8 @@ same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) mea
 2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
    reference step), computed after the stream and the timed passes, so that it warms nothing
    the stream meets (a fresh serving process runs no reference first).
-3. Start-up: compile, then one call per shape the strategy prepares before traffic: every bucket
+3. Start-up: compile, then calls of each shape the strategy prepares before traffic (three in
+   CUDA-graph modes: warm-up, recording, a replay; else one): every bucket
    the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
    fitted traffic's `STARTUP_SHAPES` most frequent shapes, ties in order of first appearance
    (static, dynamic, mark_dynamic). Its
@@ -80,6 +81,14 @@ def _env_int(name: str, default: int) -> int:
 
 
 STARTUP_SHAPES = 8  # unpadded strategies warm at most this many known shapes (torch's limit)
+# Calls per prepared shape at start-up: CUDA-graph trees run a new shape once to warm up, record
+# its graph on the next call and replay it from the third; a server prepares all three.
+CUDAGRAPH_STARTUP_CALLS = 3
+
+
+def startup_calls(config: CompileConfig) -> int:
+    """How many times start-up calls each prepared shape."""
+    return CUDAGRAPH_STARTUP_CALLS if config.uses_cudagraphs else 1
 
 
 @dataclass(frozen=True)
@@ -342,7 +351,8 @@ class _Replay:
         outs: dict[int, Any] = {}
         t0 = time.perf_counter()
         for i in plan.startup():
-            out, _, _ = self._call(timer, i, fns, keys, seen)
+            for _ in range(startup_calls(self.config)):
+                out, _, _ = self._call(timer, i, fns, keys, seen)
             outs[i] = _to_cpu_fp32(out)
         timer.sync()
         self.startup_wall_s = time.perf_counter() - t0
@@ -652,6 +662,7 @@ def warm_start(
         fn = torch.compile(model, **config.compile_kwargs())
         fns = replay._serve_fns(fn, args)
         for i in plan.startup():
-            timer.call(fns[i])
+            for _ in range(startup_calls(config)):
+                timer.call(fns[i])
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}

@@ -377,15 +377,19 @@ def warmup_inputs(wl: Workload, device: str, plan: BucketPlan | None = None) -> 
 
 
 def warm_up(applied: Applied, inputs: Sequence[Any]) -> float:
-    """Call ``applied`` once per inputs (compiling each shape); returns the seconds taken."""
+    """Call ``applied`` on each inputs (compiling each shape; three calls under CUDA graphs,
+    which record a shape's graph on its second call); returns the seconds taken."""
     import torch
+
+    from advisor.replay import startup_calls
 
     t0 = time.perf_counter()
     for args in inputs:
-        if isinstance(args, dict):
-            applied(**args)
-        else:
-            applied(*args)
+        for _ in range(startup_calls(applied.config)):  # CUDA graphs: warm-up, record, replay
+            if isinstance(args, dict):
+                applied(**args)
+            else:
+                applied(*args)
     if str(next(_tensors(inputs), torch.empty(0)).device).startswith("cuda"):
         torch.cuda.synchronize()
     return time.perf_counter() - t0
