@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from advisor import serving
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
 from advisor.recommend import TIE_RATIO, Recommendation
@@ -354,7 +355,13 @@ def replay_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             "strategy": (r.get("config") or {}).get("shapes", "static"),
             "config": config_label(r.get("config"), r.get("config_key")),
         }
+        if serving.decides(replay):  # the figure a recommendation under varying traffic uses
+            row["process_life_ms"] = serving.process_life_ms(
+                replay, serving.DEFAULT_CALLS_PER_PROCESS)
+        row["flags"] = ", ".join(f["flag"] for f in replay.get("flags") or []) or "-"
         for key, value in replay.items():
+            if key == "flags":
+                continue
             if isinstance(value, dict):
                 row.update({f"{key}.{k}": v for k, v in value.items() if _scalar(v)})
             elif isinstance(value, list):

@@ -122,6 +122,10 @@ def show(
             render.last_line(r.get("error_tail")) if r["status"] != "ok" else "",
         )
     render.console.print(table)
+    if any(isinstance(r.get("replay"), dict) for r in records):
+        from advisor.cli.trial import print_replays
+
+        print_replays(records, rec.calls_per_process)  # the stream, the steady state, flags
     render.console.print(f"the recommendation for {rec.workload} on this device and stack "
                          "(every sweep of it pooled):")
     render.recommendation(rec)

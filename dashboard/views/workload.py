@@ -3,6 +3,7 @@
 import altair as alt
 import streamlit as st
 
+from advisor import serving
 from advisor.noise import interval_warning
 from dashboard import analysis, data, ui
 
@@ -168,7 +169,11 @@ else:
 replay = analysis.replay_frame(records)
 if not replay.empty:
     st.subheader("Shape strategies side by side")
-    st.caption("Each strategy replayed the same trace sampled from the traffic.")
+    st.caption("Each strategy served the same stream as a fresh process meets it (new shapes "
+               "paying their compile or CUDA-graph recording), then the steady state. "
+               "process_life_ms: the cost per request over a process of "
+               f"{serving.DEFAULT_CALLS_PER_PROCESS:,} requests, which decides under varying "
+               "traffic; flags: what a server of it will meet (docs/shapes.md).")
     ui.table(replay, key="replay")
     latency = [c for c in replay.columns if c.endswith("_ms")]
     if latency:

@@ -138,3 +138,16 @@ def test_replay_frame_puts_shape_strategies_side_by_side() -> None:
     assert list(frame["strategy"]) == ["buckets:pow2", "static"]
     assert frame.loc[0, "waste.share"] == 0.2 and frame.loc[0, "buckets"] == "16, 32"
     assert analysis.replay_frame([{"status": "ok", "config": None}]).empty
+
+
+def test_replay_frame_shows_the_process_life_figure_and_flags() -> None:
+    stream = {"per_request_ms": [50.0, 1.0, 50.0, 50.0], "new_shape": [0, 2, 3],
+              "startup_s": 2.0, "mean_ms": 37.75}
+    records = [{"status": "ok", "config": {"mode": "reduce-overhead", "dtype": "bf16"},
+                "replay": {"mean_ms": 1.0, "varying_dims": ["seq"], "stream": stream,
+                           "flags": [{"flag": "cudagraph_per_shape", "message": "m"},
+                                     {"flag": "new_shapes_persist", "message": "m"}]}}]
+    frame = analysis.replay_frame(records)
+    assert frame.loc[0, "flags"] == "cudagraph_per_shape, new_shapes_persist"
+    # start-up 2000 ms + the stream's 151 ms + 9,996 more requests at 1 ms + 49 ms extra each
+    assert frame.loc[0, "process_life_ms"] == pytest.approx((2000 + 151 + 9996 * 50) / 10_000)
