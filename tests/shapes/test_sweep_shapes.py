@@ -40,6 +40,8 @@ def advisor(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["--traffic", "tokens.csv"], ["'tokens' is not a dim"]),
         (["--shapes", "static,buckets:pow3"], ["unknown shape strategy 'buckets:pow3'"]),
         (["--shapes", "dynamic", "--shape", "batch=2,seq=5"], ["drop --shape"]),
+        (["--traffic", "good.csv", "--holdout", "1.5"], ["holdout share 1.5", "between 0 and 1"]),
+        (["--traffic", "good.csv", "--calls-per-process", "0"], ["--calls-per-process"]),
     ],
 )
 def test_bad_traffic_or_strategy_is_one_line_exit_2_nothing_written(
@@ -48,6 +50,7 @@ def test_bad_traffic_or_strategy_is_one_line_exit_2_nothing_written(
     (tmp_path / "bad.csv").write_text("batch,seq\n2,0\n")
     (tmp_path / "empty.csv").write_text("")
     (tmp_path / "tokens.csv").write_text("batch,tokens\n2,5\n")
+    (tmp_path / "good.csv").write_text("batch,seq\n2,5\n2,7\n")
     result = advisor("sweep", TINY_SEQ, "--db", "sqlite:///sweep.sqlite", *args, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
