@@ -251,8 +251,9 @@ def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
     assert len(space) == 4
     url = sqlite_url(tmp_path / "a.db")
     # The printed recommendation is checked against one made from the stored trials alone.
+    # Without priors (tests/sweep/test_sweep_priors.py covers them) the sampler proposes.
     args = ["--modes", "eager", "--dtypes", "fp32,tf32,bf16,fp16", "--trials", "2",
-            "--no-confirm-leaders"]
+            "--no-confirm-leaders", "--no-priors"]
     done = advisor("sweep", FOUR_DTYPES, "--db", url, *args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with open_store(url) as store:
