@@ -79,8 +79,14 @@ def test_sweep_prints_json_with_a_recommendation(swept: Swept) -> None:
     rec = out["recommendation"]
     assert rec["workload"] == "tiny-mlp"
     assert rec["fingerprint_hash"] == out["fingerprint"]["fingerprint_hash"]
-    assert isinstance(rec["sentence"], str) and rec["sentence"].startswith(rec["best"]["label"])
-    assert rec["best"]["config"] in [c.to_dict() for c in TINY_SPACE.configs]
+    # eager and default are close on this tiny model: a loaded host can leave them undecided
+    pick = rec["best"] or rec["ranked"][0]
+    if rec["best"] is None:
+        assert rec["decision"] == "undecided: noise"
+        assert rec["sentence"].startswith("undecided: noise. " + pick["label"])
+    else:
+        assert rec["sentence"].startswith(pick["label"])
+    assert pick["config"] in [c.to_dict() for c in TINY_SPACE.configs]
     assert rec["baseline"]["label"] == "fp32 + eager"
     assert rec["baseline"]["speedup"] == pytest.approx(1.0)
     assert (rec["n_trials"], rec["n_failed"]) == (2, 0)
@@ -185,12 +191,15 @@ def test_recommend_by_fingerprint(swept: Swept) -> None:
     assert done.returncode == 0, done.stderr
     rec = json_out(done)
     assert rec["sentence"] == swept.out["recommendation"]["sentence"]
-    assert rec["best"]["trial_uuid"] == swept.out["recommendation"]["best"]["trial_uuid"]
+    assert rec["decision"] == swept.out["recommendation"]["decision"]
+    assert (rec["best"] or {}).get("trial_uuid") == (
+        swept.out["recommendation"]["best"] or {}).get("trial_uuid")
     text = advisor(
         "recommend", "tiny-mlp", "--db", swept.url, "--fingerprint", fingerprint, cwd=swept.cwd
     )
     assert text.returncode == 0, text.stderr
-    assert swept.out["recommendation"]["best"]["label"] in text.stdout
+    swept_rec = swept.out["recommendation"]
+    assert (swept_rec["best"] or swept_rec["ranked"][0])["label"] in text.stdout
 
 
 def test_recommend_for_this_device(swept: Swept) -> None:
