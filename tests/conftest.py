@@ -8,6 +8,10 @@ import pytest
 
 # The same variable and words as tests/db/conftest.py, which also skips inside its fixtures.
 PG_URL_ENV = "ADVISOR_TEST_PG_URL"
+
+# The suite runs two workers on two cores: each trial child compiles in its own thread instead
+# of starting a pool of compile workers (children inherit this; tests that set it keep theirs).
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 PG_SKIP = (
     f"needs a PostgreSQL server: set {PG_URL_ENV} "
     "(e.g. postgresql+psycopg://postgres@127.0.0.1/test)"

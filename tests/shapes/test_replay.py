@@ -166,21 +166,17 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     log = _log(tmp_path / "long_tail.csv", rows)
     monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "20")
     monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "64")  # every new length compiles, none eager
-    records = [
-        _replay(config, log)
-        for config in (
-            CompileConfig(mode="eager"),
-            CompileConfig(dynamic="false"),
-            CompileConfig(shapes="buckets:fitted-2"),
-        )
-    ]
-    eager, static, bucketed = records
+    # The question is how to meet the shapes, so the compiled strategies are compared (eager is
+    # within noise of them on a model this small); start-up amortised over a long life.
+    static, bucketed = (_replay(c, log) for c in (CompileConfig(dynamic="false"),
+                                                  CompileConfig(shapes="buckets:fitted-2")))
     assert static["replay"]["stream"]["new_shape_share"] > 0.5  # the tail, as served
     assert static["replay"]["stream"]["late_new_shape_share"] > 0.3
     assert static["passed"] and bucketed["passed"]
+    records = [static, bucketed]
     for i, r in enumerate(records):
         r["trial_uuid"], r["config_key"] = f"t{i}", CompileConfig.from_dict(r["config"]).key
-    rec = recommend("tiny-seq", records)
+    rec = recommend("tiny-seq", records, calls_per_process=10**7)
     assert rec.best is not None and rec.best.config.get("shapes") == "buckets:fitted-2"
     assert rec.best.figure == "process" and "process serving" in rec.decided_by
     by_label = {r.label: r for r in rec.ranked}
