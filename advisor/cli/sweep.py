@@ -320,6 +320,7 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
         progress()
 
     codes = pool.wait(tick=tick)
+    progress()  # the trials stored after the last tick: the closing progress line
     done = store.config_keys_done(sweep_id)
     # a budgeted sweep is complete when its workers found nothing more to start
     complete = set(sweeper.space.keys()) <= done or (feeder is not None and not any(codes))

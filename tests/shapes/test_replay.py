@@ -162,9 +162,9 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     from advisor.recommend import recommend
 
     rng = random.Random(7)
-    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(40)]
+    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(20)]
     log = _log(tmp_path / "long_tail.csv", rows)
-    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "20")
+    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "10")
     monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "64")  # every new length compiles, none eager
     # The question is how to meet the shapes, so the compiled strategies are compared (eager is
     # within noise of them on a model this small); start-up amortised over a long life.
