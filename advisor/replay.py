@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.buckets import BucketPlan
+from advisor.capture import tensors
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
 from advisor.traffic import TRACE_SEED, Traffic
@@ -557,18 +558,6 @@ class _padded:
         return self.wl.cut(out, self.from_dims)
 
 
-def _tensors(args: Any) -> list[Any]:
-    import torch
-
-    if isinstance(args, torch.Tensor):
-        return [args]
-    if isinstance(args, dict):
-        return [t for key in args for t in _tensors(args[key])]
-    if isinstance(args, (list, tuple)):
-        return [t for item in args for t in _tensors(item)]
-    return []
-
-
 def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[str, list]:
     """For every varying dim: the (tensor position, axis) pairs whose size is that dim.
 
@@ -576,11 +565,11 @@ def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[s
     axes whose size changed from one size of the dim to the other.
     """
     base = dict(plan.shapes[0])
-    base_tensors = _tensors(make(base))
+    base_tensors = tensors(make(base))
     axes: dict[str, list] = {}
     for dim in plan.traffic.varying_dims():
         other = next(v for v in plan.traffic.values(dim) if v != base[dim])
-        probe = _tensors(make({**base, dim: other}))
+        probe = tensors(make({**base, dim: other}))
         axes[dim] = [
             (t, a)
             for t, (x, y) in enumerate(zip(base_tensors, probe, strict=True))
@@ -596,13 +585,13 @@ def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, i
 
     axes = _dim_axes(plan, make)
     for a in args:
-        tensors = _tensors(a)
+        found = tensors(a)
         for dim, pairs in axes.items():
             values = plan.traffic.values(dim)
             low, high = max(2, values[0]), values[-1]
             for t, axis in pairs:
-                if tensors[t].shape[axis] >= 2:  # sizes 0 and 1 always specialise
-                    torch._dynamo.mark_dynamic(tensors[t], axis, min=low, max=max(high, low))
+                if found[t].shape[axis] >= 2:  # sizes 0 and 1 always specialise
+                    torch._dynamo.mark_dynamic(found[t], axis, min=low, max=max(high, low))
 
 
 def run_replay(

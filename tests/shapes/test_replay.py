@@ -123,11 +123,12 @@ def test_new_shapes_in_the_stream_pay_their_recompile(novel_csv: Path, fast_env:
     assert replay["eager_fallbacks"] == 0 and record["passed"]
     recompile_ms = (replay["compile_s_total"] - replay["startup_compile_s"]) * 1000
     assert recompile_ms > 0
-    # The stream costs what the steady state costs plus the recompiles met on the way.
-    extra_ms = sum(stream["per_request_ms"]) - replay["mean_ms"] * stream["requests"]
-    assert extra_ms >= 0.9 * recompile_ms
-    assert stream["mean_ms"] > replay["mean_ms"]
-    assert stream["new_shape_mean_ms"] > 10 * replay["mean_ms"]  # a compile, not a call
+    # The recompiles are paid inside the requests that met the new lengths (the same timer):
+    # the stream's figure carries them, whatever the host's load did to each call.
+    new_costs = [stream["per_request_ms"][i] for i in stream["new_shape"]]
+    assert sum(new_costs) == pytest.approx(recompile_ms, rel=1e-6)
+    assert sum(stream["per_request_ms"]) >= recompile_ms
+    assert stream["new_shape_mean_ms"] == pytest.approx(recompile_ms / 2, rel=1e-6)
     # both new lengths came early: nothing new later on, so nothing to flag for the long run
     assert stream["late_new_shape_share"] == 0 and replay["flags"] == []
 
