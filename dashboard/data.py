@@ -78,7 +78,7 @@ def _revision(url: str) -> str | None:
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str) -> ResultStore:
-    return ResultStore.from_url(url, create=False)
+    return ResultStore.from_url(url, read_only=True)
 
 
 def clear() -> None:

@@ -66,7 +66,7 @@ def compare(
     from advisor.db.store import ResultStore
 
     try:
-        store = ResultStore.from_url(db)
+        store = ResultStore.from_url(db, read_only=True)
         if workload not in store.workloads():
             fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
         records = store.trials(workload=workload)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def _store(db: str | None) -> ResultStore:
     from advisor.db.store import ResultStore
 
-    return ResultStore.from_url(db)
+    return ResultStore.from_url(db, read_only=True)  # a reader never creates a database
 
 
 @app.command("list")

@@ -25,7 +25,7 @@ def export(
     if fmt not in FORMATS:
         fail(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     try:
-        with ResultStore.from_url(db) as store:
+        with ResultStore.from_url(db, read_only=True) as store:
             if workload is not None and workload not in store.workloads():
                 known = ", ".join(store.workloads()) or "none yet"
                 fail(f"no trials of workload {workload!r} in {store.masked_url} (known: {known})")

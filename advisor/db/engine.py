@@ -75,17 +75,20 @@ def parse_url(url: str) -> URL:
     )
 
 
-def make_engine(url: URL) -> Engine:
-    """An engine for a parsed URL, with advisor's SQLite or PostgreSQL connection settings."""
+def make_engine(url: URL, *, read_only: bool = False) -> Engine:
+    """An engine for a parsed URL, with advisor's SQLite or PostgreSQL connection settings.
+
+    ``read_only``: a reader's engine; on SQLite it leaves the file's journal mode as it is
+    (a writer switches the file to WAL; a reader never converts it)."""
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        return _sqlite_engine(url, read_only)
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
-def _sqlite_engine(url: URL) -> Engine:
+def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
     engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
 
     @event.listens_for(engine, "connect")
@@ -94,7 +97,7 @@ def _sqlite_engine(url: URL) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        if url.database and url.database != ":memory:":
+        if url.database and url.database != ":memory:" and not read_only:
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")

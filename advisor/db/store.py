@@ -47,9 +47,11 @@ _SWEEP_EXPORT_KEYS = (
 )  # fmt: skip
 
 
-def _open_engine(url: str | None) -> tuple[Engine, URL]:
+def _open_engine(url: str | None, read_only: bool = False) -> tuple[Engine, URL]:
     parsed = parse_url(resolve_url(url))
-    engine = make_engine(parsed)
+    if read_only and parsed.get_backend_name() == "sqlite" and not _sqlite_file_exists(parsed):
+        raise StoreError(missing_database(parsed))
+    engine = make_engine(parsed, read_only=read_only)
     try:
         with engine.connect():
             pass
@@ -74,7 +76,7 @@ def database_revision(url: str | None = None) -> schema.Revision:
     parsed = parse_url(resolve_url(url))
     if parsed.get_backend_name() == "sqlite" and not _sqlite_file_exists(parsed):
         return schema.Revision(None, schema.head_revision())
-    engine, parsed = _open_engine(url)
+    engine, parsed = _open_engine(url, read_only=True)
     try:
         with translated(parsed, "reading the schema revision"), engine.connect() as connection:
             return schema.revision_of(connection)
@@ -84,6 +86,13 @@ def database_revision(url: str | None = None) -> schema.Revision:
 
 def _sqlite_file_exists(url: URL) -> bool:
     return not url.database or url.database == ":memory:" or Path(url.database).exists()
+
+
+def missing_database(url: URL) -> str:
+    """The one line for a reader pointed at a SQLite file that does not exist."""
+    where = masked_url(url)
+    return (f"no results database at {url.database} ({where}): check the path, or create it "
+            f"with `advisor sweep FILE --db {where}` or `advisor db upgrade --db {where}`")
 
 
 class ResultStore:
@@ -97,16 +106,21 @@ class ResultStore:
         self._ids = writes.IdCache()
 
     @classmethod
-    def from_url(cls, url: str | None = None, *, create: bool = True) -> ResultStore:
+    def from_url(
+        cls, url: str | None = None, *, create: bool = True, read_only: bool = False
+    ) -> ResultStore:
         """Open the database at ``url`` (None: $ADVISOR_DB_URL, else sqlite:///advisor.db).
 
         A database without advisor's tables is given them (unless ``create`` is False); one at
         an older schema revision raises SchemaOutdated; anything unusable raises StoreError.
+        ``read_only``: a reader's store, which never creates or converts a database: a SQLite
+        file that does not exist raises StoreError (nothing is created), a database without
+        advisor's tables raises SchemaOutdated, and a SQLite file keeps its journal mode.
         """
-        engine, parsed = _open_engine(url)
+        engine, parsed = _open_engine(url, read_only)
         try:
             with translated(parsed, "preparing the advisor schema"):
-                schema.check(engine, create=create)
+                schema.check(engine, create=create and not read_only)
         except BaseException:
             engine.dispose()
             raise
