@@ -31,7 +31,12 @@ WRITE_OPTION = "advisor_write"
 
 _PG_SCHEMES = {"postgresql", "postgres", "postgresql+psycopg"}
 _SQLITE_SCHEMES = {"sqlite", "sqlite+pysqlite"}
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@?#]*:)[^@/?#]*@")
+# query parameters whose values are secrets (libpq's password, sslpassword, ...)
+_SECRET_PARAM = re.compile(
+    r"([?&;][^=&;#]*(?:password|passwd|pwd|secret|token|passfile)[^=&;#]*=)[^&;#]*",
+    re.IGNORECASE,
+)
+_MASK = "***"
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -40,13 +45,33 @@ def resolve_url(url: str | None = None) -> str:
 
 
 def masked_url(url: str | URL) -> str:
-    """``url`` with its password replaced by ``***``, safe for any message or log."""
-    if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return _PASSWORD_IN_URL.sub(r"\1***@", url)
+    """``url`` with every secret replaced by ``***``, safe for any message or log.
+
+    The one masking function of advisor: every message that shows a database URL goes through
+    it. It works on the text, so it masks what a parser would miss: ``user:password@`` (a raw
+    ``@`` inside the password too: everything up to the last ``@`` of the authority is the
+    user's), secret query parameters (``?password=...``, ``sslpassword``, ``token``), and a URL
+    without ``//`` (all but its scheme). A string without a scheme is shown as it is.
+    """
+    text = url.render_as_string(hide_password=True) if isinstance(url, URL) else str(url)
+    return _SECRET_PARAM.sub(rf"\1{_MASK}", _mask_authority(text))
+
+
+def _mask_authority(text: str) -> str:
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        head, colon, tail = text.partition(":")
+        if not colon or not tail or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", head):
+            return text  # no scheme: a path, or not a URL at all
+        return f"{head}:{_MASK}"  # a URL without //: where its secrets end cannot be known
+    at = rest.rfind("@")
+    if at < 0:
+        return text
+    userinfo, host = rest[:at], rest[at + 1 :]
+    user, colon, _ = userinfo.partition(":")
+    if not colon and "/" not in userinfo and "?" not in userinfo:
+        return text  # a user name alone
+    return f"{scheme}://{user if colon else _MASK}:{_MASK}@{host}"
 
 
 def display_url(url: str | None = None) -> str:
@@ -64,6 +89,11 @@ def parse_url(url: str) -> URL:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as e:
         raise StoreError(f"malformed database URL {masked_url(url)!r}: {URL_HINT}") from e
+    if parsed.host and "@" in parsed.host:
+        raise StoreError(
+            f"malformed database URL {masked_url(url)!r}: its password holds a raw '@'; "
+            "write it as %40 (percent-encode the password)"
+        )
     scheme = parsed.drivername
     if scheme in _PG_SCHEMES:
         return parsed.set(drivername="postgresql+psycopg")
@@ -116,9 +146,18 @@ def describe(error: BaseException, url: URL) -> str:
     original = error.orig if isinstance(error, StatementError) and error.orig else error
     text = " ".join(str(original).split()) or type(original).__name__
     text = text.removeprefix("connection failed: ").replace("FATAL: ", "")
-    if url.password:
-        text = text.replace(str(url.password), "***")
-    return text
+    for secret in _secrets(url):
+        text = text.replace(secret, _MASK)
+    return masked_url(text) if "://" in text else text
+
+
+def _secrets(url: URL) -> list[str]:
+    """The password and the secret query values of ``url`` (to strip from driver messages)."""
+    found = [str(url.password)] if url.password else []
+    for key, value in url.query.items():
+        if _SECRET_PARAM.fullmatch(f"?{key}=x"):
+            found += [value] if isinstance(value, str) else list(value)
+    return [s for s in found if s]
 
 
 def connect_error(error: BaseException, url: URL) -> StoreError:

@@ -1,14 +1,11 @@
 """Fixtures of the reliability tests: the results-database fixtures of tests/db (a new database
-of each backend, PostgreSQL when ADVISOR_TEST_PG_URL is set), the CLI run in this process, and
-the check that bad input gives one line, exit code 2."""
+of each backend, PostgreSQL when ADVISOR_TEST_PG_URL is set). Helpers: reliability_support.py."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
-
-from typer.testing import CliRunner
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,21 +33,3 @@ sqlite_template = db_helpers.sqlite_template
 store_url = db_helpers.store_url
 store = db_helpers.store
 make = db_helpers.make
-
-
-def advisor(*args: str | Path) -> tuple[int, str, str]:
-    """`advisor ARGS` run in this process: (exit code, stdout, stderr)."""
-    from advisor.cli.app import _register, app
-
-    _register()
-    result = CliRunner().invoke(app, [str(a) for a in args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def one_line_error(code: int, err: str) -> str:
-    """The message of a user mistake: exit code 2 and one line on stderr."""
-    assert code == 2, err
-    assert err.startswith("advisor: error: ") and err.count("\n") == 1, err
-    return err.removeprefix("advisor: error: ").strip()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import advisor, one_line_error
+from reliability_support import advisor, one_line_error
 
 from advisor.db import ResultStore
 from advisor.errors import StoreError
