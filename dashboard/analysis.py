@@ -18,9 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import serving
+from advisor import charts
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import ConfigError
 from advisor.recommend import TIE_RATIO, Recommendation
 
 ENV_FIELDS = (
@@ -47,12 +46,7 @@ SAME_AS_EAGER = 0.02
 
 def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
     """``bf16 + reduce-overhead`` for a stored config dict (its key when it is not valid)."""
-    if not config:
-        return key or "?"
-    try:
-        return CompileConfig.from_dict(config).label
-    except (ConfigError, TypeError):
-        return key or str(config)
+    return charts.config_label(config, key)
 
 
 def device_model(row: dict[str, Any] | pd.Series) -> str:
@@ -259,14 +253,11 @@ def measured(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def pareto_front(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
-    """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``."""
-    clean = points.dropna(subset=[x, y]).sort_values([x, y])
-    keep, best_y = [], math.inf
-    for index, value in clean[y].items():
-        if value < best_y:
-            keep.append(index)
-            best_y = value
-    return clean.loc[keep]
+    """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``
+    (`advisor.charts.pareto`, which `advisor report` draws too)."""
+    rows = [{"index": i, x: a, y: b} for i, a, b in zip(points.index, points[x], points[y],
+                                                         strict=True)]
+    return points.loc[[row["index"] for row in charts.pareto(rows, x, y)]]
 
 
 def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:
@@ -292,14 +283,7 @@ def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:
 
 def kernel_counts(best: dict[str, Any]) -> pd.DataFrame:
     """Kernels and launches per call of one trial and of its fp32 eager reference."""
-    rows = [
-        ("eager fp32", "kernels per call", best.get("eager_kernels_per_call")),
-        ("eager fp32", "launches per call", best.get("eager_launches_per_call")),
-        ("recommended", "kernels per call", best.get("kernels_per_call")),
-        ("recommended", "launches per call", best.get("launches_per_call")),
-    ]
-    frame = pd.DataFrame(rows, columns=["run", "what", "count"])
-    return frame.dropna(subset=["count"])
+    return pd.DataFrame(charts.kernel_counts(best), columns=["run", "what", "count"])
 
 
 def kernel_names(best: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -332,48 +316,14 @@ def graph_breaks(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def shape_latencies(records: list[dict[str, Any]], uuids: dict[str, str]) -> pd.DataFrame:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
-    rows = []
-    for r in records:
-        name = uuids.get(r.get("trial_uuid") or "")
-        for shape in (r.get("shapes") or []) if name else []:
-            rows.append({
-                "run": name, "shape": shape.get("shape"), "weight": shape.get("weight"),
-                "p50_ms": shape.get("median_ms"), "p99_ms": shape.get("p99_ms"),
-            })  # fmt: skip
-    return pd.DataFrame(rows, columns=["run", "shape", "weight", "p50_ms", "p99_ms"])
+    return pd.DataFrame(charts.shape_latencies(records, uuids),
+                        columns=["run", "shape", "weight", "p50_ms", "p99_ms"])
 
 
 def replay_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """Shape strategies side by side: one row per trial that carries a ``replay`` result (the
-    replay of sampled traffic), its scalar figures as columns. Empty when none has one."""
-    rows = []
-    for r in records:
-        replay = r.get("replay")
-        if not isinstance(replay, dict) or r["status"] != "ok":
-            continue
-        row: dict[str, Any] = {
-            "strategy": (r.get("config") or {}).get("shapes", "static"),
-            "config": config_label(r.get("config"), r.get("config_key")),
-        }
-        if serving.decides(replay):  # the figure a recommendation under varying traffic uses
-            row["process_life_ms"] = serving.process_life_ms(
-                replay, serving.DEFAULT_CALLS_PER_PROCESS)
-        row["flags"] = ", ".join(f["flag"] for f in replay.get("flags") or []) or "-"
-        for key, value in replay.items():
-            if key == "flags":
-                continue
-            if isinstance(value, dict):
-                row.update({f"{key}.{k}": v for k, v in value.items() if _scalar(v)})
-            elif isinstance(value, list):
-                row[key] = ", ".join(str(v) for v in value) if len(value) <= 12 else len(value)
-            else:
-                row[key] = value
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _scalar(value: Any) -> bool:
-    return value is None or isinstance(value, (bool, int, float, str))
+    """Shape strategies side by side (`advisor.charts.shape_strategies`): one row per trial that
+    carries a ``replay`` result, its scalar figures as columns. Empty when none has one."""
+    return pd.DataFrame(charts.shape_strategies(records))
 
 
 # -- fleet ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ def _register() -> None:
         db,
         doctor,
         fleet,
+        report,
         results,
         sweep,
         transfer,

@@ -190,7 +190,7 @@ def recommend_cmd(
             raise ConfigError("--top must be at least 1")
         if file is not None and not file.is_file():
             raise ConfigError(f"{file}: no such workload file")
-        rec = _recommendation(
+        rec = resolve_recommendation(
             workload, db, device, fingerprint, policy, calls_per_process, constraints,
             confirm=confirm, top=top, artifact=artifact, file=file,
         )
@@ -202,12 +202,13 @@ def recommend_cmd(
     _print_recommendation(rec, "json" if as_json else fmt, full=as_json)
 
 
-def _recommendation(
+def resolve_recommendation(
     workload: str, db: str | None, device: str | None, fingerprint: str | None, policy: str,
     calls: int | None, constraints: Constraints, *, confirm: bool, top: int, artifact: bool,
     file: Path | None,
 ) -> Recommendation:
-    """The recommendation the command prints (staleness and artifact filled in)."""
+    """The recommendation for this device (or ``fingerprint``), staleness and artifact filled
+    in: what `recommend`, `report` and `check` show."""
     from dataclasses import replace
 
     from advisor import __version__

@@ -1,9 +1,10 @@
 """Workload: every trial of one workload on one device and stack, and what the compiler did."""
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
-from advisor import serving
+from advisor import charts, serving
 from advisor.noise import interval_warning
 from dashboard import analysis, data, ui
 
@@ -70,40 +71,44 @@ if dtypes:
     shown = shown[shown["dtype"].isin(dtypes)]
 ui.table(shown, key="trials")
 
-passed = analysis.measured(trials)
+points = pd.DataFrame(charts.latency_points(rec))  # what `advisor report` plots too
 left, right = st.columns(2)
 with left:
     st.subheader("Latency vs cold compile time")
-    if passed.empty:
+    if points.empty:
         st.info("No trial ran and passed: nothing to plot.")
     else:
-        front = analysis.pareto_front(passed, "cold_compile_s", "p50_ms")
-        points = passed.assign(pareto=passed["config"].isin(front["config"]))
+        front = points[points["pareto"]]
         base = alt.Chart(points)
         dots = base.mark_point(filled=True, size=90).encode(
             x=alt.X("cold_compile_s:Q", title="cold compile time (s)"),
-            y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
+            y=alt.Y("median_ms:Q", title="median latency (ms)"),
             color=alt.Color("mode:N", title="mode"),
             shape=alt.Shape("dtype:N", title="dtype"),
             tooltip=ui.tooltips([
-                "config", alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                "config", alt.Tooltip("median_ms:Q", format=".3f", title="median (ms)"),
                 alt.Tooltip("cold_compile_s:Q", format=".1f", title="cold compile (s)"),
                 alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)"), "pareto",
+                "recommended",
             ]),
         )  # fmt: skip
+        ring = base.transform_filter(alt.datum.recommended).mark_point(
+            size=420, color="black", strokeWidth=2).encode(x="cold_compile_s:Q", y="median_ms:Q")
         line = (
             alt.Chart(front)
             .mark_line(point=False, strokeDash=[4, 3], color="gray")
             .encode(
                 x=alt.X("cold_compile_s:Q"),
-                y=alt.Y("p50_ms:Q"),
+                y=alt.Y("median_ms:Q"),
                 order=alt.Order("cold_compile_s:Q"),
             )
         )
-        ui.chart(line + dots, height=360)
+        ui.chart(line + dots + ring, height=360)
         st.caption(
-            f"Dashed: the Pareto front ({len(front)} configs no other config beats on "
-            "both latency and compile time). Failed and rejected trials are not plotted."
+            f"One point per config, its pooled median as the recommendation decided (eager "
+            f"configs compile nothing). Dashed: the Pareto front ({len(front)} configs no other "
+            "config beats on both latency and compile time). Ringed: the recommended config. "
+            "Failed and rejected trials are not plotted."
         )
 with right:
     st.subheader("Speedup by mode x dtype")

@@ -1,0 +1,156 @@
+"""The data of the charts `advisor report` and the dashboard draw: one recommendation in, plain
+rows out (lists of dicts; no pandas, no drawing). Both surfaces plot these rows, so a chart means
+the same wherever it is seen.
+
+latency_points    per config of the one answer (`advisor.answer`): pooled median, cold compile,
+                  speedup, whether it is on the Pareto front and whether it is the pick
+pareto            the rows no other row beats on both of two figures (lower is better)
+speedups          per config: the speedup against the recommendation's one named baseline
+shape_strategies  per trial that replayed traffic: its shape strategy and figures
+kernel_counts     kernels and launches per call: eager fp32 vs the recommended trial
+shape_latencies   per traffic shape, the median of the named trials
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from advisor import serving
+from advisor.config import CompileConfig
+from advisor.errors import ConfigError
+
+
+def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
+    """``bf16 + reduce-overhead`` for a stored config dict (its key when it is not valid)."""
+    if not config:
+        return key or "?"
+    try:
+        return CompileConfig.from_dict(config).label
+    except (ConfigError, TypeError):
+        return key or str(config)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def pareto(rows: Iterable[dict[str, Any]], x: str, y: str) -> list[dict[str, Any]]:
+    """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``.
+    Rows missing either figure are left out."""
+    clean = sorted((r for r in rows if _finite(r.get(x)) and _finite(r.get(y))),
+                   key=lambda r: (r[x], r[y]))
+    front, best_y = [], math.inf
+    for row in clean:
+        if row[y] < best_y:
+            front.append(row)
+            best_y = row[y]
+    return front
+
+
+def evidence(rec: Any) -> list[Any]:
+    """The recommendation's ranked configs, the baseline appended when it is not among them."""
+    rows = list(rec.ranked)
+    if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
+        rows.append(rec.baseline)
+    return rows
+
+
+def latency_points(rec: Any) -> list[dict[str, Any]]:
+    """One point per config the recommendation ranked (and its baseline): the pooled median it
+    decided on against the cold compile (eager configs compile nothing: 0 s), ``pareto`` when no
+    other config is both faster and quicker to compile, ``recommended`` for the pick."""
+    pick = rec.best.trial_uuid if rec.best is not None else None
+    points = []
+    for r in evidence(rec):
+        eager = r.config.get("mode") == "eager"
+        points.append({
+            "config": r.label, "mode": r.config.get("mode"), "dtype": r.config.get("dtype"),
+            "median_ms": r.median_ms, "median_ci_ms": r.median_ci_ms,
+            "cold_compile_s": 0.0 if eager else r.cold_compile_s, "speedup": r.speedup,
+            "noisy": bool(r.noisy), "recommended": r.trial_uuid == pick, "pareto": False,
+        })  # fmt: skip
+    for point in pareto(points, "cold_compile_s", "median_ms"):
+        point["pareto"] = True
+    return points
+
+
+def speedups(rec: Any) -> list[dict[str, Any]]:
+    """Per config, fastest first: its speedup against ``rec.baseline_name`` (the baseline
+    itself is 1.0), its interval when paired, and whether it is the pick."""
+    pick = rec.best.trial_uuid if rec.best is not None else None
+    rows = [{"config": r.label, "speedup": r.speedup, "speedup_ci": r.speedup_ci,
+             "median_ms": r.median_ms, "noisy": bool(r.noisy),
+             "baseline": rec.baseline is not None and r.trial_uuid == rec.baseline.trial_uuid,
+             "recommended": r.trial_uuid == pick}
+            for r in evidence(rec) if _finite(r.speedup)]  # fmt: skip
+    return sorted(rows, key=lambda row: -row["speedup"])
+
+
+def shape_strategies(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Shape strategies side by side: one row per ok trial that carries a ``replay`` result
+    (the replay of sampled traffic), its scalar figures flattened (``stream.mean_ms``), the
+    process-life figure when it decides, and its flags."""
+    rows = []
+    for r in records:
+        replay = r.get("replay")
+        if not isinstance(replay, dict) or r.get("status") != "ok":
+            continue
+        row: dict[str, Any] = {
+            "strategy": (r.get("config") or {}).get("shapes", "static"),
+            "config": config_label(r.get("config"), r.get("config_key")),
+        }
+        if serving.decides(replay):  # the figure a recommendation under varying traffic uses
+            row["process_life_ms"] = serving.process_life_ms(
+                replay, serving.DEFAULT_CALLS_PER_PROCESS)
+        row["flags"] = ", ".join(f["flag"] for f in replay.get("flags") or []) or "-"
+        for key, value in replay.items():
+            if key == "flags":
+                continue
+            if isinstance(value, dict):
+                row.update({f"{key}.{k}": v for k, v in value.items() if _scalar(v)})
+            elif isinstance(value, list):
+                row[key] = ", ".join(str(v) for v in value) if len(value) <= 12 else len(value)
+            else:
+                row[key] = value
+        rows.append(row)
+    return rows
+
+
+def strategy_bars(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The latency figures (``*_ms``) of `shape_strategies` rows, one bar per strategy x
+    figure: strategy, figure, ms."""
+    return [{"strategy": row["strategy"], "figure": key, "ms": value}
+            for row in rows for key, value in row.items()
+            if key.endswith("_ms") and _finite(value)]  # fmt: skip
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def kernel_counts(best: dict[str, Any]) -> list[dict[str, Any]]:
+    """Kernels and launches per call of one trial and of its fp32 eager reference: run, what,
+    count (unknown counts left out)."""
+    rows = [
+        ("eager fp32", "kernels per call", best.get("eager_kernels_per_call")),
+        ("eager fp32", "launches per call", best.get("eager_launches_per_call")),
+        ("recommended", "kernels per call", best.get("kernels_per_call")),
+        ("recommended", "launches per call", best.get("launches_per_call")),
+    ]
+    return [{"run": run, "what": what, "count": count} for run, what, count in rows
+            if _finite(count)]  # fmt: skip
+
+
+def shape_latencies(records: list[dict[str, Any]], uuids: dict[str, str]) -> list[dict[str, Any]]:
+    """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
+    rows = []
+    for r in records:
+        name = uuids.get(r.get("trial_uuid") or "")
+        for shape in (r.get("shapes") or []) if name else []:
+            rows.append({
+                "run": name, "shape": shape.get("shape"), "weight": shape.get("weight"),
+                "p50_ms": shape.get("median_ms"), "p99_ms": shape.get("p99_ms"),
+            })  # fmt: skip
+    return rows
