@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import typer
 
+from advisor.cli.exits import EPILOG
+
 app = typer.Typer(
     name="advisor",
     help="Measure torch.compile configurations of a workload, keep the results, recommend one.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    epilog=EPILOG,
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from advisor import __version__
+
+        typer.echo(f"advisor {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """Measure torch.compile configurations of a workload, keep the results, recommend one."""
 
 

@@ -1,0 +1,15 @@
+"""The exit codes of every `advisor` command, in one table (`advisor --help` prints it)."""
+
+from __future__ import annotations
+
+OK = 0  # the command did what was asked
+FAILURE = 1  # it ran, but failed: no config passed, a trial failed, a doctor check failed
+BAD_INPUT = 2  # a user mistake (bad file, flag or value, unreachable database); nothing written
+SLOWER = 3  # `advisor check`: the recommended config got slower than the baseline allows
+INTERRUPTED = 130  # Ctrl-C: finished trials are kept, `--resume` continues
+
+EPILOG = (
+    f"Exit codes: {OK} ok; {FAILURE} failure (no config passed, a trial or doctor check failed); "
+    f"{BAD_INPUT} bad input (one line on stderr, nothing written); {SLOWER} `advisor check`: "
+    f"slower than the baseline by more than the threshold; {INTERRUPTED} interrupted."
+)

@@ -1,0 +1,28 @@
+"""`advisor --version` and the exit codes `advisor --help` documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report_support import run
+
+from advisor import __version__
+from advisor.cli import exits
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_version_prints_the_package_version() -> None:
+    done = run("--version")
+    assert done.exit_code == 0 and done.stdout == f"advisor {__version__}\n"
+
+
+def test_help_and_readme_document_every_exit_code() -> None:
+    done = run("--help")
+    assert done.exit_code == 0
+    text = " ".join(done.stdout.split())
+    readme = README.read_text()
+    assert " ".join(exits.EPILOG.split()) in text
+    for code in (exits.OK, exits.FAILURE, exits.BAD_INPUT, exits.SLOWER, exits.INTERRUPTED):
+        assert f" {code} " in exits.EPILOG or exits.EPILOG.startswith(f"Exit codes: {code} ")
+        assert f"\n| {code} | " in readme
