@@ -37,6 +37,7 @@ def _register() -> None:
     # Imported here, not at module level in each other, so the order is explicit; none of these
     # modules imports torch at import time (`advisor --help` must stay fast).
     from advisor.cli import (  # noqa: F401
+        check,
         dashboard,
         db,
         doctor,

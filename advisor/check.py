@@ -1,0 +1,195 @@
+"""A regression gate: did the recommended config get slower on this stack than on a baseline?
+
+`Baseline` holds the figures a baseline recommendation rests on, per config key. It comes from
+the one answer (`advisor.answer`) on a fingerprint of the store (`from_recommendation`), or from
+a file (`read_baseline`): an `advisor export` (trial records: answered again, the same way, from
+a scratch database), an `advisor recommend --format json` document (the pick only) or an
+`advisor recommend --json` document (every ranked config).
+
+`verdict(here, baseline, threshold)` compares the config recommended here with the same config
+on the baseline (or, when the baseline never measured it, with the baseline's pick): the figure
+is each side's deciding median (`Ranked.median_ms`) under the same policy. Slower by more than
+``threshold`` (0.05: 5%) fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.config import CompileConfig
+from advisor.errors import AdvisorError, ConfigError
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One config's deciding figure on one side."""
+
+    config_key: str
+    label: str
+    median_ms: float
+    median_ci_ms: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a baseline recommendation measured: its pick and every config it ranked."""
+
+    source: str  # "fingerprint 1a2b..." or the file name
+    fingerprint_hash: str | None
+    pick: Figure | None
+    figures: dict[str, Figure] = field(default_factory=dict)
+    policy: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's outcome: ``slower`` by more than ``threshold`` fails."""
+
+    workload: str
+    here: Figure
+    there: Figure
+    same_config: bool  # False: the baseline never measured the pick here; its own pick compared
+    slowdown: float  # here / there - 1 (0.08: 8% slower, -0.1: 10% faster)
+    threshold: float
+    here_fingerprint: str | None
+    baseline_source: str
+
+    @property
+    def slower(self) -> bool:
+        return self.slowdown > self.threshold
+
+    @property
+    def sentence(self) -> str:
+        what = (f"{self.here.label}" if self.same_config else
+                f"{self.here.label} here vs the baseline's pick {self.there.label}")
+        change = (f"{self.slowdown:.1%} slower" if self.slowdown > 0 else
+                  f"{-self.slowdown:.1%} faster")
+        verdict = (f"FAIL: slower by more than {self.threshold:.1%}" if self.slower
+                   else f"ok: within {self.threshold:.1%}")
+        return (f"{self.workload}: {what}: {_ms(self.here)} on this stack vs {_ms(self.there)} "
+                f"on {self.baseline_source}, {change}; {verdict}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(slower=self.slower, sentence=self.sentence)
+        return data
+
+
+def _ms(f: Figure) -> str:
+    from advisor.units import duration_ms
+
+    text = duration_ms(f.median_ms)
+    if f.median_ci_ms:
+        text += f" [{duration_ms(f.median_ci_ms[0])} - {duration_ms(f.median_ci_ms[1])}]"
+    return text
+
+
+def parse_threshold(text: str) -> float:
+    """``5%`` or ``5`` -> 0.05 (a slowdown of more than 5% fails)."""
+    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%?\s*", str(text))
+    if not found:
+        raise ConfigError(f"bad --fail-if-slower {text!r}: write a percentage, e.g. 5%")
+    return float(found.group(1)) / 100
+
+
+def figure_of(ranked: Any) -> Figure:
+    """A `advisor.recommend.Ranked` (or its dict) as a Figure."""
+    get = ranked.get if isinstance(ranked, dict) else lambda k: getattr(ranked, k)
+    config = CompileConfig.from_dict(get("config"))
+    return Figure(config.key, config.label, float(get("median_ms")), get("median_ci_ms"))
+
+
+def from_recommendation(rec: Any, source: str) -> Baseline:
+    """The baseline a `Recommendation` (the one answer on another fingerprint) gives."""
+    return Baseline(source, rec.fingerprint_hash, figure_of(rec.best) if rec.best else None,
+                    {(f := figure_of(r)).config_key: f for r in rec.ranked}, rec.policy)
+
+
+def read_baseline(path: str, workload: str, fingerprint: str | None) -> Baseline:
+    """A baseline from a file: an `advisor export` (JSON or CSV trial records), or an
+    `advisor recommend --format json` / `--json` document. ``fingerprint`` picks one of several
+    fingerprints an export holds."""
+    text = _read(path)
+    data: Any = None
+    if text.lstrip()[:1] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path} is not valid JSON: {e}") from e
+    if isinstance(data, dict):
+        return _from_document(data, path, workload)
+    return _from_export(path, workload, fingerprint)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read --baseline {path}: "
+                          f"{e.strerror if isinstance(e, OSError) else e}") from e
+
+
+def _from_document(data: dict[str, Any], path: str, workload: str) -> Baseline:
+    if data.get("workload") != workload:
+        raise ConfigError(f"{path} is a recommendation of {data.get('workload')!r}, not of "
+                          f"{workload!r}")
+    fp, policy = data.get("fingerprint_hash"), data.get("policy")
+    try:
+        if "ranked" in data:  # advisor recommend --json
+            figures = {(f := figure_of(r)).config_key: f for r in data["ranked"]}
+            best = figure_of(data["best"]) if data.get("best") else None
+            return Baseline(path, fp, best, figures, policy)
+        if "figures" in data:  # advisor recommend --format json
+            if data.get("config") is None:
+                return Baseline(path, fp, None, {}, policy)
+            pick = figure_of({**data["figures"], "config": data["config"]})
+            return Baseline(path, fp, pick, {pick.config_key: pick}, policy)
+    except (AdvisorError, KeyError, TypeError, ValueError) as e:
+        raise ConfigError(f"{path}: a recommendation document without its figures ({e})") from e
+    raise ConfigError(f"{path} is neither an `advisor export` nor an `advisor recommend "
+                      "--format json` / `--json` document")
+
+
+def _from_export(path: str, workload: str, fingerprint: str | None) -> Baseline:
+    """Answer the export's trials the way the store answers them: imported into a scratch
+    SQLite file, then `advisor.answer.answer`."""
+    from advisor.answer import answer
+    from advisor.db import ResultStore
+    from advisor.db.transfer import read_records
+
+    records = [r for r in read_records(path) if (r.get("workload") or {}).get("name") == workload]
+    if not records:
+        raise ConfigError(f"{path} holds no trial of workload {workload!r}")
+    found = sorted({str(r.get("fingerprint_hash") or (r.get("fingerprint") or {})
+                        .get("fingerprint_hash")) for r in records})
+    if fingerprint is None and len(found) > 1:
+        raise ConfigError(f"{path} holds {workload} on {len(found)} fingerprints "
+                          f"({', '.join(found)}): pass --against to choose one")
+    chosen = fingerprint or found[0]
+    if chosen not in found:
+        raise ConfigError(f"{path} holds no trial of {workload} on fingerprint {chosen} "
+                          f"(it has {', '.join(found)})")
+    with (tempfile.TemporaryDirectory(prefix="advisor-check-") as where,
+          ResultStore.from_url(f"sqlite:///{Path(where) / 'baseline.db'}") as store):
+        store.import_records(records)
+        rec = answer(store, workload, chosen)
+    return from_recommendation(rec, f"{path} (fingerprint {chosen})")
+
+
+def verdict(rec_here: Any, baseline: Baseline, threshold: float) -> Verdict | None:
+    """Compare the pick here with the same config on the baseline (None: nothing to compare:
+    no pick here, or nothing the baseline measured)."""
+    if rec_here.best is None:
+        return None
+    here = figure_of(rec_here.best)
+    there = baseline.figures.get(here.config_key) or baseline.pick
+    if there is None:
+        return None
+    return Verdict(rec_here.workload, here, there, there.config_key == here.config_key,
+                   here.median_ms / there.median_ms - 1, threshold,
+                   rec_here.fingerprint_hash, baseline.source)

@@ -1,0 +1,85 @@
+"""`advisor check WORKLOAD --against FINGERPRINT | --baseline FILE --fail-if-slower 5%`: a
+regression gate for CI (exit code 3 when the recommended config got slower on this stack)."""
+
+from __future__ import annotations
+
+import typer
+
+from advisor.cli import exits
+from advisor.cli.app import app
+from advisor.cli.common import DbOption, fail, fail_on, print_json
+from advisor.errors import AdvisorError
+
+
+@app.command("check")
+def check_cmd(
+    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    against: str | None = typer.Option(
+        None, "--against",
+        help="The baseline: the one answer on this fingerprint hash of the database (or, with "
+        "--baseline, which fingerprint of an export file).",
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline",
+        help="The baseline from a file: an `advisor export` (JSON or CSV) or an `advisor "
+        "recommend --format json` / `--json` document.",
+    ),
+    fail_if_slower: str = typer.Option(
+        "5%", "--fail-if-slower", help="Fail (exit 3) when slower than the baseline by more."
+    ),
+    db: str | None = DbOption,
+    device: str | None = typer.Option(
+        None, "--device", help="This stack: the device to check (default: cuda when present, "
+        "else cpu)."
+    ),
+    fingerprint: str | None = typer.Option(
+        None, "--fingerprint",
+        help="This stack as a fingerprint hash of the database, instead of probing --device.",
+    ),
+    policy: str = typer.Option("latency", "--policy", help="As `advisor recommend --policy`."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+) -> None:
+    """Fail when the config recommended on this stack is slower than on a baseline.
+
+    The recommended config here is compared with the same config on the baseline (the
+    baseline's own pick when it never measured that config), each side's deciding median under
+    the same policy. Exit codes: 0 within the threshold, 3 slower by more, 1 nothing to compare,
+    2 bad input."""
+    from advisor import check
+    from advisor.answer import answer
+    from advisor.cli.results import resolve_recommendation
+    from advisor.db.store import ResultStore
+    from advisor.recommend import Constraints, check_policy
+
+    if against is None and baseline is None:
+        fail("say what to check against: --against FINGERPRINT or --baseline FILE")
+    try:
+        threshold = check.parse_threshold(fail_if_slower)
+        check_policy(policy, None)
+        if baseline is not None:
+            base = check.read_baseline(baseline, workload, against)
+        else:
+            assert against is not None
+            with ResultStore.from_url(db, create=False) as store:
+                if not store.trials(workload=workload, fingerprint_hash=against):
+                    fail(f"no trials of {workload} on fingerprint {against} in "
+                         f"{store.masked_url}; see `advisor list`")
+                base = check.from_recommendation(answer(store, workload, against, policy=policy),
+                                                 f"fingerprint {against}")
+        here = resolve_recommendation(workload, db, device, fingerprint, policy, None,
+                                      Constraints(), confirm=False, top=1, artifact=False,
+                                      file=None)
+    except AdvisorError as e:
+        fail_on(e)
+    outcome = check.verdict(here, base, threshold)
+    if outcome is None:
+        why = (f"nothing is recommended here ({here.sentence})" if here.best is None
+               else f"the baseline ({base.source}) recommends nothing to compare with")
+        typer.echo(f"advisor: {workload}: {why}", err=True)
+        raise typer.Exit(exits.FAILURE)
+    if as_json:
+        print_json(outcome.to_dict())
+    else:
+        typer.echo(outcome.sentence)
+    if outcome.slower:
+        raise typer.Exit(exits.SLOWER)

@@ -1,0 +1,113 @@
+"""`advisor check`: the regression gate, on a real SQLite database seeded with two software
+stacks of one H200 (bf16 + reduce-overhead: 1.2 ms on torch 2.10, 0.96 ms on torch 2.11), an
+A100 and another H200; baselines from the store, an export file and recommend documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_support import fingerprint_of, run
+
+from advisor.check import parse_threshold
+from advisor.cli import exits
+
+H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
+OLD, NEW = "2.10.0+cu128", "2.11.0+cu130"
+
+
+@pytest.fixture(scope="module")
+def fps(seeded_url: str) -> dict[str, str]:
+    return {"old": fingerprint_of(seeded_url, "reranker", H200, OLD),
+            "new": fingerprint_of(seeded_url, "reranker", H200, NEW),
+            "a100": fingerprint_of(seeded_url, "reranker", A100, NEW)}
+
+
+def _check(url: str, here: str, *args: object) -> object:
+    return run("check", "reranker", "--db", url, "--fingerprint", here, *args)
+
+
+def test_faster_than_the_baseline_passes(seeded_url: str, fps: dict[str, str]) -> None:
+    done = _check(seeded_url, fps["new"], "--against", fps["old"], "--fail-if-slower", "5%")
+    assert done.exit_code == exits.OK, done.output
+    assert done.stdout == (f"reranker: bf16 + reduce-overhead: 0.960 ms on this stack vs 1.20 ms "
+                           f"on fingerprint {fps['old']}, 20.0% faster; ok: within 5.0%\n")
+
+
+def test_slower_than_the_threshold_fails_with_its_own_exit_code(
+        seeded_url: str, fps: dict[str, str]) -> None:
+    done = _check(seeded_url, fps["old"], "--against", fps["new"], "--fail-if-slower", "5%")
+    assert done.exit_code == exits.SLOWER == 3
+    assert "25.0% slower; FAIL: slower by more than 5.0%" in done.stdout
+    loose = _check(seeded_url, fps["old"], "--against", fps["new"], "--fail-if-slower", "30")
+    assert loose.exit_code == exits.OK and "ok: within 30.0%" in loose.stdout
+
+
+def test_an_export_file_gives_the_same_verdict_as_the_store(
+        seeded_url: str, fps: dict[str, str], tmp_path: Path) -> None:
+    exported = run("export", "--workload", "reranker", "--db", seeded_url)
+    assert exported.exit_code == 0
+    file = tmp_path / "baseline.json"
+    file.write_text(exported.stdout)
+    done = _check(seeded_url, fps["old"], "--baseline", file, "--against", fps["new"], "--json")
+    assert done.exit_code == exits.SLOWER
+    verdict = json.loads(done.stdout)
+    assert verdict["same_config"] and verdict["slower"]
+    assert verdict["slowdown"] == pytest.approx(1.2 / 0.96 - 1)
+    many = _check(seeded_url, fps["old"], "--baseline", file)
+    assert many.exit_code == exits.BAD_INPUT and "pass --against to choose one" in many.output
+
+
+@pytest.mark.parametrize("flag", ["--format json", "--json"])
+def test_a_recommend_document_is_a_baseline(
+        seeded_url: str, fps: dict[str, str], tmp_path: Path, flag: str) -> None:
+    doc = run("recommend", "reranker", "--db", seeded_url, "--fingerprint", fps["new"],
+              *flag.split())
+    assert doc.exit_code == 0, doc.output
+    file = tmp_path / "rec.json"
+    file.write_text(doc.stdout)
+    done = _check(seeded_url, fps["old"], "--baseline", file, "--json")
+    assert done.exit_code == exits.SLOWER
+    assert json.loads(done.stdout)["slowdown"] == pytest.approx(1.2 / 0.96 - 1)
+
+
+def test_without_the_same_config_the_baselines_pick_is_compared(
+        seeded_url: str, fps: dict[str, str], tmp_path: Path) -> None:
+    # the pick document names only bf16 + reduce-overhead; the A100 recommends fp32 + default
+    doc = run("recommend", "reranker", "--db", seeded_url, "--fingerprint", fps["new"],
+              "--format", "json")
+    file = tmp_path / "rec.json"
+    file.write_text(doc.stdout)
+    done = _check(seeded_url, fps["a100"], "--baseline", file, "--json")
+    assert done.exit_code == exits.SLOWER
+    verdict = json.loads(done.stdout)
+    assert not verdict["same_config"]
+    assert (verdict["here"]["label"], verdict["there"]["label"]) == ("fp32 + default",
+                                                                     "bf16 + reduce-overhead")
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "--against FINGERPRINT or --baseline FILE"),
+    (("--against", "0" * 16), "no trials of reranker on fingerprint 0000000000000000"),
+    (("--against", "x", "--fail-if-slower", "five"), "bad --fail-if-slower 'five'"),
+    (("--baseline", "/nonexistent/base.json"), "cannot read --baseline"),
+])
+def test_bad_input_is_one_line_and_exit_2(
+        seeded_url: str, fps: dict[str, str], args: tuple[str, ...], message: str) -> None:
+    done = _check(seeded_url, fps["new"], *args)
+    assert done.exit_code == exits.BAD_INPUT and message in done.output
+    assert len(done.output.strip().splitlines()) == 1
+
+
+def test_a_document_of_another_workload_is_refused(seeded_url: str, fps: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    file = tmp_path / "other.json"
+    file.write_text(json.dumps({"workload": "embedder", "figures": {}, "config": None}))
+    done = _check(seeded_url, fps["new"], "--baseline", file)
+    assert done.exit_code == exits.BAD_INPUT and "not of 'reranker'" in done.output
+
+
+def test_thresholds() -> None:
+    assert parse_threshold("5%") == pytest.approx(0.05)
+    assert parse_threshold("2.5") == pytest.approx(0.025)
