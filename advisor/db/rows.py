@@ -9,6 +9,8 @@ beyond `record.empty_record()` are kept in the trial's ``extra`` JSON and come b
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -155,6 +157,45 @@ def check_fingerprint(fingerprint: Any, what: str) -> None:
 def check_workload(workload: Any, what: str) -> None:
     if not isinstance(workload, dict) or not workload.get("name"):
         raise StoreError(f"{what}: the workload must be a dict with a name")
+
+
+def check_record(record: Mapping[str, Any], what: str) -> None:
+    """Check a full record's names with the validators a sweep uses (`CompileConfig`,
+    `parse_shape`, `FAILURE_REASONS`); raises StoreError naming the record and the field."""
+    from advisor.config import CompileConfig, parse_shape
+    from advisor.errors import ConfigError
+    from advisor.record import FAILURE_REASONS
+
+    config = record["config"]
+    if not isinstance(config, dict):
+        raise StoreError(f"{what}: config must be a dict as CompileConfig.to_dict() writes it")
+    try:
+        parsed = CompileConfig.from_dict(config)
+    except (ConfigError, TypeError) as e:
+        raise StoreError(f"{what}: config: {str(e).splitlines()[0]}") from None
+    if record["config_key"] is not None and record["config_key"] != parsed.key:
+        raise StoreError(f"{what}: config_key {record['config_key']!r} is not its config's "
+                         f"key ({parsed.key})")
+    reason = record["failure_reason"]
+    if reason is not None and reason not in FAILURE_REASONS:
+        raise StoreError(f"{what}: failure_reason {reason!r} is not one of "
+                         f"{', '.join(FAILURE_REASONS)}")
+    device = record["device"]
+    if device is not None and not _DEVICE.fullmatch(str(device)):
+        raise StoreError(f"{what}: device {device!r} is not cpu, cuda or cuda:N")
+    shapes = record["shapes"]
+    for i, shape in enumerate(shapes if isinstance(shapes, list) else []):
+        name = shape.get("shape") if isinstance(shape, dict) else None
+        try:
+            dims = parse_shape(str(name)) if name is not None else None
+        except ConfigError as e:
+            raise StoreError(f"{what}: shapes[{i}].shape: {str(e).splitlines()[0]}") from None
+        if dims is not None and shape.get("dims") not in (None, dims):
+            raise StoreError(f"{what}: shapes[{i}].dims {shape.get('dims')!r} do not match "
+                             f"its shape {name!r}")
+
+
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
 
 
 def full_record(record: Any, index: int | None = None) -> dict[str, Any]:

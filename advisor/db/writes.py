@@ -92,11 +92,14 @@ def prepare(record: Any, sweep_id: int | None, index: int | None = None) -> Prep
     """Check a record and split it into rows; raises StoreError naming what is wrong."""
     full = rows.full_record(record, index)
     what = f"trial record {full['trial_uuid'] or index or ''}".rstrip()
+    if index is not None:
+        what = f"trial record {index}" + (f" ({full['trial_uuid']})" if full["trial_uuid"] else "")
     fingerprint, workload = full["fingerprint"], full["workload"]
     if sweep_id is None or fingerprint is not None:
         rows.check_fingerprint(fingerprint, what)
     if sweep_id is None or workload is not None:
         rows.check_workload(workload, what)
+    rows.check_record(full, what)
     return PreparedTrial(
         row=rows.trial_row(full, what),
         details=rows.details_row(full),
