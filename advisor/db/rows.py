@@ -10,7 +10,6 @@ beyond `record.empty_record()` are kept in the trial's ``extra`` JSON and come b
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
