@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from advisor.cli import render
+from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on, print_json
+from advisor.cli.common import DbOption, fail, fail_on
 from advisor.errors import AdvisorError
 
 
@@ -59,13 +60,17 @@ def compare(
     devices: str | None = typer.Option(
         None, "--devices", help="Comma-separated device names (substrings) to compare."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+    flat: bool = output.FlattenOption,
 ) -> None:
     """Compare one workload across devices and stacks: recommended config, latency, speedup."""
     from advisor.answer import answer, pick_label
     from advisor.db.store import ResultStore
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         store = ResultStore.from_url(db, read_only=True)
         if workload not in store.workloads():
             fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
@@ -101,9 +106,13 @@ def compare(
         fail(f"no device matches --devices {devices}")
     configs = {str(r["config"]) for r in rows if r["config"]}
     differs = len(configs) > 1
-    if as_json:
-        print_json({"workload": workload, "devices": rows, "best_config_differs": differs})
-        return
+    output.emit(fmt, out, document={"workload": workload, "devices": rows,
+                                    "best_config_differs": differs},
+                rows=lambda: rows, table=lambda: _compare_table(workload, rows, configs), flat=flat)
+
+
+def _compare_table(workload: str, rows: list[dict[str, Any]], configs: set[str]) -> None:
+    differs = len(configs) > 1
     table = Table(title=f"{workload} across devices and stacks")
     for column in ("device", "host", "torch", "driver", "trials", "recommended",
                    "median [95% CI]", "speedup", "vs eager fp32"):

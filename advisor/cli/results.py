@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from advisor.cli import render
+from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on, print_json
+from advisor.cli.common import DbOption, fail, fail_on
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
 
 if TYPE_CHECKING:
@@ -28,10 +28,14 @@ def _store(db: str | None) -> ResultStore:
 def list_sweeps(
     db: str | None = DbOption,
     workload: str | None = typer.Option(None, "--workload", help="Only this workload."),
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+    flat: bool = output.FlattenOption,
 ) -> None:
     """List sweeps, newest first."""
     try:
+        fmt = output.resolve(fmt, as_json, out)
         sweeps = _store(db).sweeps(workload=workload)  # type: ignore[attr-defined]
     except AdvisorError as e:
         fail_on(e)
@@ -39,9 +43,11 @@ def list_sweeps(
     picks = _picks(db, sweeps)
     for s in sweeps:
         s["recommendation"] = picks.get((s["workload"]["name"], s.get("fingerprint_hash")))
-    if as_json:
-        print_json(sweeps)
-        return
+    output.emit(fmt, out, document=sweeps, rows=lambda: sweeps,
+                table=lambda: _list_table(sweeps), flat=flat)
+
+
+def _list_table(sweeps: list[dict[str, Any]]) -> None:
     if not sweeps:
         render.console.print("no sweeps yet: run `advisor sweep workloads/reranker.py`")
         return
@@ -89,21 +95,30 @@ def _picks(db: str | None, sweeps: list[dict]) -> dict[tuple[str, str | None], d
 def show(
     sweep_id: int = typer.Argument(..., help="Sweep id (see `advisor list`)."),
     db: str | None = DbOption,
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+    flat: bool = output.FlattenOption,
 ) -> None:
     """Show one sweep: every trial, failures with their reasons, and its recommendation."""
     from advisor.answer import answer
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         store = _store(db)
         sweep = store.get_sweep(sweep_id)  # type: ignore[attr-defined]
         records = store.trials(sweep_id=sweep_id)  # type: ignore[attr-defined]
         rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
     except AdvisorError as e:
         fail_on(e)
-    if as_json:
-        print_json({"sweep": sweep, "trials": records, "recommendation": rec.to_dict()})
-        return
+    output.emit(fmt, out, document={"sweep": sweep, "trials": records,
+                                    "recommendation": rec.to_dict()},
+                rows=lambda: records, table=lambda: _show_table(sweep, records, rec), flat=flat)
+
+
+def _show_table(sweep: dict[str, Any], records: list[dict[str, Any]],
+                rec: Recommendation) -> None:
+    sweep_id = sweep["id"]
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"
     table = Table(title=f"{title} ({sweep['status']})")
     for column in ("config", "status", "median (95% CI)", "p99", "cold compile", "passed",
@@ -131,7 +146,7 @@ def show(
     render.recommendation(rec)
 
 
-FORMATS = ("table", "json", "python", "yaml")
+FORMATS = (*output.FORMATS, "python")
 
 
 @app.command("recommend")
@@ -171,12 +186,13 @@ def recommend_cmd(
         None, "--file", help="--confirm: the workload file (default: the path its trials name)."
     ),
     fmt: str = typer.Option(
-        "table", "--format",
-        help="table; or json, python, yaml: what to paste into a serving process.",
+        "table", "--format", "-f",
+        help="table, json, yaml (the recommendation, its evidence and what to paste into a "
+        "serving process: one document), csv (the ranked configs) or python (a snippet).",
     ),
-    as_json: bool = typer.Option(
-        False, "--json", help="Print the whole recommendation and its evidence as JSON."
-    ),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+    flat: bool = output.FlattenOption,
 ) -> None:
     """Recommend the best measured config of a workload for this device and software stack."""
     from advisor.recommend import Constraints, check_policy, parse_bytes
@@ -184,8 +200,7 @@ def recommend_cmd(
     try:
         check_policy(policy, calls_per_process)
         constraints = Constraints(max_compile_s, parse_bytes(max_memory) if max_memory else None)
-        if fmt not in FORMATS:
-            raise ConfigError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+        fmt = output.resolve(fmt, as_json, out, FORMATS)
         if top < 1:
             raise ConfigError("--top must be at least 1")
         if file is not None and not file.is_file():
@@ -199,7 +214,7 @@ def recommend_cmd(
         raise typer.Exit(1) from None
     except AdvisorError as e:
         fail_on(e)
-    _print_recommendation(rec, "json" if as_json else fmt, full=as_json)
+    _print_recommendation(rec, fmt, out, flat)
 
 
 def resolve_recommendation(
@@ -311,19 +326,32 @@ def _artifact_of(store: ResultStore, rec: Recommendation) -> dict | None:
     return None
 
 
-def _print_recommendation(rec: Recommendation, fmt: str, full: bool) -> None:
-    from advisor.recommend import export_dict, to_python, to_yaml
+def recommendation_document(rec: Recommendation) -> dict[str, Any]:
+    """`recommend`'s one JSON/YAML document: every field of the recommendation and its
+    evidence (`Recommendation.to_dict`), then what to paste into a serving process
+    (`advisor.recommend.export_dict`: label, torch_compile, dtype, figures, ...)."""
+    from advisor.recommend import export_dict
 
-    if full:
-        print_json(rec.to_dict())
-    elif fmt == "json":
-        print_json(export_dict(rec))
-    elif fmt == "python":
-        typer.echo(to_python(rec), nl=False)
-    elif fmt == "yaml":
-        typer.echo(to_yaml(export_dict(rec)), nl=False)
-    else:
-        _table(rec)
+    return {**rec.to_dict(), **export_dict(rec)}
+
+
+def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat: bool) -> None:
+    from dataclasses import asdict
+
+    from advisor.recommend import to_python
+
+    if fmt == "python":
+        text = to_python(rec)
+        if out is None:
+            typer.echo(text, nl=False)
+        else:
+            out.write_text(text, encoding="utf-8")
+        return
+    evidence = [*rec.ranked, *([rec.baseline] if rec.baseline is not None and
+                               rec.baseline.trial_uuid not in {r.trial_uuid for r in rec.ranked}
+                               else [])]
+    output.emit(fmt, out, document=recommendation_document(rec),
+                rows=lambda: [asdict(r) for r in evidence], table=lambda: _table(rec), flat=flat)
 
 
 def _table(rec: Recommendation, top: int = 8) -> None:

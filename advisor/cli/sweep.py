@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -13,7 +14,7 @@ import typer
 
 from advisor.cli import render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail_on, print_json
+from advisor.cli.common import DbOption, fail_on
 from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
@@ -94,7 +95,10 @@ def sweep(
         "configs for this workload, the eager baseline, then the priors' picks first "
         "(advisor.priors) before the sampler."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the outcome on stdout as JSON Lines: one object per "
+        "workload file (docs/cli.md)."
+    ),
     timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
     warm: bool = typer.Option(
         True, "--warm/--no-warm", help="After the trials, measure the recommended config's warm "
@@ -375,7 +379,8 @@ def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
             "db": store.masked_url, "fingerprint": o.fingerprint,
             "recommendation": o.recommendation.to_dict(), "trials": o.records,
         } for _, o in outcomes]
-        print_json(documents[0] if len(documents) == 1 else documents)
+        for document in documents:  # JSON Lines: one object per workload file, always
+            typer.echo(json.dumps(document, default=str))
     for file, o in outcomes:
         if not as_json:
             render.recommendation(o.recommendation)

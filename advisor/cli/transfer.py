@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
+from advisor.cli import output
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
 from advisor.db import ResultStore
@@ -18,13 +20,19 @@ def export(
     workload: str | None = typer.Option(
         None, "--workload", "-w", help="Only this workload's trials.", show_default=False
     ),
-    fmt: str = typer.Option("json", "--format", "-f", help="json (lossless) or csv."),
+    fmt: str = typer.Option(
+        "json", "--format", "-f",
+        help="json (lossless), csv (what `advisor import` reads) or yaml; csv --flatten: one "
+        "column per field, for spreadsheets and pandas.",
+    ),
     db: str | None = DbOption,
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+    flat: bool = output.FlattenOption,
 ) -> None:
     """Write stored trial records, with their sweeps, to stdout for `advisor import`."""
-    if fmt not in FORMATS:
-        fail(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     try:
+        fmt = output.resolve(fmt, as_json, out, (*FORMATS, "yaml"))
         with ResultStore.from_url(db, read_only=True) as store:
             if workload is not None and workload not in store.workloads():
                 known = ", ".join(store.workloads()) or "none yet"
@@ -32,7 +40,15 @@ def export(
             records = store.export(workload)
     except AdvisorError as e:
         fail_on(e)
-    write_records(records, sys.stdout, fmt)
+    if fmt in FORMATS and not flat:
+        if out is None:
+            write_records(records, sys.stdout, fmt)
+            return
+        with out.open("w", encoding="utf-8") as stream:
+            write_records(records, stream, fmt)
+        typer.echo(f"wrote {len(records)} trials to {out}", err=True)
+        return
+    output.emit(fmt, out, document=records, rows=lambda: records, table=lambda: None, flat=flat)
 
 
 @app.command("import")

@@ -1,0 +1,122 @@
+"""One output contract for the read commands (list, show, recommend, compare, export).
+
+``-f/--format {table,json,yaml,csv}`` (``--json`` is ``-f json``), ``-o/--output FILE`` (the
+same text to a file instead of stdout), ``--flatten`` (CSV: one column per field, nested objects
+as dotted columns: ``workload.name``, ``config.mode``, ``fingerprint.torch_version``; lists as
+JSON text). JSON and YAML print the command's one document; CSV prints its rows. The shapes are
+written down in docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from advisor.errors import ConfigError
+
+FORMATS = ("table", "json", "yaml", "csv")
+
+
+def format_option(default: str = "table", choices: tuple[str, ...] = FORMATS) -> Any:
+    return typer.Option(default, "--format", "-f", help=f"Output format: {', '.join(choices)}.")
+
+
+JsonOption = typer.Option(False, "--json", help="The same as -f json.")
+OutputOption = typer.Option(
+    None, "--output", "-o", help="Write to this file instead of stdout.", show_default=False
+)
+FlattenOption = typer.Option(
+    False, "--flatten",
+    help="CSV: one column per field (workload.name, config.mode, fingerprint.torch_version, "
+    "...) instead of nested objects as JSON text.",
+)
+
+
+def resolve(fmt: str, as_json: bool, output: Path | None,
+            choices: tuple[str, ...] = FORMATS) -> str:
+    """The format asked for (``--json`` wins), checked, and the output file's folder checked:
+    a bad value raises ConfigError before anything is read or written."""
+    fmt = "json" if as_json else fmt
+    if fmt not in choices:
+        raise ConfigError(f"unknown format {fmt!r}: choose one of {', '.join(choices)}")
+    if output is not None and not output.parent.is_dir():
+        raise ConfigError(f"-o {output}: the folder {output.parent} does not exist")
+    return fmt
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys (``config.mode``); lists kept as they are."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, default=str)
+
+
+def to_csv(rows: list[dict[str, Any]], flat: bool = False) -> str:
+    """Rows as CSV: a header of every key seen (in order), one line per row."""
+    rows = [flatten(r) if flat else r for r in rows]
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
+    return buffer.getvalue()
+
+
+def render_text(fmt: str, *, document: Any, rows: Callable[[], list[dict[str, Any]]],
+                table: Callable[[], None], flat: bool = False) -> str:
+    """The text of one format: the document as JSON or YAML, the rows as CSV, or the table as
+    the terminal shows it."""
+    if fmt == "json":
+        return json.dumps(document, indent=2, default=str) + "\n"
+    if fmt == "yaml":
+        from advisor.recommend import to_yaml
+
+        return to_yaml(json.loads(json.dumps(document, default=str)))
+    if fmt == "csv":
+        return to_csv(rows(), flat)
+    from advisor.cli import render
+
+    with render.console.capture() as captured:
+        table()
+    return captured.get()
+
+
+def emit(fmt: str, output: Path | None, *, document: Any,
+         rows: Callable[[], list[dict[str, Any]]], table: Callable[[], None],
+         flat: bool = False) -> None:
+    """Print (or write to ``output``) the command's output in ``fmt``."""
+    if output is None and fmt == "table":
+        table()  # straight to the terminal: its width, its colours
+        return
+    text = render_text(fmt, document=document, rows=rows, table=table, flat=flat)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {output}", err=True)
