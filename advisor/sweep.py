@@ -75,6 +75,9 @@ class SweepSettings:
     # a replay under varying traffic is judged by its cost per request over a process serving
     # this many requests (None: advisor.serving.DEFAULT_CALLS_PER_PROCESS)
     calls_per_process: int | None = None
+    # the command line's flags, resolved (a --config file merged in, flags given win): the keys
+    # of a sweep.toml that reruns this sweep (`advisor sweep --config`)
+    flags: dict[str, Any] | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -513,6 +516,9 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
     one of `advisor.plan.SAMPLERS`."""
     import optuna
 
+    from advisor.db.store import prepare_optuna
+
+    prepare_optuna(url)  # Optuna's tables once, under a lock: its own first use races
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # advisor drives the heartbeat itself around ask/tell (advisor.fleet), which Optuna's
     # experimental heartbeat API warns about.

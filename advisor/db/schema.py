@@ -9,11 +9,20 @@ new database at the same time do not race.
 
 Opening a database at head only reads its version table: Alembic is imported when a schema is
 created or upgraded, so commands that just use the store start fast.
+
+Optuna's tables (its RDB storage shares the database) are created once as well, by
+`ensure_optuna` under a lock that spans processes: on PostgreSQL a session advisory lock, on
+SQLite an advisory ``flock`` of the database file's directory (no file is added; a SQLite
+write lock cannot be held there, since Optuna writes through connections of its own). Optuna
+creates its tables on first use without a lock, and processes that do so at the same time
+fail; `advisor db upgrade` and every sweep call `ensure_optuna` before Optuna opens the study.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +44,8 @@ VERSION_TABLE = "advisor_alembic_version"
 TABLE_PREFIX = "advisor_"
 _VERSIONS = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), primary_key=True))
 _LOCK_KEY = 0x616476697372  # "advisr": one lock id for every advisor schema change
+_OPTUNA_LOCK_KEY = _LOCK_KEY + 1  # Optuna's tables, created once (a session lock)
+OPTUNA_TABLES = ("studies", "trials", "version_info", "alembic_version")
 
 
 @dataclass(frozen=True)
@@ -144,6 +155,59 @@ def _schema_lock(engine: Engine) -> Iterator[Connection]:
         finally:
             if sqlite:
                 _driver_execute(connection, "PRAGMA foreign_keys=ON")
+
+
+def optuna_ready(engine: Engine) -> bool:
+    """Whether Optuna's tables exist and are stamped (Optuna stamps its version last)."""
+    with engine.connect() as connection:
+        names = set(inspect(connection).get_table_names())
+        if not set(OPTUNA_TABLES) <= names:
+            return False
+        return bool(connection.scalar(text("SELECT count(*) FROM alembic_version")))
+
+
+def ensure_optuna(engine: Engine, url: str) -> bool:
+    """Create Optuna's tables in the database at ``url`` once, under a lock that spans
+    processes (see the module docstring); True when this call created them."""
+    if optuna_ready(engine):
+        return False
+    with _process_lock(engine):
+        if optuna_ready(engine):
+            return False
+        import optuna
+
+        kwargs: dict[str, object] = {}
+        if engine.dialect.name == "sqlite":
+            kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+        storage = optuna.storages.RDBStorage(url, **kwargs)  # type: ignore[arg-type]
+        storage.engine.dispose()
+    return True
+
+
+@contextmanager
+def _process_lock(engine: Engine) -> Iterator[None]:
+    """A lock that spans processes, held while nothing else is written through ``engine``."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _OPTUNA_LOCK_KEY})
+            connection.commit()
+            try:
+                yield
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:k)"),
+                                   {"k": _OPTUNA_LOCK_KEY})
+                connection.commit()
+        return
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    fd = os.open(Path(database).resolve().parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def analyze(engine: Engine) -> None:

@@ -62,11 +62,26 @@ def _open_engine(url: str | None, read_only: bool = False) -> tuple[Engine, URL]
 
 
 def upgrade_database(url: str | None = None) -> schema.Revision:
-    """Upgrade (or create) the advisor schema to head; returns where it stood before."""
+    """Upgrade (or create) the advisor schema to head, and create Optuna's tables if they are
+    missing (sweeps keep their studies there); returns where advisor's schema stood before."""
     engine, parsed = _open_engine(url)
     try:
         with translated(parsed, "upgrading the advisor schema"):
-            return schema.upgrade(engine)
+            before = schema.upgrade(engine)
+        with translated(parsed, "creating Optuna's tables"):
+            schema.ensure_optuna(engine, parsed.render_as_string(hide_password=False))
+        return before
+    finally:
+        engine.dispose()
+
+
+def prepare_optuna(url: str) -> None:
+    """Create Optuna's tables in the database at ``url`` once, under a lock that spans
+    processes (`advisor.db.schema.ensure_optuna`); call before Optuna opens a study there."""
+    engine, parsed = _open_engine(url)
+    try:
+        with translated(parsed, "creating Optuna's tables"):
+            schema.ensure_optuna(engine, parsed.render_as_string(hide_password=False))
     finally:
         engine.dispose()
 
