@@ -60,7 +60,7 @@ def check_cmd(
             base = check.read_baseline(baseline, workload, against)
         else:
             assert against is not None
-            with ResultStore.from_url(db, create=False) as store:
+            with ResultStore.from_url(db, read_only=True) as store:
                 if not store.trials(workload=workload, fingerprint_hash=against):
                     fail(f"no trials of {workload} on fingerprint {against} in "
                          f"{store.masked_url}; see `advisor list`")

@@ -53,7 +53,7 @@ def report_cmd(
             workload, db, device, fingerprint, policy, calls_per_process, Constraints(),
             confirm=False, top=1, artifact=False, file=None,
         )
-        store = ResultStore.from_url(db, create=False)
+        store = ResultStore.from_url(db, read_only=True)
         records = store.trials(workload=workload, fingerprint_hash=rec.fingerprint_hash)
         fp = next((f for f in store.fingerprints(workload)
                    if f["fingerprint_hash"] == rec.fingerprint_hash), None)

@@ -14,32 +14,144 @@ import typer
 
 from advisor.cli import render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail_on
+from advisor.cli.common import DbOption, fail, fail_on
 from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.traffic import HOLDOUT
 
 
-def _check_resumable(db: str | None, workload: str) -> None:
-    """`--resume` with nothing to resume fails before the database is created or changed."""
+def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, Any, int]:
+    """`--resume`: the settings and space the sweep to resume was started with, and its id;
+    a flag that contradicts them, or nothing to resume, fails before anything is written.
+    ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url
     from advisor.db.store import ResultStore, database_revision
+    from advisor.resume import contradiction, resumable, stored_plan
+    from advisor.sweep import SweepSettings
 
+    found = None
     if database_revision(db).current is not None:
-        with ResultStore.from_url(db, create=False) as store:
-            if any(s["status"] in ("interrupted", "running") for s in store.sweeps(workload)):
-                return
-    raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
-                      "run it without --resume")
+        with ResultStore.from_url(db, read_only=True) as store:
+            found = resumable(store.sweeps(workload))
+    if found is None:
+        raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
+                          "run it without --resume")
+    settings, space = stored_plan(found, SweepSettings)
+    refused = contradiction(found["id"], given, settings, space)
+    if refused:
+        raise ConfigError(refused)
+    return settings, space, found["id"]
+
+
+_RESUME_FLAGS = {
+    "modes": "--modes", "dtypes": "--dtypes", "fullgraph": "--fullgraph", "shapes": "--shapes",
+    "device": "--device", "trials": "--trials", "budget": "--budget", "shape": "--shape",
+    "traffic": "--traffic", "holdout": "--holdout", "timeout_s": "--timeout",
+    "screen": "--screen", "sampler": "--sampler", "priors": "--priors",
+    "calls_per_process": "--calls-per-process", "warm": "--warm", "warm_all": "--warm-all",
+}
+
+
+def _given_flags(ctx: typer.Context) -> list[str]:
+    """The search flags given on the command line or in a sweep file (not their defaults)."""
+    from click.core import ParameterSource
+
+    return [flag for name, flag in _RESUME_FLAGS.items()
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
+
+
+def resume_hint(file: Path | str, db: str | None) -> str:
+    """The command that continues an interrupted sweep: `--resume` reuses its stored settings
+    (modes, dtypes, device, trials, ...), so only the file and the database are needed."""
+    import shlex
+
+    from advisor.db.engine import ENV_VAR, display_url
+
+    where = "" if db is None and ENV_VAR in os.environ else f" --db {shlex.quote(display_url(db))}"
+    return f"advisor sweep {shlex.quote(str(file))}{where} --resume"
+
+
+# Flags a sweep file does not set: how the outcome prints, and the file itself. The sweep's row
+# keeps every other flag but the database URL (which may carry a password).
+NOT_IN_FILE = ("as_json", "config")
+NOT_KEPT = ("db",)
+
+
+def _file_keys(command: Any) -> dict[str, Any]:
+    """A sweep file's keys (each flag's long name without ``--``, e.g. ``calls-per-process``,
+    ``warm``; ``files``: the workload files) -> the command's parameters."""
+    keys = {}
+    for param in command.params:
+        if param.name in NOT_IN_FILE:
+            continue
+        longs = [o for o in param.opts if o.startswith("--")]
+        keys[longs[0][2:] if longs else param.name] = param
+    return keys
+
+
+def _load_config(ctx: typer.Context, param: Any, path: Path | None) -> Path | None:
+    """``--config sweep.toml``: its values become the defaults of the other flags (a flag given
+    on the command line wins). A bad file, key or value is one line, exit 2."""
+    if path is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        fail(f"--config {path}: cannot read it ({e.strerror})")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        fail(f"--config {path} is not valid TOML: {e}")
+    if set(data) == {"sweep"} and isinstance(data["sweep"], dict):
+        data = data["sweep"]  # a [sweep] table, or the keys at the top level
+    keys = _file_keys(ctx.command)
+    defaults = {}
+    for key, value in data.items():
+        target = keys.get(key) or keys.get(key.replace("_", "-"))
+        if target is None:
+            fail(f"--config {path}: unknown key {key!r}; the keys are the sweep flags: "
+                 f"{', '.join(sorted(keys))}")
+        if target.name == "files" and isinstance(value, str):
+            value = [value]
+        if isinstance(value, list) and target.name != "files":
+            value = ",".join(str(v) for v in value)  # modes = ["default", "eager"]
+        try:  # the flag's own type checks the value, as on the command line
+            defaults[target.name] = target.process_value(ctx, value)
+        except typer.BadParameter as e:
+            fail(f"--config {path}: bad value for {key!r}: {e.message}")
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return path
+
+
+def _flags(ctx: typer.Context) -> dict[str, Any]:
+    """The resolved flags as a sweep file's keys (TOML-ready: no None, paths as text)."""
+    out: dict[str, Any] = {}
+    for key, param in _file_keys(ctx.command).items():
+        value = ctx.params.get(param.name)
+        if value is None or param.name in NOT_KEPT:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = [str(v) for v in value]
+        elif isinstance(value, Path):
+            value = str(value)
+        out[key] = value
+    return out
 
 
 @app.command()
 def sweep(
+    ctx: typer.Context,
     files: list[Path] = typer.Argument(
         ..., help="Workload files (.py) defining `workload`; several run one after another."
     ),
     db: str | None = DbOption,
+    config: Path | None = typer.Option(
+        None, "--config", is_eager=True, callback=_load_config,
+        help="A TOML file of sweep flags (keys: the flags' long names, e.g. modes = "
+        '["default", "reduce-overhead"], budget = "20m", files = ["workloads/reranker.py"]); '
+        "flags given on the command line win. The resolved flags are stored with the sweep.",
+    ),
     trials: int | None = typer.Option(
         None, "--trials", help="Measure at most N configs (TPE picks them when N < the space)."
     ),
@@ -174,16 +286,23 @@ def sweep(
                 dims, note = None, None
             space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
                                 fullgraph, shapes=strategies)
-            if resume:
-                _check_resumable(db, wl.name)
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                      timeout_s=timeout_s, measure_warm=warm or warm_all,
                                      warm_all=warm_all, shape=dims,
                                      traffic=replay, screen=screen or None,
                                      confirm_leaders=confirm_leaders and not confirm,
                                      sampler=sampler, priors=priors,
-                                     calls_per_process=calls_per_process)
-            plans.append((file, loaded, space, settings, note))
+                                     calls_per_process=calls_per_process, flags=_flags(ctx))
+            resume_id = None
+            if resume:  # the sweep's own settings and space; contradicting flags refused
+                given = {flag: (settings, space) for flag in _given_flags(ctx)}
+                settings, space, resume_id = _resumed(db, wl.name, given)
+                note = None
+                if settings.device != device:  # the resumed sweep's device, probed instead
+                    device = resolve_device(settings.device)
+                    probe.close()
+                    probe = Probe(device, min(settings.timeout_s, 300.0))
+            plans.append((file, loaded, space, settings, note, resume_id))
         store = ResultStore.from_url(db)
     except AdvisorError as e:
         if probe is not None:
@@ -192,12 +311,12 @@ def sweep(
     _warn_host_load()
     outcomes = []
     try:
-        for file, loaded, space, settings, note in plans:
+        for file, loaded, space, settings, note, resume_id in plans:
             if note:  # only once every flag is known to be good: a mistake stays one line
                 typer.echo(note, err=True)
             try:
-                outcome = _run(store, loaded, space, settings, resume, workers, jobs,
-                               keep_caches, confirm, probe)
+                outcome = _run(store, loaded, space, settings, resume_id or resume, workers,
+                               jobs, keep_caches, confirm, probe)
             except AdvisorError as e:
                 fail_on(e)
             outcomes.append((file, outcome))
@@ -206,7 +325,7 @@ def sweep(
     finally:
         if probe is not None:
             probe.close()
-    _report(outcomes, store, as_json)
+    _report(outcomes, store, as_json, db)
 
 
 def _check_workers(workers: int, trials: int | None, budget_s: float | None, device: str,
@@ -310,6 +429,10 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
 
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
     study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
+    if resume:
+        from advisor.sweep import fail_orphans
+
+        fail_orphans(study)  # the dead run's trials: their configs are queued again
     queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, resume,
                                 workers * jobs)
     typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
@@ -369,7 +492,7 @@ def _warn_host_load() -> None:
         typer.echo(f"advisor: warning: {warning}", err=True)
 
 
-def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
+def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = None) -> None:
     from advisor.cli.trial import print_replays
     from advisor.noise import interval_warning
 
@@ -387,7 +510,8 @@ def _report(outcomes: list[Any], store: Any, as_json: bool) -> None:
             print_replays(o.records, o.recommendation.calls_per_process)
         if o.status == "interrupted":
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
-                       f"Continue with: advisor sweep {file} --resume", err=True)
+                       f"Continue with: {resume_hint(file, db)} (it reuses the sweep's settings)",
+                       err=True)
             raise typer.Exit(130)
     for _, o in outcomes:
         unsafe = interval_warning(o.recommendation)
