@@ -216,13 +216,16 @@ class Sweeper:
         return {"name": wl.name, "path": str(self.loaded.path),
                 "source_sha256": self.loaded.source_sha256, "info": {}}
 
-    def _open(self, fingerprint: dict[str, Any], resume: bool) -> tuple[int, str]:
+    def _open(self, fingerprint: dict[str, Any], resume: bool | int) -> tuple[int, str]:
+        """The sweep's id and study: a new one, or (``resume``) the newest unfinished one on
+        this device, or the one whose id ``resume`` is (an int, not a bool)."""
         name = self.loaded.workload.name
         if resume:
             candidates = [
                 s for s in self.store.sweeps(workload=name)
-                if s["status"] in ("interrupted", "running")
+                if s["status"] in ("interrupted", "running", "dead")
                 and s.get("fingerprint_hash") == fingerprint["fingerprint_hash"]
+                and (isinstance(resume, bool) or s["id"] == resume)
             ]
             if not candidates:
                 raise ConfigError(
@@ -244,7 +247,7 @@ class Sweeper:
         n = self.settings.n_trials
         return len(self.space) if n is None else min(n, len(self.space))
 
-    def prepare(self, resume: bool = False) -> tuple[dict[str, Any], int, str]:
+    def prepare(self, resume: bool | int = False) -> tuple[dict[str, Any], int, str]:
         """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name)."""
         fingerprint = (self.probe.result() if self.probe is not None
                        else self.launcher.probe(self.settings.device))
@@ -252,10 +255,12 @@ class Sweeper:
         return fingerprint, sweep_id, study_name
 
     # -- the loop ---------------------------------------------------------------------------
-    def run(self, resume: bool = False) -> SweepOutcome:
+    def run(self, resume: bool | int = False) -> SweepOutcome:
         fingerprint, sweep_id, study_name = self.prepare(resume)
         study = open_study(self.store.url, study_name, self.settings.seed,
                            sampler=self.settings.sampler)
+        if resume:
+            fail_orphans(study)
         done = set(self.store.config_keys_done(sweep_id))
         planned = self._planned()
         self._sweep_id = sweep_id
@@ -539,6 +544,16 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
     return optuna.create_study(study_name=study_name, storage=storage,
                                sampler=make_sampler(sampler, seed),
                                direction="minimize", load_if_exists=True)
+
+
+def fail_orphans(study: Any) -> int:
+    """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
+    is gone; a resumed sweep measures those configs again); returns how many."""
+    running = study.get_trials(deepcopy=False, states=(_state("RUNNING"),))
+    for trial in running:
+        study._storage.set_trial_user_attr(trial._trial_id, "orphaned", True)
+        study._storage.set_trial_state_values(trial._trial_id, state=_state("FAIL"))
+    return len(running)
 
 
 def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],

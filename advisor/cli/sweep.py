@@ -55,10 +55,12 @@ _RESUME_FLAGS = {
 
 def _given_flags(ctx: typer.Context) -> list[str]:
     """The search flags given on the command line or in a sweep file (not their defaults)."""
-    from click.core import ParameterSource
-
-    return [flag for name, flag in _RESUME_FLAGS.items()
-            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
+    given = []
+    for name, flag in _RESUME_FLAGS.items():
+        source = ctx.get_parameter_source(name)  # typer's own enum: compared by name
+        if source is not None and source.name != "DEFAULT":
+            given.append(flag)
+    return given
 
 
 def resume_hint(file: Path | str, db: str | None) -> str:
@@ -361,7 +363,7 @@ def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: 
     return jobs
 
 
-def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool, workers: int,
+def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool | int, workers: int,
          jobs: int, keep_caches: Path | None, confirm: bool, probe: Any) -> Any:
     from advisor.cli.progress import ProgressObserver
     from advisor.launcher import Launcher
@@ -420,7 +422,7 @@ def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any
     return outcome
 
 
-def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
+def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: int,
               cache_root: Path) -> Any:
     """The sweep shared by worker processes on this host (advisor.fleet): `jobs` per device
     on `workers` devices."""
@@ -433,7 +435,7 @@ def _run_pool(store: Any, sweeper: Any, resume: bool, workers: int, jobs: int,
         from advisor.sweep import fail_orphans
 
         fail_orphans(study)  # the dead run's trials: their configs are queued again
-    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, resume,
+    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, bool(resume),
                                 workers * jobs)
     typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
                f"({jobs} per device)", err=True)

@@ -3,9 +3,30 @@ gives one line and exit code 2."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from typer.testing import CliRunner
+
+HERE = Path(__file__).resolve().parent
+
+
+def load(name: str, path: Path) -> ModuleType:
+    """A helper module of another test folder, by path (test folders are not packages)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# the sweep tests' helpers: the real CLI in a subprocess, the smallest workloads
+sweep_support = load("advisor_tests_sweep_support", HERE.parent / "sweep" / "sweep_support.py")
 
 
 def advisor(*args: str | Path) -> tuple[int, str, str]:

@@ -1,0 +1,85 @@
+"""Resuming a sweep: its stored settings and space are reused, flags that contradict them are
+refused. Pure: no torch, no Optuna, no database (the caller hands in the stored sweep).
+
+`advisor sweep FILE --resume` continues the newest interrupted (or dead) sweep of the workload
+with the settings it was started with (`SweepSettings` and the configs of its space, stored in
+the sweep row). A flag given again with the same value is fine; one that would change the
+search (``--modes``, ``--dtypes``, ``--device``, ``--trials``, ...) is refused in one line,
+before the sweep is touched: a study cannot change its space halfway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from advisor.config import CompileConfig
+from advisor.errors import ConfigError
+from advisor.space import Space
+
+RESUMABLE = ("interrupted", "running", "dead")
+
+# flag -> what it sets, read from (settings, space)
+_FLAG_VALUES: dict[str, Any] = {
+    "--modes": lambda s, sp: sp.modes,
+    "--dtypes": lambda s, sp: sp.dtypes,
+    "--fullgraph": lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}),
+    "--shapes": lambda s, sp: sp.shapes,
+    "--device": lambda s, sp: s.device,
+    "--trials": lambda s, sp: s.n_trials,
+    "--budget": lambda s, sp: s.budget_s,
+    "--shape": lambda s, sp: s.shape,
+    "--traffic": lambda s, sp: s.traffic,
+    "--holdout": lambda s, sp: s.traffic,
+    "--timeout": lambda s, sp: s.timeout_s,
+    "--screen": lambda s, sp: s.screen,
+    "--sampler": lambda s, sp: s.sampler,
+    "--priors": lambda s, sp: s.priors,
+    "--calls-per-process": lambda s, sp: s.calls_per_process,
+    "--warm": lambda s, sp: s.measure_warm,
+    "--warm-all": lambda s, sp: s.warm_all,
+}
+
+
+def resumable(sweeps: list[dict[str, Any]], fingerprint_hash: str | None = None
+              ) -> dict[str, Any] | None:
+    """The sweep to resume among ``sweeps`` (of one workload): the newest one not finished
+    (on the fingerprint, when given); None when there is none."""
+    found = [s for s in sweeps if s["status"] in RESUMABLE and (
+        fingerprint_hash is None or s.get("fingerprint_hash") == fingerprint_hash)]
+    return max(found, key=lambda s: s["id"]) if found else None
+
+
+def stored_plan(sweep: dict[str, Any], settings_type: type) -> tuple[Any, Space]:
+    """The settings (an instance of ``settings_type``, a dataclass) and the space a sweep was
+    started with; ConfigError when the sweep row does not hold them."""
+    stored = sweep.get("settings") or {}
+    configs = stored.get("space")
+    if not isinstance(configs, list) or not configs:
+        raise ConfigError(f"sweep {sweep['id']} has no stored space to resume; start a new "
+                          "sweep without --resume")
+    names = {f.name for f in fields(settings_type)}
+    settings = settings_type(**{k: v for k, v in stored.items() if k in names})
+    return settings, Space(tuple(CompileConfig.from_dict(c) for c in configs))
+
+
+def contradiction(sweep_id: int, given: dict[str, tuple[Any, Space]], stored: Any,
+                  space: Space) -> str | None:
+    """The first flag in ``given`` (flag -> the (settings, space) the flags would make) whose
+    value differs from the resumed sweep's; None when every given flag agrees."""
+    for flag, (settings, new_space) in given.items():
+        read = _FLAG_VALUES.get(flag)
+        if read is None:
+            continue
+        new, old = read(settings, new_space), read(stored, space)
+        if new != old:
+            return (f"{flag} asks for {_show(new)}, but sweep {sweep_id}, being resumed, was "
+                    f"started with {_show(old)}: drop {flag} to resume it as it was, or start "
+                    "a new sweep without --resume")
+    return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "none"
+    return "the default" if value is None else str(value)
