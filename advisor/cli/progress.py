@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from advisor import units
+from advisor.cli.render import short_label
 from advisor.config import CompileConfig
 
 
@@ -63,7 +65,8 @@ class ProgressObserver:
 
     def trial_started(self, config: CompileConfig) -> None:
         self.trial_started_at = time.monotonic()
-        self.progress.update(self.task, config=config.label, phase="starting", left=self._left())
+        self.progress.update(self.task, config=short_label(config.to_dict()), phase="starting",
+                             left=self._left())
 
     def phase(self, name: str) -> None:
         self.progress.update(self.task, phase=name)
@@ -74,12 +77,14 @@ class ProgressObserver:
     def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
         self.durations.append(time.monotonic() - self.trial_started_at)
         if record["status"] == "ok":
-            outcome = f"{record['median_ms']:.3f} ms" + ("" if record["passed"] else " (rejected)")
+            outcome = units.duration_ms(record["median_ms"]) + ("" if record["passed"]
+                                                                else " (rejected)")
         else:
             outcome = f"[red]failed: {record['failure_reason']}[/red]"
         self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")
         if record.get("tried_because"):
             self.console.print(f"    tried because {record['tried_because']}")
         self.progress.update(
-            self.task, advance=1, best=f"{best_ms:.3f} ms" if best_ms else "-", left=self._left()
+            self.task, advance=1, best=units.duration_ms(best_ms) if best_ms else "-",
+            left=self._left()
         )

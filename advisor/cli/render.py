@@ -1,11 +1,21 @@
-"""Human-readable output of records and recommendations (rich)."""
+"""Human-readable output of records and recommendations (rich).
+
+Figures print in human units (`advisor.units`: ``1.22 s``, not ``1220.000 ms``); tables are
+built by `fitted_table`, which drops the columns of least priority until the table fits the
+terminal (80 columns keep the config, its figure and its speedup), and name configs by
+`short_label`.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from advisor import units
 
 console = Console(highlight=False)
 if not console.is_terminal:
@@ -24,15 +34,93 @@ def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
 
 def figure(median_ms: float | None, ci: Any = None, noisy: bool | None = None,
            short: bool = False) -> str:
-    """``1.23 ms [1.2-1.3]`` with ``noisy`` or ``short`` beside it: no figure without its
+    """``1.23 ms [1.20-1.30]`` with ``noisy`` or ``short`` beside it: no figure without its
     interval and flags."""
     if median_ms is None:
         return "-"
-    text = f"{median_ms:.3f} ms"
+    text = units.duration_ms(median_ms)
     if ci:
-        text += f" [{ci[0]:.3g}-{ci[1]:.3g}]"
+        text += f" [{interval(ci)}]"
     flags = [f for f, on in (("noisy", noisy), ("short", short)) if on]
     return text + (f" ({', '.join(flags)})" if flags else "")
+
+
+def interval(ci: Sequence[float] | None) -> str:
+    """A 95% interval in the unit of its low end: ``0.940-0.980 ms``, ``1.20-1.26 s``."""
+    if not ci:
+        return "-"
+    low, high = units.duration_ms(ci[0]), units.duration_ms(ci[1])
+    unit = low.rsplit(" ", 1)[-1]
+    if high.endswith(" " + unit):
+        return f"{low.rsplit(' ', 1)[0]}-{high}"
+    return f"{low}-{high}"
+
+
+_FIGURE = re.compile(r"^[-+~<>]?[0-9.,]+|^-$")  # cells of a right-aligned column
+MODE_SHORT = {"max-autotune-no-cudagraphs": "max-autotune-nocg"}
+
+
+def short_label(config: dict[str, Any] | None) -> str:
+    """A config in a few words for narrow tables: ``bf16 reduce-overhead fullgraph``,
+    ``fp32 max-autotune-nocg buckets:pow2 +2 options``."""
+    if not config:
+        return "?"
+    mode = str(config.get("mode"))
+    parts = [str(config.get("dtype")), MODE_SHORT.get(mode, mode)]
+    if config.get("fullgraph"):
+        parts.append("fullgraph")
+    if config.get("dynamic") not in (None, "auto"):
+        parts.append(f"dynamic={config['dynamic']}")
+    if config.get("shapes") not in (None, "static"):
+        parts.append(str(config["shapes"]))
+    if config.get("options"):
+        n = len(config["options"])
+        parts.append(f"+{n} option{'s' if n != 1 else ''}")
+    return " ".join(parts)
+
+
+def fitted_table(title: str, columns: Sequence[tuple[str, int]], rows: Sequence[Sequence[str]],
+                 width: int | None = None) -> Table:
+    """A table of ``columns`` (name, priority: 0 is never dropped, higher drops first) that
+    fits ``width`` (the console's): columns nothing was measured for (every cell ``-`` or
+    empty) go first, then the columns of the highest priority number, until it fits. The first
+    column is left-aligned and never wraps; the others are right-aligned."""
+    width = width or console.width
+    keep = [i for i, (name, _) in enumerate(columns)
+            if i == 0 or any(str(row[i]) not in ("-", "") for row in rows)]
+
+    def needed(kept: list[int]) -> int:
+        return 1 + sum(3 + max([len(columns[i][0])] + [len(str(r[i])) for r in rows])
+                       for i in kept)
+
+    # one column at a time: the highest priority number first, the rightmost of equals first;
+    # then a dropped column comes back if it fits after all (a narrow one behind a wide one)
+    dropped = []
+    for drop in sorted((i for i in keep if columns[i][1] > 0),
+                       key=lambda i: (-columns[i][1], -i)):
+        if needed(keep) <= width:
+            break
+        keep.remove(drop)
+        dropped.append(drop)
+    for back in sorted(dropped, key=lambda i: (columns[i][1], i)):
+        if needed(sorted([*keep, back])) <= width:
+            keep = sorted([*keep, back])
+    table = Table(title=title, title_justify="left")
+    for n, i in enumerate(keep):
+        figures = all(_FIGURE.match(str(row[i])) for row in rows if str(row[i]))
+        table.add_column(columns[i][0], justify="right" if figures and n else "left",
+                         no_wrap=n == 0, overflow="ellipsis" if n == 0 else "fold")
+    for row in rows:
+        table.add_row(*(str(row[i]) for i in keep))
+    return table
+
+
+def closing_line(sweep_id: int, workload: str, where: str, db_flag: bool) -> str:
+    """The sweep's last line: where its results went and the commands to run next (``--db``
+    named when the database is not the default one)."""
+    flag = f" --db {where}" if db_flag else ""
+    return (f"sweep {sweep_id} of {workload} is in {where}; next: advisor show {sweep_id}{flag}"
+            f" | advisor report {workload}{flag} -o {workload}-report.html")
 
 
 def last_line(text: str | None) -> str:
@@ -91,26 +179,24 @@ def trial_record(record: dict[str, Any]) -> None:
 def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence: every figure with its
     interval and flags, every speedup against the one baseline figure the title names."""
-    table = Table(title=f"{rec.workload}: best configs ({rec.n_trials} trials, "
-                        f"{rec.n_failed} failed, {rec.n_rejected} rejected); speedup vs "
-                        f"{rec.baseline_name}")
-    for column in ("config", "speedup", "median [95% CI]", "trials", "p90", "cold", "warm",
-                   "kernels", "launches", "max err", "quality"):
-        table.add_column(column, justify="left" if column == "config" else "right")
+    title = (f"{rec.workload}: best configs ({rec.n_trials} trials, {rec.n_failed} failed, "
+             f"{rec.n_rejected} rejected); speedup vs {rec.baseline_name}")
+    columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
+               ("trials", 4), ("p90", 5), ("cold", 1), ("warm", 3), ("kernels", 4),
+               ("launches", 3), ("max err", 5), ("quality", 5))
     rows = list(rec.ranked[:top])
     if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
         rows.append(rec.baseline)
-    for r in rows:
-        quality = f"{r.quality_value:.3f}" if r.quality_value is not None else "-"
-        table.add_row(
-            r.label, fmt(r.speedup, "x", 2),
-            figure(r.median_ms, r.median_ci_ms, r.noisy, r.short),
-            "paired" if r.confirmed else str(r.n_trials), fmt(r.p90_ms, " ms"),
-            fmt(r.cold_compile_s, " s", 1), fmt(r.warm_compile_s, " s", 1),
-            fmt(r.kernels_per_call), fmt(r.launches_per_call),
-            f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-", quality,
-        )
-    console.print(table)
+    cells = [[
+        short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
+        interval(r.median_ci_ms), "short" if r.short else ("noisy" if r.noisy else ""),
+        "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p90_ms),
+        units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
+        units.duration_s(r.warm_compile_s), fmt(r.kernels_per_call), fmt(r.launches_per_call),
+        f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-",
+        f"{r.quality_value:.3f}" if r.quality_value is not None else "-",
+    ] for r in rows]
+    console.print(fitted_table(title, columns, cells))
     console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
     if rec.note:
         console.print(f"note: {rec.note}")

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
+from advisor import units
 from advisor.cli import output, render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
@@ -51,22 +51,21 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
     if not sweeps:
         render.console.print("no sweeps yet: run `advisor sweep workloads/reranker.py`")
         return
-    table = Table(title="sweeps (recommended: the one answer for the workload on the sweep's "
-                        "device and stack, all its sweeps pooled)")
-    for column in ("id", "workload", "device", "status", "trials", "failed", "recommended",
-                   "figure", "speedup", "started"):
-        table.add_column(column)
+    title = ("sweeps (recommended: the one answer for the workload on the sweep's device and "
+             "stack, all its sweeps pooled)")
+    columns = (("id", 0), ("workload", 0), ("device", 2), ("status", 1), ("trials", 1),
+               ("failed", 3), ("recommended", 0), ("figure", 0), ("speedup", 0), ("started", 4))
+    rows = []
     for s in sweeps:
         pick = s["recommendation"] or {}
-        table.add_row(
+        rows.append([
             str(s["id"]), s["workload"]["name"], str(s.get("device_name") or "-"), s["status"],
             f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
-            str(pick.get("pick") or "-"), render.figure(pick.get("median_ms"),
-                                                         pick.get("median_ci_ms"),
-                                                         pick.get("noisy")),
-            render.fmt(pick.get("speedup"), "x", 2), str(s.get("started_at") or "-")[:19],
-        )
-    render.console.print(table)
+            str(pick.get("pick") or "-"),
+            render.figure(pick.get("median_ms"), None, pick.get("noisy")),
+            units.ratio(pick.get("speedup")), str(s.get("started_at") or "-")[:16],
+        ])
+    render.console.print(render.fitted_table(title, columns, rows))
 
 
 def _picks(db: str | None, sweeps: list[dict]) -> dict[tuple[str, str | None], dict]:
@@ -120,23 +119,21 @@ def _show_table(sweep: dict[str, Any], records: list[dict[str, Any]],
                 rec: Recommendation) -> None:
     sweep_id = sweep["id"]
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"
-    table = Table(title=f"{title} ({sweep['status']})")
-    for column in ("config", "status", "median (95% CI)", "p99", "cold compile", "passed",
-                   "reason", "last error line"):
-        table.add_column(column)
-    from advisor.config import CompileConfig
-
+    columns = (("config", 0), ("status", 0), ("median", 0), ("95% CI", 2), ("p99", 3),
+               ("cold compile", 1), ("passed", 4), ("reason", 0), ("last error line", 5))
+    rows = []
     for r in records:
-        label = CompileConfig.from_dict(r["config"]).label
-        table.add_row(
-            label, r["status"], render.figure(r["median_ms"], r.get("median_ci_ms"),
-                                              r.get("noisy"), short=bool(r.get("screened_out"))),
-            render.fmt(r["p99_ms"], " ms"), render.fmt(r["cold_compile_s"], " s", 1),
+        short = " (short)" if r.get("screened_out") else ""
+        rows.append([
+            render.short_label(r["config"]), r["status"],
+            units.duration_ms(r["median_ms"]) + (" (noisy)" if r.get("noisy") else short),
+            render.interval(r.get("median_ci_ms")), units.duration_ms(r["p99_ms"]),
+            units.duration_s(r["cold_compile_s"]) if r["config"].get("mode") != "eager" else "-",
             render.fmt(r["passed"]),
             r["failure_reason"] or ("" if r["passed"] or r["status"] != "ok" else "rejected"),
-            render.last_line(r.get("error_tail")) if r["status"] != "ok" else "",
-        )
-    render.console.print(table)
+            render.last_line(r.get("error_tail"))[:60] if r["status"] != "ok" else "",
+        ])
+    render.console.print(render.fitted_table(f"{title} ({sweep['status']})", columns, rows))
     if any(isinstance(r.get("replay"), dict) for r in records):
         from advisor.cli.trial import print_replays
 
@@ -359,30 +356,28 @@ def _table(rec: Recommendation, top: int = 8) -> None:
     title = (f"{rec.workload}: best configs by {rec.policy} ({rec.n_trials} trials, "
              f"{rec.n_failed} failed, {rec.n_rejected} rejected, "
              f"{rec.n_excluded} over the limits); speedup vs {rec.baseline_name}")
-    table = Table(title=title)
-    columns = ("config", "speedup", "median", "95% CI", "noisy", "trials", "p99", "calls/s",
-               "cold", "warm", "pays off after", "peak mem", "confirmed")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "config" else "right")
+    columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
+               ("trials", 5), ("p99", 4), ("calls/s", 4), ("cold", 1), ("warm", 3),
+               ("pays off after", 2), ("peak mem", 5), ("confirmed", 3))
+    cells = []
     rows = list(rec.ranked[:top])
     if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
         rows.append(rec.baseline)
     for r in rows:
-        ci = f"{r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}" if r.median_ci_ms else "-"
         pays = "-" if r.config["mode"] == "eager" else (
             f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
         if r.break_even_calls_fp32 not in (None, r.break_even_calls):
             pays += f" ({r.break_even_calls_fp32:,} vs fp32)"
-        mem = f"{r.peak_mem_bytes / 2**20:.0f} MiB" if r.peak_mem_bytes else "-"
-        table.add_row(
-            r.label, render.fmt(r.speedup, "x", 2), render.fmt(r.median_ms, " ms"), ci,
-            "short" if r.short else ("yes" if r.noisy else ""), str(r.n_trials),
-            render.fmt(r.p99_ms, " ms"),
-            f"{r.throughput_per_s:,.0f}" if r.throughput_per_s else "-",
-            render.fmt(r.cold_compile_s, " s", 1), render.fmt(r.warm_compile_s, " s", 1), pays,
-            mem, "yes" if r.confirmed else "",
-        )
-    render.console.print(table)
+        cells.append([
+            render.short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
+            render.interval(r.median_ci_ms),
+            "short" if r.short else ("noisy" if r.noisy else ""), str(r.n_trials),
+            units.duration_ms(r.p99_ms), units.rate(r.throughput_per_s),
+            units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
+            units.duration_s(r.warm_compile_s), pays, units.size(r.peak_mem_bytes),
+            "yes" if r.confirmed else "",
+        ])
+    render.console.print(render.fitted_table(title, columns, cells))
     staleness = rec.staleness
     if staleness and staleness["warning"]:
         render.console.print(f"[yellow]warning: {staleness['warning']}[/yellow]")

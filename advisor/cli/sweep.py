@@ -515,6 +515,10 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
                        f"Continue with: {resume_hint(file, db)} (it reuses the sweep's settings)",
                        err=True)
             raise typer.Exit(130)
+    for _, o in outcomes:  # where the results went, what to run next (stderr: --json stays)
+        given = db is not None or bool(os.environ.get("ADVISOR_DB_URL"))
+        typer.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
+                                                     store.masked_url, given), err=True)
     for _, o in outcomes:
         unsafe = interval_warning(o.recommendation)
         if unsafe:
