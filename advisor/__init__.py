@@ -6,6 +6,8 @@ Public API (importing this package never imports torch)::
     model = advisor.apply(model, workload="reranker", db=URL)   # the recommendation, applied
 """
 
+from typing import TYPE_CHECKING
+
 from advisor.config import CompileConfig
 from advisor.errors import (
     AdvisorError,
@@ -15,8 +17,10 @@ from advisor.errors import (
     TrialFailed,
     WorkloadError,
 )
-from advisor.runtime import apply
 from advisor.workload import Quality, Workload, load_workload
+
+if TYPE_CHECKING:
+    from advisor.runtime import apply
 
 __version__ = "0.1.0"
 
@@ -34,3 +38,13 @@ __all__ = [
     "apply",
     "load_workload",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `apply` (advisor.runtime: the store and the recommendation) is imported on first use:
+    # `advisor --help` and the trial children need none of it.
+    if name == "apply":
+        from advisor.runtime import apply
+
+        return apply
+    raise AttributeError(f"module 'advisor' has no attribute {name!r}")

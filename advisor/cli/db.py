@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on
-from advisor.db import Revision, database_revision, display_url, upgrade_database
 from advisor.errors import AdvisorError
+
+if TYPE_CHECKING:
+    from advisor.db import Revision
 
 db_app = typer.Typer(
     name="db",
@@ -20,6 +24,8 @@ app.add_typer(db_app, name="db")
 @db_app.command("upgrade")
 def upgrade(db: str | None = DbOption) -> None:
     """Create advisor's tables, or upgrade them to this advisor's schema revision."""
+    from advisor.db import display_url, upgrade_database  # SQLAlchemy: not for `--help`
+
     try:
         before = upgrade_database(db)
     except AdvisorError as e:
@@ -36,6 +42,8 @@ def upgrade(db: str | None = DbOption) -> None:
 @db_app.command("current")
 def current(db: str | None = DbOption) -> None:
     """Show the database's schema revision and whether it needs `advisor db upgrade`."""
+    from advisor.db import database_revision, display_url  # SQLAlchemy: not for `--help`
+
     try:
         revision = database_revision(db)
     except AdvisorError as e:

@@ -10,8 +10,6 @@ import typer
 from advisor.cli import output
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
-from advisor.db import ResultStore
-from advisor.db.transfer import FORMATS, read_records, write_records
 from advisor.errors import AdvisorError
 
 
@@ -31,6 +29,9 @@ def export(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Write stored trial records, with their sweeps, to stdout for `advisor import`."""
+    from advisor.db import ResultStore  # SQLAlchemy: not for `--help`
+    from advisor.db.transfer import FORMATS, write_records
+
     try:
         fmt = output.resolve(fmt, as_json, out, (*FORMATS, "yaml"))
         with ResultStore.from_url(db, read_only=True) as store:
@@ -59,6 +60,9 @@ def import_(
     db: str | None = DbOption,
 ) -> None:
     """Merge exported trial records into the database; trials already there are skipped."""
+    from advisor.db import ResultStore  # SQLAlchemy: not for `--help`
+    from advisor.db.transfer import read_records
+
     try:
         records = read_records(file)
         with ResultStore.from_url(db) as store:

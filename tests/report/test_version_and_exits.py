@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
 from pathlib import Path
 
 from report_support import run
@@ -26,3 +29,21 @@ def test_help_and_readme_document_every_exit_code() -> None:
     for code in (exits.OK, exits.FAILURE, exits.BAD_INPUT, exits.SLOWER, exits.INTERRUPTED):
         assert f" {code} " in exits.EPILOG or exits.EPILOG.startswith(f"Exit codes: {code} ")
         assert f"\n| {code} | " in readme
+
+
+def test_help_imports_no_database_search_or_torch_module() -> None:
+    """`advisor --help` (every command registered) stays light: the store, Optuna and torch are
+    imported by the commands that use them, when they run."""
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from advisor.cli.app import _register, app\n"
+        "_register()\n"
+        "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
+        "print(sorted(m.split('.')[0] for m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    loaded = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    assert "advisor" in loaded and "typer" in loaded
+    assert not loaded & {"sqlalchemy", "alembic", "optuna", "torch", "pandas", "psycopg"}
