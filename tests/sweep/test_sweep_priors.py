@@ -43,8 +43,13 @@ def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
     assert records[0]["tried_because"] == BASELINE_REASON
     assert records[1]["tried_because"].startswith("prior rank 1: ~100% of eager time launching")
     assert "tried because prior rank 1" in done.stderr
-    best = json_out(done)["recommendation"]["best"]
-    assert best["config"]["mode"] != "eager"
+    # The compiled configs lead by far; two compiled ones may still be undecided on a loaded host
+    rec = json_out(done)["recommendation"]
+    assert rec["ranked"][0]["config"]["mode"] != "eager"
+    assert rec["best"] is None or rec["best"]["config"]["mode"] != "eager"
+    if rec["best"] is None:
+        assert rec["decision"] == "undecided: noise"
+        assert all(label != "fp32 + eager" for label in rec["undecided"])
 
 
 def test_budgeted_sweep_runs_several_jobs_in_the_priors_order(tmp_path: Path) -> None:
