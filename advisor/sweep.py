@@ -15,6 +15,7 @@ after it when the re-measurement picks another config.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -42,6 +43,9 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 # for HEARTBEAT_GRACE_S is stale and queued again. Operators (and tests) may tune both.
 HEARTBEAT_INTERVAL_S = int(os.environ.get("ADVISOR_HEARTBEAT_S", "5"))
 HEARTBEAT_GRACE_S = int(os.environ.get("ADVISOR_HEARTBEAT_GRACE_S", "30"))
+# The parent of a running sweep refreshes the sweep row's heartbeat this often; readers report
+# a running sweep without one for advisor.db.store.SWEEP_DEAD_AFTER_S as dead.
+SWEEP_HEARTBEAT_S = float(os.environ.get("ADVISOR_SWEEP_HEARTBEAT_S", "20"))
 SCREEN_FACTOR = 1.5
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 
@@ -154,6 +158,37 @@ def _suggest(trial: Any, space: Space) -> CompileConfig:
         return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, shapes=shapes)
     dynamic = trial.suggest_categorical("dynamic", dynamics) if len(dynamics) > 1 else dynamics[0]
     return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
+
+
+class Heartbeat:
+    """Refreshes a running sweep's heartbeat (`ResultStore.beat`) every `SWEEP_HEARTBEAT_S`
+    from a thread of its own, while the sweep's parent is alive; a beat that fails (the
+    database briefly away) is tried again at the next one."""
+
+    def __init__(self, store: Any, sweep_id: int, interval_s: float = SWEEP_HEARTBEAT_S) -> None:
+        self.store, self.sweep_id, self.interval_s = store, sweep_id, interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sweep-heartbeat", daemon=True)
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def __enter__(self) -> Heartbeat:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            # a missed beat (the database briefly away) is retried; the sweep goes on
+            with contextlib.suppress(Exception):
+                self.store.beat(self.sweep_id)
 
 
 class WarmStartBeside:
@@ -269,6 +304,7 @@ class Sweeper:
                               self.settings.budget_s)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         started = time.monotonic()
+        beating = Heartbeat(self.store, sweep_id).start()
         try:
             for config, trial in self._next_configs(study, done, planned):
                 if self._over_budget(started):
@@ -279,6 +315,7 @@ class Sweeper:
                     break
                 done.add(config.key)
         finally:
+            beating.stop()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         status = "interrupted" if self.interrupted else "finished"

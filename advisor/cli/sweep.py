@@ -26,7 +26,7 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
     a flag that contradicts them, or nothing to resume, fails before anything is written.
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url
-    from advisor.db.store import ResultStore, database_revision
+    from advisor.db.store import SWEEP_DEAD_AFTER_S, ResultStore, database_revision
     from advisor.resume import contradiction, resumable, stored_plan
     from advisor.sweep import SweepSettings
 
@@ -37,6 +37,11 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
     if found is None:
         raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
                           "run it without --resume")
+    if found["status"] == "running":  # its heartbeat is fresh: its process is alive
+        raise ConfigError(
+            f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
+            f"process is measuring it; resume it once that stops, or once it is reported dead "
+            f"(no heartbeat for {SWEEP_DEAD_AFTER_S:.0f} s)")
     settings, space = stored_plan(found, SweepSettings)
     refused = contradiction(found["id"], given, settings, space)
     if refused:
@@ -448,7 +453,10 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
             feeder.tick()
         progress()
 
-    codes = pool.wait(tick=tick)
+    from advisor.sweep import Heartbeat
+
+    with Heartbeat(store, sweep_id):
+        codes = pool.wait(tick=tick)
     progress()  # the trials stored after the last tick: the closing progress line
     done = store.config_keys_done(sweep_id)
     # a budgeted sweep is complete when its workers found nothing more to start

@@ -136,6 +136,9 @@ class Sweep(Base):
     planned_trials: Mapped[int | None] = mapped_column(Integer)
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    # refreshed by the running sweep's process (migration 0004): a running sweep whose
+    # heartbeat is stale is reported dead
+    heartbeat_at: Mapped[datetime | None]
 
     workload: Mapped[Workload] = relationship()
     device: Mapped[Device] = relationship()

@@ -175,6 +175,7 @@ def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
         "planned_trials": row["planned_trials"],
         "started_at": rows.to_iso(row["started_at"]),
         "finished_at": rows.to_iso(row["finished_at"]),
+        "heartbeat_at": rows.to_iso(row["heartbeat_at"]),
         "n_trials": counts.get("n_trials", 0),
         "n_ok": counts.get("n_ok", 0),
         "n_failed": counts.get("n_failed", 0),

@@ -15,6 +15,7 @@ RDB storage to share the database; ``store.masked_url`` is the one to print.
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -41,9 +42,13 @@ from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
+# A sweep stored as running whose heartbeat (`ResultStore.beat`, every
+# advisor.sweep.SWEEP_HEARTBEAT_S) is older than this is reported "dead": its process is gone
+# (kill -9, a crash, a lost host). Computed on read; nothing is written by a reader.
+SWEEP_DEAD_AFTER_S = float(os.environ.get("ADVISOR_SWEEP_DEAD_AFTER_S", "120"))
 _SWEEP_EXPORT_KEYS = (
     "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
-    "started_at", "finished_at",
+    "started_at", "finished_at", "heartbeat_at",
 )  # fmt: skip
 
 
@@ -245,6 +250,7 @@ class ResultStore:
             "started_at": datetime.now(UTC),
             "finished_at": None,
         }
+        sweep["heartbeat_at"] = sweep["started_at"]
         with self._write("creating a sweep") as session:
             return writes.insert_sweep(session, self._ids, sweep)
 
@@ -252,15 +258,25 @@ class ResultStore:
         """Set a sweep's status (finished, interrupted, failed; running again to resume)."""
         if status not in SWEEP_STATUSES:
             raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
-        finished_at = None if status == "running" else datetime.now(UTC)
+        now = datetime.now(UTC)
+        values: dict[str, Any] = {"status": status, "finished_at": now}
+        if status == "running":  # resumed: alive again
+            values |= {"finished_at": None, "heartbeat_at": now}
         with self._write("updating a sweep") as session:
             done = session.execute(
-                update(queries.S)
-                .where(queries.S.c.id == sweep_id)
-                .values(status=status, finished_at=finished_at)
+                update(queries.S).where(queries.S.c.id == sweep_id).values(**values)
             )
             if done.rowcount != 1:  # type: ignore[attr-defined]
                 raise StoreError(f"no sweep with id {sweep_id} in {self.masked_url}")
+
+    def beat(self, sweep_id: int) -> None:
+        """The running sweep's heartbeat: its process is alive (see `SWEEP_DEAD_AFTER_S`)."""
+        with self._write("recording a sweep's heartbeat") as session:
+            session.execute(
+                update(queries.S)
+                .where(queries.S.c.id == sweep_id, queries.S.c.status == "running")
+                .values(heartbeat_at=datetime.now(UTC))
+            )
 
     def set_warm_start(self, trial_uuid: str, warm_compile_s: float) -> None:
         """Record a trial's warm start, measured after it was stored (the sweep measures the
@@ -285,7 +301,7 @@ class ResultStore:
             found = queries.sweep_dicts(session, [column == sweep_id])
         if not found:
             raise StoreError(f"no sweep {sweep_id} in {self.masked_url}")
-        return found[0]
+        return _liveness(found[0])
 
     def sweeps(
         self,
@@ -294,12 +310,14 @@ class ResultStore:
         device_hash: str | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms."""
+        """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms. A sweep
+        stored as running whose heartbeat is stale has status ``dead`` (``stored_status``
+        keeps "running"; see `SWEEP_DEAD_AFTER_S`)."""
         if status is not None and status not in SWEEP_STATUSES:
             raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
         where = queries.sweep_filters(workload, status, device_hash)
         with self._read("reading sweeps") as session:
-            return queries.sweep_dicts(session, where, limit)
+            return [_liveness(s) for s in queries.sweep_dicts(session, where, limit)]
 
     def trials(
         self,
@@ -506,6 +524,17 @@ class ResultStore:
         """Stored cache artifacts (without their bytes), newest first."""
         with self._read("reading cache artifacts") as session:
             return queries.artifact_dicts(session, workload)
+
+
+def _liveness(sweep: dict[str, Any]) -> dict[str, Any]:
+    """A running sweep whose heartbeat is older than `SWEEP_DEAD_AFTER_S` is reported dead."""
+    sweep["stored_status"] = sweep["status"]
+    seen = sweep.get("heartbeat_at") or sweep.get("started_at")
+    if sweep["status"] == "running" and seen is not None:
+        age_s = (datetime.now(UTC) - datetime.fromisoformat(seen)).total_seconds()
+        if age_s > SWEEP_DEAD_AFTER_S:
+            sweep["status"] = "dead"
+    return sweep
 
 
 def _known_sweeps(session: Session, uuids: set[str | None]) -> dict[str, int]:

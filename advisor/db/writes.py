@@ -257,6 +257,8 @@ def insert_sweep(session: Session, cache: IdCache, sweep: dict[str, Any]) -> int
         "started_at": rows.to_datetime(sweep["started_at"], f"{what}: started_at"),
         "finished_at": rows.to_datetime(sweep.get("finished_at"), f"{what}: finished_at"),
     }
+    row["heartbeat_at"] = (rows.to_datetime(sweep.get("heartbeat_at"), f"{what}: heartbeat_at")
+                           or row["started_at"])
     session.execute(_stmt(session, "sweep"), row)
     sweeps = table(Sweep)
     sweep_id = session.scalar(select(sweeps.c.id).where(sweeps.c.uuid == sweep["uuid"]))
