@@ -99,9 +99,9 @@ def parse_threshold(text: str) -> float:
 
 def figure_of(ranked: Any) -> Figure:
     """A `advisor.recommend.Ranked` (or its dict) as a Figure."""
-    get = ranked.get if isinstance(ranked, dict) else lambda k: getattr(ranked, k)
-    config = CompileConfig.from_dict(get("config"))
-    return Figure(config.key, config.label, float(get("median_ms")), get("median_ci_ms"))
+    data: dict[str, Any] = ranked if isinstance(ranked, dict) else vars(ranked)
+    config = CompileConfig.from_dict(data["config"])
+    return Figure(config.key, config.label, float(data["median_ms"]), data.get("median_ci_ms"))
 
 
 def from_recommendation(rec: Any, source: str) -> Baseline:
