@@ -1,4 +1,8 @@
-"""The sweep's progress bar: trials done of planned, current config and phase, best, time left."""
+"""The sweep's progress bar: trials done of planned, current config and phase, best, time left.
+
+On a terminal, a bar redrawn in place; piped (not a terminal), plain lines instead: one per
+finished trial with done/planned, the best so far, the time elapsed and the time left.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ class ProgressObserver:
 
     def __init__(self) -> None:
         self.console = Console(stderr=True, highlight=False)
+        self.plain = not self.console.is_terminal  # piped: no bar redrawn over itself
         self.progress = Progress(
             TextColumn("[bold]{task.fields[config]}[/bold] {task.fields[phase]}"),
             BarColumn(),
@@ -30,6 +35,7 @@ class ProgressObserver:
             # Redrawing is the parent's only work while a child measures: once a second keeps
             # it off the cores a CPU measurement uses.
             refresh_per_second=1,
+            disable=self.plain,
         )
         self.task: Any = None
         self.started_at = time.monotonic()
@@ -55,12 +61,12 @@ class ProgressObserver:
     def _left(self) -> str:
         elapsed = time.monotonic() - self.started_at
         if self.budget_s is not None:
-            return f"{max(self.budget_s - elapsed, 0) / 60:.1f} min of budget left"
+            return f"{units.duration_s(max(self.budget_s - elapsed, 0))} of budget left"
         task = self.progress.tasks[0]
         remaining = (task.total or 0) - task.completed
         if self.durations and remaining > 0:
             per = sum(self.durations) / len(self.durations)
-            return f"~{remaining * per / 60:.1f} min left"
+            return f"~{units.duration_s(remaining * per)} left"
         return ""
 
     def trial_started(self, config: CompileConfig) -> None:
@@ -84,7 +90,12 @@ class ProgressObserver:
         self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")
         if record.get("tried_because"):
             self.console.print(f"    tried because {record['tried_because']}")
-        self.progress.update(
-            self.task, advance=1, best=units.duration_ms(best_ms) if best_ms else "-",
-            left=self._left()
-        )
+        best = units.duration_ms(best_ms) if best_ms else "-"
+        self.progress.update(self.task, advance=1, best=best, left=self._left())
+        if self.plain:
+            task = self.progress.tasks[0]
+            left = self._left()
+            elapsed = units.duration_s(time.monotonic() - self.started_at)
+            planned = int(task.total) if task.total else "?"
+            self.console.print(f"  {int(task.completed)}/{planned} done, best {best}, "
+                               f"{elapsed} elapsed" + (f", {left}" if left else ""))
