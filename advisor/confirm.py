@@ -99,12 +99,20 @@ def _workload_of(records: list[dict[str, Any]], path: str | Path | None) -> tupl
     workload = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
     if workload is None:
         raise ConfigError("the trials carry no workload; pass the workload file")
-    file = str(path) if path is not None else workload.get("path")
-    if not file or not Path(file).is_file():
-        raise ConfigError(
-            f"the workload file of {workload['name']} is not here ({file}); pass it with --file"
-        )
-    return workload, str(Path(file).resolve())
+    if path is not None:
+        file = str(path)
+        if not Path(file).is_file():
+            raise ConfigError(f"the workload file {file} is not here; pass it with --file")
+        return workload, str(Path(file).resolve())
+    from advisor.errors import WorkloadError
+    from advisor.workload import trusted_path
+
+    try:  # a path read from the database: imported only with the measured bytes
+        trusted = trusted_path(workload.get("path"), workload.get("source_sha256"),
+                               workload["name"])
+    except WorkloadError as e:
+        raise ConfigError(f"{str(e).splitlines()[0]} (with --file)") from None
+    return workload, str(trusted.resolve())
 
 
 def confirm(

@@ -136,16 +136,16 @@ class Worker:
         the worker's trials start without the import (torch and the model's libraries, seconds).
         A worker joining from elsewhere imports it here: a broken file fails here, in one line."""
         wl = self.sweep["workload"]
-        if os.environ.get(WORKLOAD_CHECKED_ENV):
-            path, sha256 = Path(wl["path"]), workload_sha256(wl["path"])
-        else:
-            loaded = load_workload(wl["path"])
-            path, sha256 = loaded.path, loaded.source_sha256
-        if wl.get("source_sha256") and sha256 != wl["source_sha256"]:
+        # The path comes from the database: its bytes are compared BEFORE anything imports it.
+        sha256 = workload_sha256(wl["path"])
+        if sha256 != wl.get("source_sha256"):
             raise WorkloadError(
-                f"{wl['path']} differs from the file sweep {self.sweep['id']} was started with; "
-                "use the same workload file on every worker"
+                f"{wl['path']} differs from the file sweep {self.sweep['id']} was started with "
+                "(its source hash); not imported: use the same workload file on every worker"
             )
+        path = Path(wl["path"])
+        if not os.environ.get(WORKLOAD_CHECKED_ENV):
+            path = load_workload(path).path
         probed = os.environ.get(PROBED_ENV)  # this device, probed by the sweep that started us
         fingerprint = json.loads(probed) if probed else self.launcher.probe(self.device)
         if fingerprint["fingerprint_hash"] != self.sweep["fingerprint_hash"]:

@@ -49,7 +49,7 @@ from advisor.recommend import (
     Staleness,
     nearest_fingerprint,
 )
-from advisor.workload import Workload, load_workload
+from advisor.workload import Workload, load_workload, trusted_path
 
 
 class RecommendationWarning(UserWarning):
@@ -173,17 +173,17 @@ def apply(
         return served(_eager(model, f"cannot read recommendations for {name}: {e}", wl, fp))
     if isinstance(found, str):
         return served(_eager(model, found, wl, fp))
-    rec, staleness, artifact, path = found
+    rec, staleness, artifact, stored = found
     if staleness is not None:
         warnings.warn(f"advisor.apply({name}): {staleness.warning}", RecommendationWarning,
                       stacklevel=2)
     if wl is None and warmup:
-        wl = _stored_workload(path, name)
+        wl = _stored_workload(stored, name)
     assert rec.best is not None
     config = CompileConfig.from_dict(rec.best.config)
     plan = bucket_plan(config, rec.best.buckets, name, wl)
     model = cast_model(model, config)
-    loaded = _load_artifact(artifact, name) if artifact is not None else None
+    loaded = _load_artifact(artifact, name, fp) if artifact is not None else None
     inference = wl.inference if wl is not None else True
     fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
     applied = Applied(fn=fn, model=model, config=config, recommendation=rec,
@@ -240,8 +240,10 @@ def bucket_plan(config: CompileConfig, buckets: dict[str, Any] | None, name: str
 def _lookup(
     store: Any, name: str, fp: dict[str, Any], policy: str, calls: int | None,
     constraints: Constraints | None, use_artifact: bool,
-) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None, str | None]:
-    """The recommendation (with staleness, artifact, workload path) or why there is none."""
+) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None,
+                dict[str, Any] | None]:
+    """The recommendation (with staleness, artifact, the trials' workload: name, path and
+    source hash) or why there is none."""
     here = fp["fingerprint_hash"]
     records = store.trials(workload=name, fingerprint_hash=here)
     staleness = None
@@ -262,8 +264,8 @@ def _lookup(
     artifact = None
     if use_artifact and staleness is None and rec.best.config["mode"] != "eager":
         artifact = store.get_artifact(name, here, key)
-    path = next((r["workload"].get("path") for r in reversed(records) if r.get("workload")), None)
-    return rec, staleness, artifact, path
+    stored = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
+    return rec, staleness, artifact, stored
 
 
 def _eager(model: Any, reason: str, wl: Workload | None, fp: dict[str, Any]) -> Applied:
@@ -273,23 +275,30 @@ def _eager(model: Any, reason: str, wl: Workload | None, fp: dict[str, Any]) -> 
         "fingerprint_hash"), inference=wl.inference if wl is not None else True, reason=reason)
 
 
-def _stored_workload(path: str | None, name: str) -> Workload | None:
-    if path and Path(path).is_file():
-        try:
-            return load_workload(path).workload
-        except AdvisorError:
-            pass
-    warnings.warn(f"advisor.apply({name}): the workload file is not here ({path}); no warm-up: "
-                  "each traffic shape compiles on its first call. Pass workload=FILE.py",
-                  RecommendationWarning, stacklevel=3)
+def _stored_workload(stored: dict[str, Any] | None, name: str) -> Workload | None:
+    """The workload file the trials name, imported only when its bytes are the measured ones
+    (`advisor.workload.trusted_path`: the database is not trusted to name code to run)."""
+    stored = stored or {}
+    path = stored.get("path")
+    try:
+        trusted = trusted_path(path, stored.get("source_sha256"), name)
+        return load_workload(trusted).workload
+    except AdvisorError as e:
+        why = str(e).splitlines()[0]
+    warnings.warn(f"advisor.apply({name}): {why}; no warm-up: each traffic shape compiles on "
+                  "its first call. Pass workload=FILE.py", RecommendationWarning, stacklevel=3)
     return None
 
 
-def _load_artifact(artifact: dict[str, Any], name: str) -> dict[str, Any] | None:
+def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
+                   ) -> dict[str, Any] | None:
     """Load warm-start bytes into this process's compile caches; None (and a warning) when
-    they cannot be used."""
+    they cannot be used. Only an artifact saved on this very fingerprint (device, driver,
+    torch, triton, ...) is loaded: compile caches are code, valid for one stack only."""
     import torch
 
+    if artifact.get("fingerprint_hash") != fp.get("fingerprint_hash"):
+        return None
     data = artifact["data"]
     if hashlib.sha256(data).hexdigest() != artifact["sha256"]:
         warnings.warn(f"advisor.apply({name}): the stored cache artifact is corrupt; "

@@ -236,6 +236,25 @@ def workload_sha256(path: str | Path) -> str:
                             "file") from e
 
 
+def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) -> Path:
+    """A workload path read from the results database, checked BEFORE anything imports it:
+    the file must exist and hold the bytes that were measured (``source_sha256``, stored with
+    the trials). Whoever can write the database can point ``path`` anywhere; only a file with
+    the measured bytes is imported. Raises WorkloadError (one line) otherwise."""
+    if not path or not Path(path).is_file():
+        raise WorkloadError(f"the workload file of {what} is not here ({path}); pass it yourself")
+    if not source_sha256:
+        raise WorkloadError(f"{path}: the results database holds no source hash for {what}; "
+                            "not imported: pass the workload file yourself")
+    found = workload_sha256(path)
+    if found != source_sha256:
+        raise WorkloadError(
+            f"{path} differs from the workload file {what} was measured with (sha256 "
+            f"{found[:12]}, stored {str(source_sha256)[:12]}); not imported: pass the workload "
+            "file yourself")
+    return Path(path)
+
+
 def load_workload(path: str | Path) -> LoadedWorkload:
     """Import a workload file and check it honours the contract."""
     file = Path(path)

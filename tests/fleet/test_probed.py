@@ -30,7 +30,7 @@ def test_a_worker_takes_its_sweeps_probe(tmp_path: Path, monkeypatch: pytest.Mon
     # so the worker can only have taken the one it was given.
     gpu = add_hashes({**collect("cpu"), "device_kind": "cuda", "device_name": "NVIDIA H200"})
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
-        sweep_id = _sweep(store, gpu)
+        sweep_id = _sweep(store, gpu, sha256=workload_sha256(FOUR))
         monkeypatch.delenv(PROBED_ENV, raising=False)
         with pytest.raises(TrialFailed):
             Worker(store, sweep_id, "cuda").check()  # no CUDA here: the probe fails
