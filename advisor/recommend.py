@@ -386,7 +386,7 @@ def deciding_ms(rec: dict[str, Any], calls: int | None) -> float:
 
 def _life_ms(rec: dict[str, Any], calls: int | None) -> float | None:
     replay = rec.get("replay")
-    if not serving.decides(replay):
+    if replay is None or not serving.decides(replay):
         return None
     return serving.process_life_ms(replay, calls or DEFAULT_CALLS_PER_PROCESS)
 

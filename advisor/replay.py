@@ -400,7 +400,7 @@ class _Replay:
             "mem_growth_bytes": self.mem_stream - self.mem_startup if self.mem_stream else None,
         }
 
-    def _flags(self, replay: dict[str, Any]) -> list[str]:
+    def _flags(self, replay: dict[str, Any]) -> list[dict[str, str]]:
         """What a serving process of this config meets that it should be told (never silent)."""
         from advisor.serving import flags
 

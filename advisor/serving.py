@@ -159,8 +159,8 @@ def strategy_rows(records: list[dict[str, Any]], calls: int | None = None) -> li
 def split_note(records: list[dict[str, Any]]) -> str | None:
     """How a log was split for the replays, and the holdout's new-shape rate (None: no log)."""
     for r in records:
-        rp = r.get("replay") if r.get("status") == "ok" else None
-        stream = (rp or {}).get("stream") or {}
+        rp = (r.get("replay") if r.get("status") == "ok" else None) or {}
+        stream = rp.get("stream") or {}
         if stream.get("split"):
             return (
                 f"fitted on the log's first {stream['fit_requests']:,} requests, served the "

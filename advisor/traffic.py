@@ -120,12 +120,14 @@ class Traffic:
         """The trial spec's ``shapes`` entries that ask the child for a replay (``traffic``
         holds the source's name; a log adds each shape's positions in it, ``at``, and the
         holdout share)."""
-        entries = [{"dims": dict(d), "weight": w, "traffic": self.source} for d, w in self.shapes]
+        entries: list[dict[str, Any]] = [
+            {"dims": dict(d), "weight": w, "traffic": self.source} for d, w in self.shapes]
         if self.log is not None:
-            for e in entries:
-                e.update(at=[], holdout=self.holdout)
+            at: list[list[int]] = [[] for _ in entries]
             for position, i in enumerate(self.log):
-                entries[i]["at"].append(position)
+                at[i].append(position)
+            for e, positions in zip(entries, at, strict=True):
+                e.update(at=positions, holdout=self.holdout)
         return entries
 
     @classmethod

@@ -112,6 +112,11 @@ def make_engine(url: URL, *, read_only: bool = False) -> Engine:
     (a writer switches the file to WAL; a reader never converts it)."""
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(url, read_only)
+    try:
+        import psycopg  # noqa: F401  (the driver SQLAlchemy will load)
+    except ImportError:
+        raise StoreError("a PostgreSQL URL needs the psycopg driver, which is not installed: "
+                         "pip install 'advisor[postgres]'") from None
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S

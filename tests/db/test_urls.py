@@ -115,3 +115,18 @@ def test_create_false_leaves_a_new_database_alone(tmp_path: Path) -> None:
     with pytest.raises(SchemaOutdated, match=r"no advisor tables yet: run `advisor db upgrade"):
         ResultStore.from_url(url, create=False)
     assert database_revision(url).current is None
+
+
+def test_a_postgresql_url_without_its_driver_names_the_extra_to_install() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['psycopg'] = None\n"
+            "from advisor.db.engine import make_engine, parse_url\n"
+            "from advisor.errors import StoreError\n"
+            "try:\n"
+            "    make_engine(parse_url('postgresql://bob@127.0.0.1:1/x'))\n"
+            "except StoreError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'advisor[postgres]'" in out.stdout
