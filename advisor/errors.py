@@ -33,6 +33,14 @@ class SchemaOutdated(StoreError):
     """The results database is at an older schema revision than this advisor needs."""
 
 
+class Terminated(SystemExit):
+    """The process was sent SIGTERM: it leaves through every ``finally`` (children ended,
+    temporary directories removed) with exit code 143. Not an AdvisorError: nothing wraps it."""
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__(128 + signum)
+
+
 class TrialFailed(AdvisorError):
     """A trial could not produce a measurement; `reason` is a key of FAILURE_REASONS."""
 

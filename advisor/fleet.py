@@ -385,6 +385,7 @@ class WorkerPool:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
+        self.signum = getattr(self, "signum", None) or signum
         for p in self.procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)

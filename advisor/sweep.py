@@ -126,6 +126,7 @@ class SweepOutcome:
     recommendation: Recommendation
     fingerprint: dict[str, Any]
     study_name: str
+    signum: int | None = None  # the signal that interrupted it (exit code 128 + signum)
 
 
 def _params(config: CompileConfig, space: Space) -> dict[str, Any]:
@@ -242,6 +243,7 @@ class Sweeper:
         self.launcher = launcher or Launcher(timeout_s=settings.timeout_s)
         self.observer = observer or QuietObserver()
         self.interrupted = False
+        self.signum: int | None = None  # the signal that interrupted the sweep
         self.plan: Plan | None = None  # a budgeted sweep's order, set when it runs
         self._sweep_id = 0
 
@@ -320,7 +322,9 @@ class Sweeper:
                 signal.signal(sig, handler)
         status = "interrupted" if self.interrupted else "finished"
         self.store.finish_sweep(sweep_id, status)
-        return self.outcome(sweep_id, status, fingerprint, study_name)
+        outcome = self.outcome(sweep_id, status, fingerprint, study_name)
+        outcome.signum = self.signum
+        return outcome
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
                 study_name: str) -> SweepOutcome:
@@ -434,6 +438,7 @@ class Sweeper:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
+        self.signum = self.signum or signum
         self.launcher.kill()
 
     def _over_budget(self, started: float) -> bool:

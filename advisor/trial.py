@@ -338,7 +338,9 @@ class TrialRun:
         ]
         timer = Timer(self.device, cudagraphs=cfg.uses_cudagraphs)
         with self._grad_mode(wl):
-            self.stage = "compile"
+            # an eager config compiles nothing: its first call failing is the component's own
+            # error (runtime_error), not a compile error
+            self.stage = "compile" if cfg.compiled else "run"
             phase("compiling")
             compiler_counters_reset()
             t0 = time.perf_counter()

@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.config import DTYPES, shape_name
-from advisor.errors import WorkloadError
+from advisor.errors import Terminated, WorkloadError
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "fp32": (1e-4, 1e-4),
@@ -277,7 +277,7 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         raise WorkloadError(f"{file}: {e}") from e
     except BaseException as e:  # noqa: BLE001 - any failure of user code is a workload error
         sys.modules.pop(module_name, None)
-        if isinstance(e, KeyboardInterrupt):
+        if isinstance(e, (KeyboardInterrupt, Terminated)):
             raise
         raise WorkloadError(
             f"{file}: import failed: {type(e).__name__}: {e}{_where(e, file)}"

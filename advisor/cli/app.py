@@ -50,6 +50,17 @@ def _register() -> None:
     )
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM: leave as Ctrl-C does, through every `finally` (temporary directories removed,
+    children ended), with the conventional exit code 143. A sweep's loop handles it itself."""
+    from advisor.errors import Terminated
+
+    raise Terminated(signum)
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
     _register()
     app()

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -249,14 +250,19 @@ def sweep(
     from advisor.plan import SAMPLERS
     from advisor.space import build_space, parse_budget, parse_list
     from advisor.sweep import SweepSettings
-    from advisor.workload import load_workload
 
     plans = []
     probe = None
     try:
         if trials is not None and trials < 1:
             raise ConfigError("--trials must be at least 1")
-        budget_s = parse_budget(budget) if budget else None
+        budget_s = parse_budget(budget) if budget is not None else None  # "" is a mistake
+        if not timeout_s > 0 or not math.isfinite(timeout_s):
+            raise ConfigError(f"--timeout {timeout_s:g} is not a time limit: give the seconds a "
+                              "trial may take, e.g. --timeout 900")
+        if keep_caches is not None and keep_caches.exists() and not keep_caches.is_dir():
+            raise ConfigError(f"--keep-caches {keep_caches} is a file, not a directory: name a "
+                              "directory (it is created if missing)")
         device = resolve_device(device)
         _check_workers(workers, trials, budget_s, device, cuda_device_count())
         jobs = _jobs(jobs, trials, budget_s, device, resume)
@@ -275,7 +281,7 @@ def sweep(
         # starts now and runs while the workloads load here. Bad input below kills it.
         probe = Probe(device, min(timeout_s, 300.0))
         for file in files:
-            loaded = load_workload(file)
+            loaded = load_bounded(file, min(timeout_s, IMPORT_TIMEOUT_S))
             wl = loaded.workload
             dims = parse_shape(shape) if shape else None
             if dims is not None:
@@ -311,9 +317,11 @@ def sweep(
                     probe = Probe(device, min(settings.timeout_s, 300.0))
             plans.append((file, loaded, space, settings, note, resume_id))
         store = ResultStore.from_url(db)
-    except AdvisorError as e:
+    except BaseException as e:  # a mistake, or a signal (SIGTERM): the probe's child ends too
         if probe is not None:
             probe.close()
+        if not isinstance(e, AdvisorError):
+            raise
         fail_on(e)
     _warn_host_load()
     outcomes = []
@@ -333,6 +341,41 @@ def sweep(
         if probe is not None:
             probe.close()
     _report(outcomes, store, as_json, db)
+
+
+IMPORT_TIMEOUT_S = 300.0  # the parent's import of a workload file (the probe's bound too)
+
+
+def load_bounded(file: Path, limit_s: float) -> Any:
+    """`load_workload` in the parent, bounded: a workload file that hangs at import (a network
+    download, a lock, an endless loop) fails in one line after ``limit_s`` instead of hanging
+    the sweep. Only the main thread can be interrupted so; elsewhere it is unbounded."""
+    import threading
+
+    from advisor.errors import WorkloadError
+    from advisor.workload import load_workload
+
+    if threading.current_thread() is not threading.main_thread():
+        return load_workload(file)
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        return load_workload(file)
+    except WorkloadError as e:
+        if isinstance(e.__cause__, TimeoutError):
+            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
+                                "it download, wait or loop at import?); nothing ran") from None
+        raise
+    except TimeoutError:
+        raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s; nothing "
+                            "ran") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _check_workers(workers: int, trials: int | None, budget_s: float | None, device: str,
@@ -384,7 +427,8 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool | int,
             typer.echo(f"advisor: {text}", err=True)
 
     # Every trial's cache is kept until the sweep ends: the leader's warm start compiles from it.
-    root = keep_caches or Path(tempfile.mkdtemp(prefix="advisor-sweep-"))
+    _remove_orphaned_roots()
+    root = keep_caches or Path(tempfile.mkdtemp(prefix=f"advisor-sweep-{os.getpid()}-"))
     launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
     try:
         if workers > 1 or jobs > 1:
@@ -400,6 +444,21 @@ def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool | int,
     finally:
         if keep_caches is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _remove_orphaned_roots() -> None:
+    """The cache directories of sweeps whose process is gone (kill -9 runs no cleanup): named
+    advisor-sweep-<pid>-*, removed once no process has that pid."""
+    for found in Path(tempfile.gettempdir()).glob("advisor-sweep-*-*"):
+        pid = found.name.split("-")[2]
+        if not pid.isdigit() or not found.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(found, ignore_errors=True)
+        except PermissionError:
+            pass  # another user's live process
 
 
 def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any) -> Any:
@@ -466,7 +525,9 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
     if not complete and not pool.interrupted:
         typer.echo(f"advisor: workers exited with {codes} before the sweep was complete; "
                    f"continue with --resume", err=True)
-    return sweeper.outcome(sweep_id, status, fingerprint, study_name)
+    outcome = sweeper.outcome(sweep_id, status, fingerprint, study_name)
+    outcome.signum = getattr(pool, "signum", None)
+    return outcome
 
 
 def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:
@@ -522,7 +583,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
                        f"Continue with: {resume_hint(file, db)} (it reuses the sweep's settings)",
                        err=True)
-            raise typer.Exit(130)
+            raise typer.Exit(128 + (o.signum or signal.SIGINT))  # 130 Ctrl-C, 143 SIGTERM
     for _, o in outcomes:  # where the results went, what to run next (stderr: --json stays)
         given = db is not None or bool(os.environ.get("ADVISOR_DB_URL"))
         typer.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
