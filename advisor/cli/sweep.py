@@ -27,7 +27,7 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
     a flag that contradicts them, or nothing to resume, fails before anything is written.
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url
-    from advisor.db.store import SWEEP_DEAD_AFTER_S, ResultStore, database_revision
+    from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
     from advisor.resume import contradiction, resumable, stored_plan
     from advisor.sweep import SweepSettings
 
@@ -42,7 +42,7 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
         raise ConfigError(
             f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
             f"process is measuring it; resume it once that stops, or once it is reported dead "
-            f"(no heartbeat for {SWEEP_DEAD_AFTER_S:.0f} s)")
+            f"(no heartbeat for {sweep_dead_after_s():.0f} s)")
     settings, space = stored_plan(found, SweepSettings)
     refused = contradiction(found["id"], given, settings, space)
     if refused:

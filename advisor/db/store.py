@@ -45,7 +45,13 @@ ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the plann
 # A sweep stored as running whose heartbeat (`ResultStore.beat`, every
 # advisor.sweep.SWEEP_HEARTBEAT_S) is older than this is reported "dead": its process is gone
 # (kill -9, a crash, a lost host). Computed on read; nothing is written by a reader.
-SWEEP_DEAD_AFTER_S = float(os.environ.get("ADVISOR_SWEEP_DEAD_AFTER_S", "120"))
+SWEEP_DEAD_AFTER_S = 120.0  # the default of $ADVISOR_SWEEP_DEAD_AFTER_S
+
+
+def sweep_dead_after_s() -> float:
+    """Seconds without a heartbeat after which a running sweep is dead: $ADVISOR_SWEEP_DEAD_AFTER_S,
+    else `SWEEP_DEAD_AFTER_S` (read at each call: a long-lived reader follows a change)."""
+    return float(os.environ.get("ADVISOR_SWEEP_DEAD_AFTER_S") or SWEEP_DEAD_AFTER_S)
 _SWEEP_EXPORT_KEYS = (
     "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
     "started_at", "finished_at", "heartbeat_at",
@@ -532,7 +538,7 @@ def _liveness(sweep: dict[str, Any]) -> dict[str, Any]:
     seen = sweep.get("heartbeat_at") or sweep.get("started_at")
     if sweep["status"] == "running" and seen is not None:
         age_s = (datetime.now(UTC) - datetime.fromisoformat(seen)).total_seconds()
-        if age_s > SWEEP_DEAD_AFTER_S:
+        if age_s > sweep_dead_after_s():
             sweep["status"] = "dead"
     return sweep
 

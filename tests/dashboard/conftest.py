@@ -26,6 +26,13 @@ APP = ROOT / "dashboard" / "app.py"
 PG_ENV = "ADVISOR_TEST_PG_URL"
 
 
+@pytest.fixture(autouse=True)
+def _seeded_sweeps_stay_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seed's running sweep has no process beating for it: it must not turn dead (no
+    heartbeat for 120 s) while a long session runs."""
+    monkeypatch.setenv("ADVISOR_SWEEP_DEAD_AFTER_S", str(30 * 86400))
+
+
 @pytest.fixture(scope="session")
 def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A SQLite file with the seeded trials (dashboard_seed), shared: the dashboard only reads."""

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from reliability_support import advisor, one_line_error, sweep_support
 from sqlalchemy import create_engine, select, update
 
@@ -18,6 +19,11 @@ from advisor.resume import resumable
 from advisor.sweep import Heartbeat
 
 SWEEPS = table(Sweep)
+
+
+@pytest.fixture(autouse=True)
+def _dead_after_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADVISOR_SWEEP_DEAD_AFTER_S", "120")
 
 
 def _set_heartbeat(url: str, sweep_id: int, when: datetime) -> None:
