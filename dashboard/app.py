@@ -23,12 +23,14 @@ if not gc.get_freeze_count():
 
     gc.freeze()
 
-st.set_page_config(page_title="advisor", page_icon=":material/speed:", layout="wide")
+# No icons on the pages, nor a page_icon: Streamlit shows the current page's icon as the
+# favicon, and fetches a Material icon's favicon from fonts.gstatic.com. The dashboard must work
+# air-gapped (the icons inside pages come from the font Streamlit serves itself).
+st.set_page_config(page_title="advisor", layout="wide")
 PAGES = [
-    st.Page("views/recommendations.py", title="Recommendations", icon=":material/recommend:",
-            default=True),
-    st.Page("views/workload.py", title="Workload", icon=":material/query_stats:"),
-    st.Page("views/fleet.py", title="Fleet", icon=":material/dns:"),
-    st.Page("views/sweeps.py", title="Sweeps", icon=":material/autorenew:"),
-]  # fmt: skip
+    st.Page("views/recommendations.py", title="Recommendations", default=True),
+    st.Page("views/workload.py", title="Workload"),
+    st.Page("views/fleet.py", title="Fleet"),
+    st.Page("views/sweeps.py", title="Sweeps"),
+]
 st.navigation(PAGES).run()

@@ -25,6 +25,7 @@ from advisor.errors import AdvisorError
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
 DEFAULT_PORT = 8501
+DASHBOARD_MODULES = ("streamlit", "altair", "pandas")  # the `dashboard` extra
 STREAMLIT_FLAGS = (
     "--server.headless", "true",
     "--server.fileWatcherType", "none",
@@ -45,6 +46,10 @@ def dashboard(
     ),
 ) -> None:
     """Open the results dashboard: recommendations, trials, fleet comparisons and sweeps."""
+    missing = [name for name in DASHBOARD_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(f"the dashboard needs {', '.join(missing)} (not installed): "
+             "pip install 'advisor[dashboard]'")  # fmt: skip
     from advisor.db.engine import ENV_VAR, masked_url
 
     try:
@@ -53,8 +58,6 @@ def dashboard(
         fail_on(e)
     if not 0 < port < 65536:
         fail(f"--port {port} is not a port number: use 1-65535")
-    if importlib.util.find_spec("streamlit") is None:
-        fail("the dashboard needs Streamlit: pip install 'advisor[dashboard]'")
     if not APP.is_file():
         fail(f"the dashboard's app is missing ({APP}): reinstall advisor")
     _check_free(host, port)

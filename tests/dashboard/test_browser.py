@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from browser import (
@@ -62,6 +63,12 @@ def _cells(page: object) -> set[str]:
     return {t.strip() for t in cells.all_text_contents()}
 
 
+def _remote(requests: list[str]) -> list[str]:
+    """The requests that left this machine (the dashboard must work air-gapped)."""
+    return [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+            and urlsplit(u).hostname not in ("127.0.0.1", "localhost", "::1")]  # fmt: skip
+
+
 def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -72,6 +79,8 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
         browser = launch(playwright)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 2000})
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
             main = page.locator("[data-testid='stMain']")
             page.goto(server)
             settled(page, "Recommendations")
@@ -114,6 +123,8 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
             _add_running_trial(dashboard_db)
             expect(main).to_contain_text("4/10 trials, best 0.037 ms, 0 failed")
             assert error_boxes(page) == 0
+            assert any(urlsplit(u).path.endswith(".woff2") for u in requests), "fonts: local"
+            assert len(requests) > 20 and _remote(requests) == []
         finally:
             browser.close()
     for name in ("recommendations", "workload", "fleet", "sweeps"):
