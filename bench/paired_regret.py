@@ -73,38 +73,65 @@ def configs_of(report: dict[str, Any]) -> tuple[CompileConfig, CompileConfig] | 
     return SAME if best.key == pick.key else (best, pick)
 
 
-def measure(report: dict[str, Any], best: CompileConfig, pick: CompileConfig,
-            timeout_s: float) -> dict[str, Any]:
+def paired_ratios(workload_path: str, device: str, shapes: list[dict[str, Any]],
+                  reference: CompileConfig, others: list[CompileConfig], timeout_s: float,
+                  seed: list[Path] | None = None) -> dict[str, Any]:
+    """``others`` re-measured against ``reference`` in ONE confirmation child (with eager fp32,
+    the paired oracle), interleaved round after round at ``shapes`` (each ``{"shape", "dims",
+    "weight"}``). ``seed``: kept Inductor caches the child compiles from. Returns the status and,
+    per config key, the median over rounds of its time / the reference's with its bootstrap
+    interval (``ratios``), its median and compile time; a config that failed to compile is
+    named in ``failures``."""
     from advisor.confirm import Rounds
     from advisor.errors import TrialFailed
     from advisor.launcher import Launcher
     from advisor.stats import paired_speedup
 
-    configs = list({c.key: c for c in (EAGER_FP32, best, pick)}.values())
-    device = report["device"]
-    spec = {"child": "confirm", "workload_path": report["workload_path"], "device": device,
-            "configs": [c.to_dict() for c in configs],
-            "shapes": [{"shape": report["shape"], "dims": parse_shape(report["shape"]),
-                        "weight": 1.0}],
+    configs = list({c.key: c for c in (EAGER_FP32, reference, *others)}.values())
+    weights = [s["weight"] for s in shapes]
+    spec = {"child": "confirm", "workload_path": workload_path, "device": device,
+            "configs": [c.to_dict() for c in configs], "shapes": shapes,
             "rounds": Rounds.for_device(device).to_dict()}
     try:
-        result = Launcher(timeout_s=timeout_s).run_child(spec, lambda p: print(f"  {p}"))
+        result = Launcher(timeout_s=timeout_s).run_child(spec, lambda p: print(f"  {p}"),
+                                                         seed=seed)
     except TrialFailed as e:
         return {"status": "failed", "error": str(e).splitlines()[0]}
     samples = result.get("samples_ms") or {}
-    if result.get("status") != "ok" or best.key not in samples or pick.key not in samples:
+    if result.get("status") != "ok" or reference.key not in samples:
         tail = (result.get("error_tail") or "").strip().splitlines()[-1:]
-        why = (result.get("failures") or {}).get(pick.key) or (tail[0] if tail else "no samples")
+        why = ((result.get("failures") or {}).get(reference.key)
+               or (tail[0] if tail else "no samples"))
         return {"status": "failed", "error": why}
-    ratio, (low, high) = paired_speedup(samples[pick.key], samples[best.key])
+    ratios = {}
+    for c in configs:
+        if c.key in samples:
+            ratio, (low, high) = paired_speedup(samples[c.key], samples[reference.key], weights)
+            ratios[c.key] = {"label": c.label, "ratio": ratio, "ci": [low, high]}
     return {
         "status": "ok", "method": result.get("method"), "rounds": result.get("rounds"),
-        "regret": ratio - 1, "regret_ci": [low - 1, high - 1],
-        "medians_ms": {c.label: statistics.median(samples[c.key][0]) for c in configs},
+        "ratios": ratios, "failures": result.get("failures") or {},
+        "medians_ms": {c.label: statistics.median(samples[c.key][0]) for c in configs
+                       if c.key in samples},
         "compile_s": {c.label: (result.get("compile_s") or {}).get(c.key) for c in configs},
         "stack": {k: (result.get("fingerprint") or {}).get(k) for k in
                   ("device_name", "driver_version", "torch_version", "triton_version")},
     }
+
+
+def measure(report: dict[str, Any], best: CompileConfig, pick: CompileConfig,
+            timeout_s: float) -> dict[str, Any]:
+    shapes = [{"shape": report["shape"], "dims": parse_shape(report["shape"]), "weight": 1.0}]
+    out = paired_ratios(report["workload_path"], report["device"], shapes, best, [pick],
+                        timeout_s)
+    if out["status"] != "ok":
+        return out
+    ratios = out.pop("ratios")
+    if pick.key not in ratios:
+        return {"status": "failed", "error": out["failures"].get(pick.key) or "no samples"}
+    out.pop("failures")
+    ratio, (low, high) = ratios[pick.key]["ratio"], ratios[pick.key]["ci"]
+    return {**out, "regret": ratio - 1, "regret_ci": [low - 1, high - 1]}
 
 
 def main(argv: list[str] | None = None) -> None:
