@@ -106,6 +106,9 @@ def counts(url: str) -> dict[str, Any]:
     storage.engine.dispose()
     return {
         "stored_trials": len(trials),
+        "trial_statuses": dict(Counter(
+            f"{t['status']}:{t['failure_reason']}" if t["failure_reason"] else t["status"]
+            for t in trials)),
         "trials_per_sweep": sorted(s["n_trials"] for s in sweeps),
         "sweep_statuses": dict(Counter(s["status"] for s in sweeps)),
         "optuna_studies": len(studies),
