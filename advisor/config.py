@@ -26,6 +26,8 @@ MODES: tuple[str, ...] = (
     "max-autotune",
 )
 DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16")
+# A dtype name -> torch's name for the component's dtype (tf32: fp32 weights, TF32 matmuls).
+TORCH_DTYPE_NAMES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 DYNAMIC: tuple[str, ...] = ("auto", "true", "false")
 # Shape strategies: how a compiled component meets the varying shapes of its traffic.
 #   static            inputs pass at their own shape; the `dynamic` setting decides what torch

@@ -360,25 +360,21 @@ class _Runner:
         import torch._dynamo.utils
 
         from advisor.measure import Timer
-        from advisor.runtime import cast_floating, cast_model, set_precision
-        from advisor.trial import inductor_settings
+        from advisor.prepare import cast_inputs, prepare, torch_dtype
 
         self.config = config
-        set_precision(config)
-        inductor_settings(device, config)  # the trials' settings: their kept caches then hit
         torch.manual_seed(0)
-        model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
+        model = wl.build(device, torch_dtype(config.dtype))
         self.timer = Timer(device, cudagraphs=config.uses_cudagraphs)
         graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
         before = _cache_counts()
         t0 = time.perf_counter()
-        fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
+        # the trials' settings (their kept caches then hit), cast and compiled as apply does
+        fn = prepare(model, config, device)
         self.calls = []
-        dtype = getattr(torch, _dtype_name(config)) if config.dtype in ("bf16", "fp16") else None
         for shape in shapes:
             torch.manual_seed(0)
-            args = wl.inputs(dict(shape["dims"]), device)
-            args = cast_floating(args, dtype) if dtype is not None else args
+            args = cast_inputs(wl.inputs(dict(shape["dims"]), device), config)
             call = _bind(fn, args)
             self.timer.call(call)
             self.calls.append(call)
@@ -391,13 +387,13 @@ class _Runner:
             raise RuntimeError(f"{config.label} compiled no graph (recompile limit?)")
 
     def time_ms(self, shape: int) -> float:
-        from advisor.runtime import set_precision
+        from advisor.prepare import set_precision
 
         set_precision(self.config)
         return self.timer.time_ms(self.calls[shape])
 
     def call(self, shape: int) -> None:
-        from advisor.runtime import set_precision
+        from advisor.prepare import set_precision
 
         set_precision(self.config)
         self.timer.call(self.calls[shape])
@@ -410,12 +406,6 @@ def _cache_counts() -> dict[str, int]:
     counters = torch._dynamo.utils.counters
     return {k: int(v) for group in ("inductor", "aot_autograd")
             for k, v in counters[group].items() if "cache" in k}
-
-
-def _dtype_name(config: CompileConfig) -> str:
-    from advisor.recommend import TORCH_DTYPE_NAMES
-
-    return TORCH_DTYPE_NAMES[config.dtype]
 
 
 def _bind(fn: Any, args: Any) -> Any:
@@ -519,7 +509,8 @@ def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     import torch._dynamo.utils
 
-    from advisor.runtime import Applied, bucket_plan, cast_model, warm_up, warmup_inputs
+    from advisor.prepare import prepare, torch_dtype
+    from advisor.runtime import Applied, bucket_plan, warm_up, warmup_inputs
 
     wl, device, fp = _setup(spec)
     config = CompileConfig.from_dict(spec["config"])
@@ -529,13 +520,13 @@ def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
         torch.compiler.load_cache_artifacts(base64.b64decode(spec["artifact_b64"]))
         out["load_s"] = time.perf_counter() - t0
     torch.manual_seed(0)
-    model = cast_model(wl.build(device, getattr(torch, _dtype_name(config))), config)
+    model = wl.build(device, torch_dtype(config.dtype))
     plan = bucket_plan(config, spec.get("buckets"), wl.name, wl)
     inputs = warmup_inputs(wl, device, plan)
     _phase("compiling")
     torch._dynamo.utils.counters.clear()
     t0 = time.perf_counter()
-    fn = torch.compile(model, **config.compile_kwargs())
+    fn = prepare(model, config, device)
     warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference, buckets=plan,
                     workload=wl), inputs)
     out["start_s"] = time.perf_counter() - t0

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from advisor import serving
-from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.config import EAGER_FP32, MODE_COST_ORDER, TORCH_DTYPE_NAMES, CompileConfig
 from advisor.errors import ConfigError
 from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
@@ -68,7 +68,6 @@ NEAR_RATIO = 0.10
 POLICIES = ("latency", "tail", "throughput", "break-even")
 CONFIRMED_POLICIES = ("latency", "break-even")  # the policies paired medians can decide
 STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
-TORCH_DTYPE_NAMES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
 # --- statistics -------------------------------------------------------------------------------

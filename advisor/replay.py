@@ -236,12 +236,12 @@ class _Replay:
 
     def _prepare(self, dtype: Any) -> list[Any]:
         """Per distinct shape: its arguments (cast, marked dynamic when asked)."""
-        from advisor.trial import _cast_inputs
+        from advisor.prepare import cast_floating
 
-        args = [_cast_inputs(self.run._inputs(self.wl, d), dtype) for d in self.plan.shapes]
+        args = [cast_floating(self.run._inputs(self.wl, d), dtype) for d in self.plan.shapes]
         if self.kind == "mark_dynamic":
             _mark_dynamic(
-                args, self.plan, lambda d: _cast_inputs(self.run._inputs(self.wl, d), dtype)
+                args, self.plan, lambda d: cast_floating(self.run._inputs(self.wl, d), dtype)
             )
         return args
 
@@ -287,27 +287,24 @@ class _Replay:
         return contextlib.nullcontext()
 
     def run_replay(self) -> None:
-        import torch
 
         from advisor.measure import Timer, compiler_counters_reset, compiler_facts, profile_call
-        from advisor.trial import TORCH_DTYPES, phase
+        from advisor.prepare import cast_model, compiled, input_dtype
+        from advisor.trial import phase
 
         run, cfg, plan = self.run, self.config, self.plan
-        if cfg.dtype == "tf32":
-            torch.set_float32_matmul_precision("high")
-            torch.backends.cudnn.allow_tf32 = True
         limit = self._limit()
-        model = run._build(self.wl, cfg.dtype)
+        model = cast_model(run._build(self.wl, cfg.dtype), cfg)
         timer = Timer(run.device, cudagraphs=cfg.uses_cudagraphs)
         with run._grad_mode(self.wl):
             # Made inside the grad mode, like the padded ones: inference tensors and normal
             # tensors differ in dispatch keys, which dynamo guards on (a recompile).
-            args = self._prepare(getattr(torch, TORCH_DTYPES[cfg.dtype]))
+            args = self._prepare(input_dtype(cfg))
             run.stage = "compile"
             phase("compiling")
             compiler_counters_reset()
             mem0 = _reserved(run.device)
-            fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
+            fn = compiled(model, cfg)
             fns = self._serve_fns(fn, args)
             self._serve_untimed(timer, fns)
             run.stage = "measure"
@@ -626,7 +623,8 @@ def warm_start(
     import torch
 
     from advisor.measure import Timer
-    from advisor.trial import _torch_dtype, phase
+    from advisor.prepare import cast_model, compiled, input_dtype, torch_dtype
+    from advisor.trial import phase
 
     class _Run:  # the little of TrialRun that the start-up needs
         def __init__(self) -> None:
@@ -638,17 +636,15 @@ def warm_start(
 
     replay = _Replay(_Run(), workload, plan, list)
     replay._limit()
-    if config.dtype == "tf32":
-        torch.set_float32_matmul_precision("high")
     torch.manual_seed(0)
-    model = workload.build(device, _torch_dtype(config.dtype))
+    model = cast_model(workload.build(device, torch_dtype(config.dtype)), config)
     timer = Timer(device, cudagraphs=config.uses_cudagraphs)
     ctx = torch.inference_mode() if workload.inference else torch.enable_grad()
     with ctx:
-        args = replay._prepare(_torch_dtype(config.dtype))
+        args = replay._prepare(input_dtype(config))
         phase("warm-start")
         t0 = time.perf_counter()
-        fn = torch.compile(model, **config.compile_kwargs())
+        fn = compiled(model, config)
         fns = replay._serve_fns(fn, args)
         for i in plan.startup():
             for _ in range(startup_calls(config)):

@@ -42,8 +42,8 @@ from advisor.buckets import BucketPlan
 from advisor.capture import ServingMonitor, TrafficRecorder
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import AdvisorError, ConfigError
+from advisor.prepare import cast_inputs, prepare
 from advisor.recommend import (
-    TORCH_DTYPE_NAMES,
     Constraints,
     Recommendation,
     Staleness,
@@ -90,10 +90,7 @@ class Applied:
         (``cut``); otherwise a plain call."""
         if self.buckets is None or self.workload is None or self.workload.pad is None:
             return self._serve(args, kwargs, dict(dims))
-        dtype = _cast_dtype(self.config)
-        inputs: Any = kwargs if kwargs else args
-        if dtype is not None:
-            inputs = cast_floating(inputs, dtype)
+        inputs: Any = cast_inputs(kwargs if kwargs else args, self.config)
         padded = self.workload.pad(inputs, dict(dims), self.buckets.bucket(dict(dims)))
         if isinstance(padded, dict):
             out = self._serve((), padded, dict(dims))
@@ -110,9 +107,7 @@ class Applied:
 
         if self.recorder is not None:
             self.recorder.record(dims or self.recorder.dims_of((args, kwargs)))
-        dtype = _cast_dtype(self.config)
-        if dtype is not None:
-            args, kwargs = cast_floating((args, kwargs), dtype)
+        args, kwargs = cast_inputs((args, kwargs), self.config)
         new = self.monitor is not None and self.monitor.is_new((args, kwargs))
         ctx = torch.inference_mode() if self.inference else contextlib.nullcontext()
         with ctx:
@@ -182,10 +177,9 @@ def apply(
     assert rec.best is not None
     config = CompileConfig.from_dict(rec.best.config)
     plan = bucket_plan(config, rec.best.buckets, name, wl)
-    model = cast_model(model, config)
     loaded = _load_artifact(artifact, name, fp) if artifact is not None else None
     inference = wl.inference if wl is not None else True
-    fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
+    fn = prepare(model, config, device)  # an nn.Module is cast in place: `model` is the same
     applied = Applied(fn=fn, model=model, config=config, recommendation=rec,
                       fingerprint_hash=fp["fingerprint_hash"], staleness=staleness,
                       artifact=loaded, inference=inference, buckets=plan, workload=wl)
@@ -318,46 +312,6 @@ def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
 
 
 # --- what apply and the artifact child share: the same compile, the same calls -------------
-
-
-def _cast_dtype(config: CompileConfig) -> Any:
-    """The dtype inputs are cast to (None: fp32 and tf32 take inputs as given)."""
-    import torch
-
-    if config.dtype in ("bf16", "fp16"):
-        return getattr(torch, TORCH_DTYPE_NAMES[config.dtype])
-    return None
-
-
-def set_precision(config: CompileConfig) -> None:
-    """float32 matmul precision for the config: "high" (TF32) for tf32, else "highest"."""
-    import torch
-
-    torch.set_float32_matmul_precision("high" if config.dtype == "tf32" else "highest")
-
-
-def cast_model(model: Any, config: CompileConfig) -> Any:
-    """The model in the config's dtype (an nn.Module is cast in place); precision set."""
-    import torch
-
-    set_precision(config)
-    dtype = _cast_dtype(config)
-    if dtype is not None and isinstance(model, torch.nn.Module):
-        model = model.to(dtype)
-    return model
-
-
-def cast_floating(args: Any, dtype: Any) -> Any:
-    """``args`` with every floating-point tensor cast to ``dtype`` (nesting kept)."""
-    import torch
-
-    if isinstance(args, torch.Tensor):
-        return args.to(dtype) if args.is_floating_point() else args
-    if isinstance(args, dict):
-        return {k: cast_floating(v, dtype) for k, v in args.items()}
-    if isinstance(args, (list, tuple)):
-        return type(args)(cast_floating(v, dtype) for v in args)
-    return args
 
 
 def _clone(out: Any) -> Any:

@@ -34,6 +34,13 @@ from advisor.measure import (
     throughput_per_s,
     warm_up,
 )
+from advisor.prepare import (
+    cast_inputs,
+    cast_model,
+    compiled,
+    inductor_settings,
+    torch_dtype,
+)
 from advisor.record import empty_record, weighted_headline
 from advisor.replay import replay_plan, run_replay
 from advisor.replay import warm_start as replay_warm_start
@@ -41,7 +48,6 @@ from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 
 PHASE_PREFIX = "ADVISOR_PHASE "
-TORCH_DTYPES = {"fp32": "float32", "tf32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 ERROR_TAIL_CHARS = 4000
 SCREEN_SAMPLES = 15  # calls of the short first measurement that can screen a config out
 
@@ -131,18 +137,6 @@ def _same_mapping(out: dict, items: dict) -> dict:
         if isinstance(rebuilt, dict) and list(rebuilt.keys()) == list(items):
             return rebuilt
     return items
-
-
-def _cast_inputs(args: Any, dtype: Any) -> Any:
-    import torch
-
-    if isinstance(args, torch.Tensor):
-        return args.to(dtype) if args.is_floating_point() else args
-    if isinstance(args, dict):
-        return {k: _cast_inputs(v, dtype) for k, v in args.items()}
-    if isinstance(args, (list, tuple)):
-        return type(args)(_cast_inputs(v, dtype) for v in args)
-    return args
 
 
 def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[str, Any]:
@@ -283,7 +277,7 @@ class TrialRun:
 
         self.stage = "build"
         torch.manual_seed(0)
-        model = wl.build(self.device, getattr(torch, TORCH_DTYPES[dtype_name]))
+        model = wl.build(self.device, torch_dtype(dtype_name))
         if not callable(model):
             raise WorkloadError(f"build() returned {type(model).__name__}, which is not callable")
         return model
@@ -325,17 +319,10 @@ class TrialRun:
         return torch.inference_mode() if wl.inference else contextlib.nullcontext()
 
     def _candidate(self, wl: Workload, shapes: list[dict[str, Any]], refs: list[Any]) -> None:
-        import torch
 
         rec, cfg = self.record, self.config
-        if cfg.dtype == "tf32":
-            torch.set_float32_matmul_precision("high")
-            torch.backends.cudnn.allow_tf32 = True
-        model = self._build(wl, cfg.dtype)
-        dtype = getattr(torch, TORCH_DTYPES[cfg.dtype])
-        calls = [
-            _Call(model, _cast_inputs(self._inputs(wl, s["dims"]), dtype)) for s in shapes
-        ]
+        model = cast_model(self._build(wl, cfg.dtype), cfg)
+        calls = [_Call(model, cast_inputs(self._inputs(wl, s["dims"]), cfg)) for s in shapes]
         timer = Timer(self.device, cudagraphs=cfg.uses_cudagraphs)
         with self._grad_mode(wl):
             # an eager config compiles nothing: its first call failing is the component's own
@@ -344,7 +331,7 @@ class TrialRun:
             phase("compiling")
             compiler_counters_reset()
             t0 = time.perf_counter()
-            fn = torch.compile(model, **cfg.compile_kwargs()) if cfg.compiled else model
+            fn = compiled(model, cfg)
             outs = [_to_cpu_fp32(timer.call(_rebind(calls[0], fn)))]
             timer.sync()
             rec["cold_compile_s"] = time.perf_counter() - t0
@@ -427,12 +414,6 @@ class TrialRun:
         return first
 
 
-def _torch_dtype(name: str) -> Any:
-    import torch
-
-    return getattr(torch, TORCH_DTYPES[name])
-
-
 class _Call:
     """A call of some callable on fixed arguments; `_rebind` swaps the callable."""
 
@@ -461,15 +442,6 @@ def _peak_mem(device: str) -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
-def inductor_settings(device: str, config: CompileConfig) -> None:
-    """Inductor settings of a trial: its warm start and a confirmation compiling from its cache
-    must share them, or they miss the cache."""
-    if config.compiled and not device.startswith("cuda"):
-        import torch._inductor.config as inductor_config
-
-        inductor_config.cpp.enable_kernel_profile = True  # names of generated C++ kernels
-
-
 def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     """Second process on the same cache dir: time from torch.compile to the first result."""
     import torch
@@ -482,19 +454,17 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     replay = replay_plan(spec, config, wl)
     if replay is not None:
         return replay_warm_start(spec, config, wl, replay, device)
-    if config.dtype == "tf32":
-        torch.set_float32_matmul_precision("high")
     torch.manual_seed(0)
-    model = wl.build(device, _torch_dtype(config.dtype))
+    model = cast_model(wl.build(device, torch_dtype(config.dtype)), config)
     torch.manual_seed(0)
     dims = (spec.get("shapes") or [{"dims": wl.shape}])[0]["dims"]
-    args = _cast_inputs(wl.inputs(dict(dims), device), _torch_dtype(config.dtype))
+    args = cast_inputs(wl.inputs(dict(dims), device), config)
     timer = Timer(device, cudagraphs=config.uses_cudagraphs)
     ctx = torch.inference_mode() if wl.inference else torch.enable_grad()
     with ctx:
         phase("warm-start")
         t0 = time.perf_counter()
-        fn = torch.compile(model, **config.compile_kwargs())
+        fn = compiled(model, config)
         timer.call(_Call(fn, args))
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}

@@ -129,7 +129,8 @@ class GridChild:
         import torch
         from trial_vs_plain import plain_median_ms
 
-        from advisor.trial import TORCH_DTYPES, _cast_inputs, _to_cpu_fp32, compare
+        from advisor.prepare import cast_inputs, torch_dtype
+        from advisor.trial import _to_cpu_fp32, compare
         from advisor.workload import load_workload
 
         spec, device = self.spec, self.spec["device"]
@@ -149,9 +150,9 @@ class GridChild:
         if config.dtype == "tf32":
             torch.set_float32_matmul_precision("high")
             torch.backends.cudnn.allow_tf32 = True
-        dtype = getattr(torch, TORCH_DTYPES[config.dtype])
+        dtype = torch_dtype(config.dtype)
         model = self._build(wl, dtype)
-        args = _cast_inputs(self._inputs(wl), dtype)
+        args = cast_inputs(self._inputs(wl), config)
         with grad():
             self.stage = "compile"
             t0 = time.perf_counter()

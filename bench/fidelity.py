@@ -156,7 +156,7 @@ def rounds(runners: dict[str, Any], repeats: int,
            failures: dict[str, str]) -> dict[str, dict[str, list]]:
     """medians[config][method][round]; round r starts at config r and, for the i-th config of
     the round, at method r + i, so no config and no method always goes first."""
-    from advisor.runtime import set_precision
+    from advisor.prepare import set_precision
 
     medians: dict[str, dict[str, list]] = {n: {m: [] for m in METHODS} for n in runners}
     for r in range(repeats):

@@ -56,13 +56,13 @@ def bench_trial(record: dict[str, Any], caches: Path) -> float:
     from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
     from advisor.config import CompileConfig
-    from advisor.trial import TORCH_DTYPES, _cast_inputs
+    from advisor.prepare import cast_inputs, torch_dtype
     from advisor.workload import load_workload
 
     config = CompileConfig.from_dict(record["config"])
     device = record["device"]
     wl = load_workload(record["workload"]["path"]).workload
-    dtype = getattr(torch, TORCH_DTYPES[config.dtype])
+    dtype = torch_dtype(config.dtype)
     torch.set_float32_matmul_precision("high" if config.dtype == "tf32" else "highest")
     cache = caches / record["trial_uuid"] / "inductor-cache"
     os.environ["TRITON_CACHE_DIR"] = str(cache / "triton")
@@ -71,7 +71,7 @@ def bench_trial(record: dict[str, Any], caches: Path) -> float:
         torch.manual_seed(0)
         model = wl.build(device, dtype)
         torch.manual_seed(0)
-        args = _cast_inputs(wl.inputs(dict(record["shapes"][0]["dims"]), device), dtype)
+        args = cast_inputs(wl.inputs(dict(record["shapes"][0]["dims"]), device), config)
         fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
         return plain_median_ms(fn, args, device, config.uses_cudagraphs)
 

@@ -82,7 +82,7 @@ def measure(runner: Any, window_s: float) -> tuple[float, int, float]:
 def rounds(runners: dict[str, Any], windows: list[float],
            repeats: int) -> dict[str, dict[float, list[tuple[float, int, float]]]]:
     """got[config][window][round] = `measure`'s figures; configs and windows rotate."""
-    from advisor.runtime import set_precision
+    from advisor.prepare import set_precision
 
     got: dict[str, dict[float, list[tuple[float, int, float]]]] = {
         n: {w: [] for w in windows} for n in runners}

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from advisor.errors import TrialFailed, WorkloadError
-from advisor.trial import _cast_inputs, _to_cpu_fp32, classify, compare
+from advisor.prepare import cast_floating
+from advisor.trial import _to_cpu_fp32, classify, compare
 
 INF, NAN = math.inf, math.nan
 
@@ -100,7 +101,7 @@ def test_outputs_are_copied_to_fp32_keeping_their_structure() -> None:
 
 def test_inputs_are_cast_to_the_configs_dtype_except_integers() -> None:
     args = {"x": torch.ones(2), "ids": torch.arange(2), "pair": (torch.zeros(1), 7)}
-    cast = _cast_inputs(args, torch.float16)
+    cast = cast_floating(args, torch.float16)
     assert cast["x"].dtype == torch.float16
     assert cast["ids"].dtype == torch.int64
     assert cast["pair"][0].dtype == torch.float16 and cast["pair"][1] == 7
