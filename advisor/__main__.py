@@ -1,5 +1,5 @@
 """`python -m advisor` is the `advisor` command."""
 
-from advisor.cli.app import main
+from advisor.cli.main import main
 
 main()

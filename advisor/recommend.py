@@ -28,7 +28,8 @@ wins only a **tie**: paired figures (a confirmation) within `TIE_RATIO`. Unpaire
 so; on noisy timings, **undecided: noise**, and there is no pick. A short measurement never ties
 and never casts doubt.
 
-Confirmation: a stored confirmation (`advisor.confirm`) re-measured the leaders and eager fp32
+Confirmation: a stored confirmation (`advisor.search.confirm`) re-measured the leaders and eager
+fp32
 in one process, interleaved. When it covers the current leader, the `latency` and `break-even`
 policies decide among the confirmed configs on the paired figures; otherwise the note says to
 confirm again. `advisor.answer.answer` is what every surface calls.
@@ -63,7 +64,7 @@ TIE_RATIO = 0.02  # figures closer than 2% count as a tie
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence: on an H200 a CUDA-graph config's median moved 0.6-32% between two sweeps six
 # minutes apart while each interval was under 0.4% wide (docs/performance.md). Such contenders
-# are worth re-measuring side by side (advisor.sweep).
+# are worth re-measuring side by side (advisor.search.sweep).
 NEAR_RATIO = 0.10
 POLICIES = ("latency", "tail", "throughput", "break-even")
 CONFIRMED_POLICIES = ("latency", "break-even")  # the policies paired medians can decide
@@ -208,7 +209,8 @@ class Recommendation:
     staleness: dict[str, Any] | None = None  # set by the caller: see `Staleness.to_dict`
     artifact: dict[str, Any] | None = None  # set by the caller: the stored warm-start artifact
     # config keys of the configs tied with the leader or within NEAR_RATIO of it, in ranked
-    # order, the leader first (empty: the leader stands alone); `advisor.sweep` re-measures them
+    # order, the leader first (empty: the leader stands alone); `advisor.search.sweep`
+    # re-measures them
     # interleaved
     contenders: list[str] = field(default_factory=list)
     # "decided" (the leader is ahead), "tie" (a simpler config within TIE_RATIO on paired

@@ -28,21 +28,24 @@ loaded across stacks). Imports torch, lazily, like every module that runs models
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from advisor.answer import answer
-from advisor.buckets import BucketPlan
-from advisor.capture import ServingMonitor, TrafficRecorder
+from advisor.child.capture import ServingMonitor, TrafficRecorder
+from advisor.child.prepare import prepare
+from advisor.child.serve import (
+    Applied,
+    RecommendationWarning,
+    bucket_plan,
+    warm_up,
+    warmup_inputs,
+)
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import AdvisorError, ConfigError
-from advisor.prepare import cast_inputs, prepare
 from advisor.recommend import (
     Constraints,
     Recommendation,
@@ -50,73 +53,6 @@ from advisor.recommend import (
     nearest_fingerprint,
 )
 from advisor.workload import Workload, load_workload, trusted_path
-
-
-class RecommendationWarning(UserWarning):
-    """`apply` could not use a recommendation as measured (none, or another stack's)."""
-
-
-@dataclass
-class Applied:
-    """The callable `apply` returns: the compiled model (or the model itself when eager)."""
-
-    fn: Callable[..., Any]
-    model: Any
-    config: CompileConfig
-    recommendation: Recommendation | None = None
-    fingerprint_hash: str | None = None
-    staleness: Staleness | None = None
-    artifact: dict[str, Any] | None = None  # the artifact loaded: uuid, size_bytes, load_s
-    warmup_s: float | None = None  # compile + first call of every traffic shape
-    inference: bool = True
-    reason: str = ""  # why the model runs eager without a recommendation
-    buckets: BucketPlan | None = None  # a bucketed recommendation: how requests are padded
-    workload: Workload | None = None  # its pad and cut, for `request`
-    recorder: TrafficRecorder | None = None  # record_traffic: each request's dims to a CSV
-    monitor: ServingMonitor | None = None  # warns when serving meets what a replay flags
-
-    @property
-    def events(self) -> list[dict[str, str]]:
-        """What serving met so far that a replay flags (also given as `ServingWarning`)."""
-        return list(self.monitor.events) if self.monitor is not None else []
-
-    @property
-    def compiled(self) -> bool:
-        return self.config.compiled and self.recommendation is not None
-
-    def request(self, dims: dict[str, int], *args: Any, **kwargs: Any) -> Any:
-        """One request of shape ``dims`` (the workload's named dims): under a bucketed
-        recommendation padded to its bucket (the workload's ``pad``), run, and cut back
-        (``cut``); otherwise a plain call."""
-        if self.buckets is None or self.workload is None or self.workload.pad is None:
-            return self._serve(args, kwargs, dict(dims))
-        inputs: Any = cast_inputs(kwargs if kwargs else args, self.config)
-        padded = self.workload.pad(inputs, dict(dims), self.buckets.bucket(dict(dims)))
-        if isinstance(padded, dict):
-            out = self._serve((), padded, dict(dims))
-        else:
-            out = self._serve(tuple(padded), {}, dict(dims))
-        assert self.workload.cut is not None
-        return self.workload.cut(out, dict(dims))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._serve(args, kwargs, None)
-
-    def _serve(self, args: Any, kwargs: dict[str, Any], dims: dict[str, int] | None) -> Any:
-        import torch
-
-        if self.recorder is not None:
-            self.recorder.record(dims or self.recorder.dims_of((args, kwargs)))
-        args, kwargs = cast_inputs((args, kwargs), self.config)
-        new = self.monitor is not None and self.monitor.is_new((args, kwargs))
-        ctx = torch.inference_mode() if self.inference else contextlib.nullcontext()
-        with ctx:
-            if self.config.uses_cudagraphs:
-                torch.compiler.cudagraph_mark_step_begin()
-            out = self.fn(*args, **kwargs)
-        if new and self.monitor is not None:
-            self.monitor.after_new_shape()
-        return _clone(out) if self.config.uses_cudagraphs else out
 
 
 def apply(
@@ -137,7 +73,7 @@ def apply(
     ``workload``: its name, its file (``.py``) or a `Workload`. ``db``: the results database
     URL (None: $ADVISOR_DB_URL, else sqlite:///advisor.db). ``device``: where ``model`` runs
     (default: cuda when available, else cpu). ``record_traffic``: a CSV path to which each
-    request's dims are appended (advisor.capture; ``advisor sweep --traffic`` reads it). See
+    request's dims are appended (advisor.child.capture; ``advisor sweep --traffic`` reads it). See
     the module docstring for what is done.
     """
     import torch
@@ -193,7 +129,7 @@ def apply(
 
 def _serving(applied: Applied, wl: Workload | None, device: str,
              record_traffic: str | Path | None) -> Applied:
-    """Attach the serving monitor and, when asked, the traffic recorder (advisor.capture)."""
+    """Attach the serving monitor and, when asked, the traffic recorder (advisor.child.capture)."""
     config = applied.config
     applied.monitor = ServingMonitor(compiled=applied.compiled, cudagraphs=config.uses_cudagraphs,
                                      bucketed=applied.buckets is not None,
@@ -205,30 +141,6 @@ def _serving(applied: Applied, wl: Workload | None, device: str,
                               "inputs say which tensor axes carry which dims)")
         applied.recorder = TrafficRecorder(record_traffic, wl, device)
     return applied
-
-
-def bucket_plan(config: CompileConfig, buckets: dict[str, Any] | None, name: str,
-                wl: Workload | None) -> BucketPlan | None:
-    """The bucket plan of a bucketed recommendation (its measured boundaries), with dynamo's
-    recompile limit raised to its number of buckets; None for other shape strategies."""
-    import torch._dynamo
-
-    strategy = config.shapes
-    if strategy == "mark_dynamic":
-        warnings.warn(f"advisor.apply({name}): the recommendation marks the varying dims "
-                      "dynamic; mark them yourself (torch._dynamo.mark_dynamic) before the "
-                      "first call", RecommendationWarning, stacklevel=3)
-    if not strategy.startswith("buckets") or not buckets or not buckets.get("boundaries"):
-        return None
-    plan = BucketPlan(strategy, {d: tuple(b) for d, b in buckets["boundaries"].items()})
-    if wl is None or wl.pad is None:
-        warnings.warn(f"advisor.apply({name}): the recommendation pads requests to buckets "
-                      f"{plan.to_dict()['bounds']}; without the workload's pad and cut, "
-                      "`request` cannot pad them", RecommendationWarning, stacklevel=3)
-    n = len(plan.buckets(wl.traffic)) if wl is not None else 1
-    limit = torch._dynamo.config.recompile_limit
-    torch._dynamo.config.recompile_limit = max(limit, n)
-    return plan
 
 
 def _lookup(
@@ -311,61 +223,3 @@ def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
             "load_s": time.perf_counter() - t0}
 
 
-# --- what apply and the artifact child share: the same compile, the same calls -------------
-
-
-def _clone(out: Any) -> Any:
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        return out.clone()
-    if isinstance(out, dict):
-        return {k: _clone(v) for k, v in out.items()}
-    if isinstance(out, (list, tuple)) and not hasattr(out, "_fields"):
-        return type(out)(_clone(v) for v in out)
-    return out
-
-
-def warmup_inputs(wl: Workload, device: str, plan: BucketPlan | None = None) -> list[Any]:
-    """The workload's inputs for each traffic shape, in traffic order (each bucket's shape,
-    in bucket order, under a bucket plan), seeded as trials are."""
-    import torch
-
-    shapes = [d for d, _ in plan.buckets(wl.traffic)] if plan else [d for d, _ in wl.traffic]
-    found = []
-    for dims in shapes:
-        torch.manual_seed(0)
-        found.append(wl.inputs(dict(dims), device))
-    return found
-
-
-def warm_up(applied: Applied, inputs: Sequence[Any]) -> float:
-    """Call ``applied`` on each inputs (compiling each shape; three calls under CUDA graphs,
-    which record a shape's graph on its second call); returns the seconds taken."""
-    import torch
-
-    from advisor.replay import startup_calls
-
-    t0 = time.perf_counter()
-    for args in inputs:
-        for _ in range(startup_calls(applied.config)):  # CUDA graphs: warm-up, record, replay
-            if isinstance(args, dict):
-                applied(**args)
-            else:
-                applied(*args)
-    if str(next(_tensors(inputs), torch.empty(0)).device).startswith("cuda"):
-        torch.cuda.synchronize()
-    return time.perf_counter() - t0
-
-
-def _tensors(data: Any) -> Any:
-    import torch
-
-    if isinstance(data, torch.Tensor):
-        yield data
-    elif isinstance(data, dict):
-        for value in data.values():
-            yield from _tensors(value)
-    elif isinstance(data, (list, tuple)):
-        for value in data:
-            yield from _tensors(value)

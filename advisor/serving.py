@@ -1,6 +1,6 @@
 """What a serving process pays, from a replay's stream. Pure: plain records in, numbers out.
 
-A replay (advisor.replay) models one serving process: start-up (what the strategy prepares
+A replay (advisor.child.replay) models one serving process: start-up (what the strategy prepares
 before traffic), then a stream of requests met once, in order, each timed with everything it
 triggers (a compile, a CUDA-graph recording, an eager fallback), then the steady state (every
 shape already met). `process_life_ms` turns that into the figure a decision rests on when the

@@ -10,7 +10,9 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 NOISE_IQR_RATIO = 0.10  # IQR / median above this flags a noisy measurement
 
@@ -167,3 +169,28 @@ def paired_speedup(
     ratios = (w @ base) / (w @ cand)
     low, high = median_ci([ratios.tolist()], None, confidence, resamples, seed)
     return float(np.median(ratios)), (low, high)
+
+
+MAX_ROUNDS = 1000
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How long to measure: rounds until both `min_rounds` and `min_time_s`, never past
+    `max_time_s` (with at least `floor_rounds`) or `max_rounds`; `warmup_rounds` untimed."""
+
+    min_rounds: int = 100
+    min_time_s: float = 2.0
+    max_time_s: float = 30.0
+    floor_rounds: int = 10
+    max_rounds: int = MAX_ROUNDS
+    warmup_rounds: int = 10
+
+    @classmethod
+    def for_device(cls, device: str) -> Rounds:
+        if device.startswith("cuda"):
+            return cls()
+        return cls(min_rounds=30, min_time_s=1.0, max_time_s=10.0, warmup_rounds=3)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)

@@ -22,7 +22,7 @@ strategy is judged on requests it was not fitted to. `holdout` is the later part
 
 A trial receives its traffic inside the spec's ``shapes`` list: entries ``{"dims", "weight",
 "traffic": source}`` (`Traffic.to_spec` / `Traffic.from_spec`); such a trial replays a trace sampled
-from it (advisor.replay) instead of timing each shape on its own. `Traffic.trace` samples the
+from it (advisor.child.replay) instead of timing each shape on its own. `Traffic.trace` samples the
 trace: a fixed seed and the same traffic give the same trace, for every config.
 """
 

@@ -20,7 +20,7 @@ Method.
    is what every fresh process pays before it compiles anything.
 2. The exhaustive grid, the way the kernel-fusion article's ``benchmark_fusion.py`` measures:
    every config of the space (each mode x each dtype, eager once per dtype, and the eager fp32
-   baseline; the same space `advisor.space.build_space` gives the advisor) in its own fresh
+   baseline; the same space `advisor.search.space.build_space` gives the advisor) in its own fresh
    process (this file with ``--grid-child``, run with ``sys.executable``), one after another,
    each with its own empty TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR so its compile is cold.
    The child seeds torch (``manual_seed(0)`` before every build and inputs call), computes the
@@ -29,7 +29,8 @@ Method.
    inputs to it, runs ``torch.compile(model, **CompileConfig.compile_kwargs())`` (eager: the
    model itself), times the first call to a synchronized result (the cold start), checks it
    against the fp32 eager output (max abs error; correct when every element is within the
-   workload's ``tolerance(dtype)``, ``atol + rtol x |reference|``, via `advisor.trial.compare`;
+   workload's ``tolerance(dtype)``, ``atol + rtol x |reference|``, via
+   `advisor.child.trial.compare`;
    passed when also the workload's quality check passes), then times it with
    `trial_vs_plain.plain_median_ms`: 25 warm-up calls, synchronize, 100 samples each between
    two fresh CUDA events (``perf_counter`` on CPU), median; CUDA-graph modes call
@@ -129,8 +130,9 @@ class GridChild:
         import torch
         from trial_vs_plain import plain_median_ms
 
-        from advisor.prepare import cast_inputs, torch_dtype
-        from advisor.trial import _to_cpu_fp32, compare
+        from advisor.child.prepare import cast_inputs, torch_dtype
+        from advisor.child.tensors import to_cpu_fp32
+        from advisor.child.trial import compare
         from advisor.workload import load_workload
 
         spec, device = self.spec, self.spec["device"]
@@ -143,7 +145,7 @@ class GridChild:
         self.stage = "reference"
         torch.set_float32_matmul_precision("highest")
         with grad():
-            reference = _to_cpu_fp32(_call(self._build(wl, torch.float32), self._inputs(wl)))
+            reference = to_cpu_fp32(_call(self._build(wl, torch.float32), self._inputs(wl)))
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
         self.stage = "build"
@@ -159,7 +161,7 @@ class GridChild:
             fn = torch.compile(model, **config.compile_kwargs()) if config.compiled else model
             if config.uses_cudagraphs:
                 torch.compiler.cudagraph_mark_step_begin()
-            out = _to_cpu_fp32(_call(fn, args))
+            out = to_cpu_fp32(_call(fn, args))
             _sync(device)
             cold_s = time.perf_counter() - t0
             self.stage = "accuracy"
@@ -297,7 +299,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     """Every argument checked before anything runs or is written."""
     from advisor.config import MODES
     from advisor.devices import resolve_device
-    from advisor.space import build_space, parse_list
+    from advisor.search.space import build_space, parse_list
     from advisor.workload import load_workload
 
     if args.workload is None:

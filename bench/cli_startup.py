@@ -34,8 +34,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 IMPORTS = (
     "import sys\n"
     "from typer.testing import CliRunner\n"
-    "from advisor.cli.app import _register, app\n"
-    "_register()\n"
+    "from advisor.cli.main import app, register\n"
+    "register()\n"
     "CliRunner().invoke(app, sys.argv[1:])\n"
     f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
 )

@@ -58,7 +58,7 @@ workload = Workload(name="concurrency-tiny", build=build, inputs=inputs,
 def advisor_command() -> list[str]:
     script = Path(sys.executable).with_name("advisor")
     return [str(script)] if script.exists() else [
-        sys.executable, "-c", "from advisor.cli.app import main; main()"]
+        sys.executable, "-c", "from advisor.cli.main import main; main()"]
 
 
 def sweep_command(workload: Path, url: str) -> list[str]:

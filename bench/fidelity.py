@@ -10,19 +10,21 @@ with each reference within 3% (|ratio - 1| <= 0.03), and repeats with a coeffici
 (stdev / mean over rounds) of at most 2%.
 
 Each config (``dtype:mode``) is built, cast, compiled and first-called once, as the confirmation
-child does (`advisor.confirm._Runner`), in ONE process, under ``torch.inference_mode()`` for an
+child does (`advisor.child.confirm._Runner`), in ONE process, under ``torch.inference_mode()`` for
+an
 inference workload. Then ``--repeats`` rounds time the SAME compiled callable of every config
 with four methods, each giving one figure per round:
 
-- advisor: what a trial does (`advisor.trial.TrialRun._measure`): `advisor.measure.warm_up` then
-  `advisor.measure.sample` under ``SamplingPolicy.for_device``, median of the samples;
+- advisor: what a trial does (`advisor.child.trial.TrialRun._measure`):
+  `advisor.child.measure.warm_up` then
+  `advisor.child.measure.sample` under ``SamplingPolicy.for_device``, median of the samples;
 - plain: the article's harness (``plain_median_ms`` of bench/trial_vs_plain.py): 25 warm-up
   calls, synchronize, 100 samples each between two fresh CUDA events (perf_counter on CPU);
 - do_bench: ``triton.testing.do_bench(fn, return_mode="median")``, the harness Inductor's own
   autotuner trusts (CUDA only). It clears the L2 cache before every call, so it sees a colder
   cache than back-to-back calls do, and it queues calls without waiting for each: it reads GPU
   time, where the advisor and the plain loop read a synchronized call's latency;
-- back_to_back: the trial's back-to-back figure (`advisor.measure.back_to_back_ms`: the
+- back_to_back: the trial's back-to-back figure (`advisor.child.measure.back_to_back_ms`: the
   policy's ``throughput_calls`` calls queued, a CUDA event after each, one synchronize), the
   median ms per call; its throughput is 1000 / this. The quantity do_bench measures, so it is
   compared with do_bench.
@@ -90,7 +92,7 @@ def parse_configs(text: str) -> dict[str, CompileConfig]:
 
 
 def advisor_ms(runner: Any) -> float:
-    from advisor.measure import SamplingPolicy, sample, warm_up
+    from advisor.child.measure import SamplingPolicy, sample, warm_up
     from advisor.stats import Stats
 
     policy = SamplingPolicy.for_device("cuda" if runner.timer.cuda else "cpu")
@@ -116,8 +118,9 @@ def do_bench_ms(runner: Any) -> float | None:
 
 def back_to_back_ms(runner: Any) -> float:
     """The trial's other figure: the median ms per call of calls queued back to back with one
-    synchronize at the end (`advisor.measure.back_to_back_ms`), the quantity do_bench times."""
-    from advisor.measure import SamplingPolicy, back_to_back_ms
+    synchronize at the end (`advisor.child.measure.back_to_back_ms`), the quantity do_bench
+    times."""
+    from advisor.child.measure import SamplingPolicy, back_to_back_ms
 
     policy = SamplingPolicy.for_device("cuda" if runner.timer.cuda else "cpu")
     return statistics.median(back_to_back_ms(runner.timer, runner.calls[0],
@@ -136,7 +139,7 @@ MEASURE: dict[str, Callable[[Any], float | None]] = {
 def build(wl: Any, configs: dict[str, CompileConfig], device: str,
           dims: dict[str, int]) -> tuple[dict[str, Any], dict[str, str]]:
     """A compiled, first-called runner per config, and the one-line error of each that failed."""
-    from advisor.confirm import _Runner
+    from advisor.child.confirm import _Runner
 
     runners, failures = {}, {}
     for name, config in configs.items():
@@ -156,7 +159,7 @@ def rounds(runners: dict[str, Any], repeats: int,
            failures: dict[str, str]) -> dict[str, dict[str, list]]:
     """medians[config][method][round]; round r starts at config r and, for the i-th config of
     the round, at method r + i, so no config and no method always goes first."""
-    from advisor.prepare import set_precision
+    from advisor.child.prepare import set_precision
 
     medians: dict[str, dict[str, list]] = {n: {m: [] for m in METHODS} for n in runners}
     for r in range(repeats):
@@ -269,8 +272,8 @@ def run(wl: Any, configs: dict[str, CompileConfig], dims: dict[str, int], device
     import torch._dynamo
 
     from advisor import fingerprint
+    from advisor.child.measure import SamplingPolicy
     from advisor.device_lock import DeviceLock
-    from advisor.measure import SamplingPolicy
 
     if device.startswith("cuda"):
         torch.cuda.set_device(fingerprint.cuda_index(device))

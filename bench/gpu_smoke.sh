@@ -4,7 +4,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.is_available())"
 cat > /tmp/adv <<'X'
 #!/bin/sh
-exec python3 -c "from advisor.cli.app import main; main()" "$@"
+exec python3 -c "from advisor.cli.main import main; main()" "$@"
 X
 chmod +x /tmp/adv
 for m in eager default reduce-overhead; do /tmp/adv trial workloads/reranker.py --mode $m --dtype bf16 --json > $OUT/trial_$m.json 2>$OUT/trial_$m.err; echo "$m rc=$?"; python3 -c "

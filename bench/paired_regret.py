@@ -6,9 +6,12 @@
 process minutes apart. Where the host's launch rate moves between such windows (see
 bench/launch_noise.py), two configs that run alike can differ there by tens of percent, and the
 regret measures the host, not the pick. This script measures the same quantity (how much slower
-the pick is than the grid's best) the way `advisor.confirm` compares leaders: both configs and
-eager fp32 are built and compiled in ONE fresh child (the confirmation child,
-``advisor.confirm``), warmed up, then timed interleaved round after round at the report's shape
+the pick is than the grid's best) the way `advisor.search.confirm` compares leaders: both configs
+and
+eager fp32 are built and compiled in ONE fresh child (the confirmation
+child,
+``advisor.search.confirm``), warmed up, then timed interleaved round after round at the report's
+shape
 (each round in a fresh seeded random order, each timed call after an untimed one of its own:
 the fixed order eager, best, pick of the runs before 2026-12-01 favoured the config timed last,
 see docs/performance.md). The paired regret is the median over rounds of
@@ -82,10 +85,9 @@ def paired_ratios(workload_path: str, device: str, shapes: list[dict[str, Any]],
     per config key, the median over rounds of its time / the reference's with its bootstrap
     interval (``ratios``), its median and compile time; a config that failed to compile is
     named in ``failures``."""
-    from advisor.confirm import Rounds
     from advisor.errors import TrialFailed
-    from advisor.launcher import Launcher
-    from advisor.stats import paired_speedup
+    from advisor.search.launcher import Launcher
+    from advisor.stats import Rounds, paired_speedup
 
     configs = list({c.key: c for c in (EAGER_FP32, reference, *others)}.values())
     weights = [s["weight"] for s in shapes]

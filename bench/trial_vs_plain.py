@@ -55,8 +55,8 @@ def bench_trial(record: dict[str, Any], caches: Path) -> float:
     import torch
     from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
+    from advisor.child.prepare import cast_inputs, torch_dtype
     from advisor.config import CompileConfig
-    from advisor.prepare import cast_inputs, torch_dtype
     from advisor.workload import load_workload
 
     config = CompileConfig.from_dict(record["config"])

@@ -4,7 +4,7 @@
         [--mode default] [--dtype fp32] [--repeats 3] [--out bench/results]
 
 Each repeat runs two fresh child processes, each with its own empty Inductor/Triton cache dir,
-exactly as `advisor.confirm.save_artifact` does: the first builds the workload, compiles the
+exactly as `advisor.search.confirm.save_artifact` does: the first builds the workload, compiles the
 config as `advisor.apply` does and calls it once per traffic shape (the cold start), then saves
 ``torch.compiler.save_cache_artifacts()``; the second loads those bytes
 (``torch.compiler.load_cache_artifacts``) and does the same (the artifact-warm start). Reported:
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig  # noqa: E402
-from advisor.launcher import Launcher  # noqa: E402
+from advisor.search.launcher import Launcher  # noqa: E402
 from advisor.workload import load_workload  # noqa: E402
 
 

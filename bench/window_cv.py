@@ -11,7 +11,8 @@ longer window would average the host's states out, and at what cost.
 
 Each config (``dtype:mode``) is built, compiled and first-called once in this process, as
 bench/fidelity.py does. Each round then times every config with the advisor's warm-up and latency
-sampling (`advisor.measure.warm_up`, `advisor.measure.sample`) once per window, the policy's
+sampling (`advisor.child.measure.warm_up`, `advisor.child.measure.sample`) once per window, the
+policy's
 ``min_time_s`` set to the window (and ``max_time_s`` to at least it); the order of the configs and
 of the windows rotates every round. Per config and window: the median over rounds of the medians,
 their CV (stdev / mean), the median number of samples a round took and the seconds each round's
@@ -67,7 +68,7 @@ def parse_windows(text: str) -> list[float]:
 def measure(runner: Any, window_s: float) -> tuple[float, int, float]:
     """The advisor's warm-up and sampling with a `window_s` window: (median ms, samples, the
     seconds the sampling took)."""
-    from advisor.measure import SamplingPolicy, sample, warm_up
+    from advisor.child.measure import SamplingPolicy, sample, warm_up
     from advisor.stats import Stats
 
     base = SamplingPolicy.for_device("cuda" if runner.timer.cuda else "cpu")
@@ -82,7 +83,7 @@ def measure(runner: Any, window_s: float) -> tuple[float, int, float]:
 def rounds(runners: dict[str, Any], windows: list[float],
            repeats: int) -> dict[str, dict[float, list[tuple[float, int, float]]]]:
     """got[config][window][round] = `measure`'s figures; configs and windows rotate."""
-    from advisor.prepare import set_precision
+    from advisor.child.prepare import set_precision
 
     got: dict[str, dict[float, list[tuple[float, int, float]]]] = {
         n: {w: [] for w in windows} for n in runners}

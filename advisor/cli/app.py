@@ -1,4 +1,5 @@
-"""`advisor`: the typer application. Command modules register themselves on `app`."""
+"""`advisor`: the typer application object. Command modules register themselves on `app`;
+`advisor.cli.main` imports them and runs it."""
 
 from __future__ import annotations
 
@@ -31,36 +32,3 @@ def _root(
     ),
 ) -> None:
     """Measure torch.compile configurations of a workload, keep the results, recommend one."""
-
-
-def _register() -> None:
-    # Imported here, not at module level in each other, so the order is explicit; none of these
-    # modules imports torch at import time (`advisor --help` must stay fast).
-    from advisor.cli import (  # noqa: F401
-        check,
-        dashboard,
-        db,
-        doctor,
-        fleet,
-        report,
-        results,
-        sweep,
-        transfer,
-        trial,
-    )
-
-
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM: leave as Ctrl-C does, through every `finally` (temporary directories removed,
-    children ended), with the conventional exit code 143. A sweep's loop handles it itself."""
-    from advisor.errors import Terminated
-
-    raise Terminated(signum)
-
-
-def main() -> None:
-    import signal
-
-    signal.signal(signal.SIGTERM, _terminated)
-    _register()
-    app()

@@ -21,7 +21,7 @@ def doctor(
     """Check that torch, the GPU, NVML and the database work; print this machine's fingerprint."""
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.errors import AdvisorError
-    from advisor.launcher import Launcher
+    from advisor.search.launcher import Launcher
 
     checks: list[tuple[str, bool, str]] = []
     gpus = cuda_device_count()

@@ -26,7 +26,7 @@ def worker(
     """Join a sweep: measure its queued configs on this device until none is left."""
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
-    from advisor.fleet import Worker
+    from advisor.search.fleet import Worker
 
     try:
         store = ResultStore.from_url(db)

@@ -18,7 +18,7 @@ from advisor.config import CompileConfig
 
 
 class ProgressObserver:
-    """A `advisor.sweep.Observer` drawing on stderr (stdout stays clean for --json)."""
+    """A `advisor.search.sweep.Observer` drawing on stderr (stdout stays clean for --json)."""
 
     def __init__(self) -> None:
         self.console = Console(stderr=True, highlight=False)

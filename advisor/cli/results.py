@@ -226,8 +226,8 @@ def resolve_recommendation(
     from advisor import __version__
     from advisor.answer import answer
     from advisor.devices import resolve_device
-    from advisor.launcher import Launcher
     from advisor.recommend import nearest_fingerprint, provenance
+    from advisor.search.launcher import Launcher
 
     store = _store(db)
     if workload not in store.workloads():
@@ -287,8 +287,8 @@ def _source_sha256(file: Path | None, records: list[dict]) -> str | None:
 def _confirm(store: ResultStore, workload: str, here: dict | None, device: str | None,
              fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
              file: Path | None) -> Recommendation:
-    from advisor.confirm import confirm_and_save
-    from advisor.launcher import Launcher
+    from advisor.search.confirm import confirm_and_save
+    from advisor.search.launcher import Launcher
 
     assert here is not None and device is not None
     if here["fingerprint_hash"] != fingerprint:

@@ -28,8 +28,8 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url
     from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
-    from advisor.resume import contradiction, resumable, stored_plan
-    from advisor.sweep import SweepSettings
+    from advisor.search.resume import contradiction, resumable, stored_plan
+    from advisor.search.sweep import SweepSettings
 
     found = None
     if database_revision(db).current is not None:
@@ -213,7 +213,7 @@ def sweep(
     priors: bool = typer.Option(
         True, "--priors/--no-priors", help="With --trials/--budget: try the fleet's best "
         "configs for this workload, the eager baseline, then the priors' picks first "
-        "(advisor.priors) before the sampler."
+        "(advisor.search.priors) before the sampler."
     ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the outcome on stdout as JSON Lines: one object per "
@@ -246,10 +246,10 @@ def sweep(
     from advisor.cli.trial import check_shape, replay_options
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
-    from advisor.launcher import Probe
-    from advisor.plan import SAMPLERS
-    from advisor.space import build_space, parse_budget, parse_list
-    from advisor.sweep import SweepSettings
+    from advisor.search.launcher import Probe
+    from advisor.search.plan import SAMPLERS
+    from advisor.search.space import build_space, parse_budget, parse_list
+    from advisor.search.sweep import SweepSettings
 
     plans = []
     probe = None
@@ -414,8 +414,8 @@ def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: 
 def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool | int, workers: int,
          jobs: int, keep_caches: Path | None, confirm: bool, probe: Any) -> Any:
     from advisor.cli.progress import ProgressObserver
-    from advisor.launcher import Launcher
-    from advisor.sweep import QuietObserver, Sweeper
+    from advisor.search.launcher import Launcher
+    from advisor.search.sweep import QuietObserver, Sweeper
 
     class PoolPhases(QuietObserver):
         """What the parent of a pooled sweep does itself (the workers report their trials)."""
@@ -464,8 +464,8 @@ def _remove_orphaned_roots() -> None:
 def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any) -> Any:
     """The sweep's recommendation, decided again on interleaved, paired re-measurements (the
     child compiles from the trials' caches, still kept by ``launcher``)."""
-    from advisor.confirm import confirm_and_save
     from advisor.errors import TrialFailed
+    from advisor.search.confirm import confirm_and_save
 
     typer.echo("confirming the leaders against eager fp32, interleaved in one process", err=True)
     try:
@@ -488,15 +488,15 @@ def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any
 
 def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: int,
               cache_root: Path) -> Any:
-    """The sweep shared by worker processes on this host (advisor.fleet): `jobs` per device
+    """The sweep shared by worker processes on this host (advisor.search.fleet): `jobs` per device
     on `workers` devices."""
-    from advisor.fleet import WorkerPool, queue_pool
-    from advisor.sweep import open_study
+    from advisor.search.fleet import WorkerPool, queue_pool
+    from advisor.search.sweep import open_study
 
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
     study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
     if resume:
-        from advisor.sweep import fail_orphans
+        from advisor.search.sweep import fail_orphans
 
         fail_orphans(study)  # the dead run's trials: their configs are queued again
     queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, bool(resume),
@@ -512,7 +512,7 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
             feeder.tick()
         progress()
 
-    from advisor.sweep import Heartbeat
+    from advisor.search.sweep import Heartbeat
 
     with Heartbeat(store, sweep_id):
         codes = pool.wait(tick=tick)

@@ -13,7 +13,7 @@ from advisor.cli.app import app
 from advisor.cli.common import fail, fail_on, print_json
 from advisor.config import DTYPES, MODES, CompileConfig, parse_shape
 from advisor.errors import AdvisorError, ConfigError
-from advisor.launcher import DEFAULT_TIMEOUT_S, Launcher
+from advisor.search.launcher import DEFAULT_TIMEOUT_S, Launcher
 from advisor.traffic import HOLDOUT
 from advisor.workload import load_workload
 

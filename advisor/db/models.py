@@ -298,7 +298,7 @@ class ShapeMeasurement(Base):
 
 class Confirmation(Base):
     """One interleaved re-measurement of a workload's leading configs and eager fp32, in one
-    process (`advisor.confirm`); ``entries`` holds the paired figures of each config."""
+    process (`advisor.search.confirm`); ``entries`` holds the paired figures of each config."""
 
     __tablename__ = "advisor_confirmations"
     __table_args__ = (

@@ -43,7 +43,7 @@ from advisor.errors import StoreError
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
 # A sweep stored as running whose heartbeat (`ResultStore.beat`, every
-# advisor.sweep.SWEEP_HEARTBEAT_S) is older than this is reported "dead": its process is gone
+# advisor.search.sweep.SWEEP_HEARTBEAT_S) is older than this is reported "dead": its process is gone
 # (kill -9, a crash, a lost host). Computed on read; nothing is written by a reader.
 SWEEP_DEAD_AFTER_S = 120.0  # the default of $ADVISOR_SWEEP_DEAD_AFTER_S
 
@@ -449,7 +449,7 @@ class ResultStore:
             return queries.fingerprints(session, workload)
 
     def add_confirmation(self, confirmation: dict[str, Any]) -> str:
-        """Store a confirmation (`advisor.confirm`); returns its uuid (given or new).
+        """Store a confirmation (`advisor.search.confirm`); returns its uuid (given or new).
 
         ``confirmation`` holds workload (record form), fingerprint, and optionally uuid,
         created_at, device, method, rounds, status ("ok" or "failed"), shapes, entries (one

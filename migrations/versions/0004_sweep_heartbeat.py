@@ -1,7 +1,7 @@
 """The sweep's heartbeat.
 
 - ``heartbeat_at`` on sweeps: refreshed every few seconds by the process that runs the sweep
-  (`advisor.sweep.Heartbeat`); a sweep stored as running whose heartbeat is older than
+  (`advisor.search.sweep.Heartbeat`); a sweep stored as running whose heartbeat is older than
   `advisor.db.store.SWEEP_DEAD_AFTER_S` is reported as ``dead`` by every reader (computed on
   read: readers never write). Rows already there are given their ``started_at``.
 

@@ -12,7 +12,7 @@ from advisor.config import EAGER_FP32
 from advisor.db.store import ResultStore
 from advisor.errors import ConfigError, TrialFailed, WorkloadError
 from advisor.fingerprint import add_hashes, collect
-from advisor.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
+from advisor.search.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
 from advisor.workload import workload_sha256
 
 FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"

@@ -64,13 +64,13 @@ def _workers_of(root: psutil.Process) -> list[psutil.Process]:
 
 
 def _trial_children(worker: psutil.Process) -> list[psutil.Process]:
-    # Trial children run `python -m advisor.trial SPEC RESULT`; a probe's spec lies in a
+    # Trial children run `python -m advisor.child.main SPEC RESULT`; a probe's spec lies in a
     # /tmp/advisor-probe-* folder (the worker's first child is its device probe).
     try:
         children = worker.children()
     except psutil.Error:
         return []
-    return [p for p in children if "advisor.trial" in _cmdline(p)
+    return [p for p in children if "advisor.child.main" in _cmdline(p)
             and "advisor-probe-" not in " ".join(_cmdline(p))]
 
 

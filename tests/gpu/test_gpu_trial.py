@@ -18,7 +18,7 @@ import pytest
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.fingerprint import add_hashes
-from advisor.launcher import Launcher
+from advisor.search.launcher import Launcher
 
 pytestmark = pytest.mark.gpu
 
@@ -102,7 +102,7 @@ def test_cudagraph_mark_step_precedes_every_timed_call_on_cuda() -> None:
     import torch
     from torch._inductor.cudagraph_trees import MarkStepBox
 
-    from advisor.measure import SamplingPolicy, Timer, sample, warm_up
+    from advisor.child.measure import SamplingPolicy, Timer, sample, warm_up
 
     @torch.compile(mode="reduce-overhead")
     def fused(x: torch.Tensor) -> torch.Tensor:
@@ -126,7 +126,7 @@ def test_cudagraph_mark_step_precedes_every_timed_call_on_cuda() -> None:
 def test_back_to_back_times_each_queued_call_on_cuda() -> None:
     import torch
 
-    from advisor.measure import Timer, back_to_back_ms, throughput_per_s
+    from advisor.child.measure import Timer, back_to_back_ms, throughput_per_s
 
     timer = Timer("cuda", cudagraphs=False)
     spin = 2_000_000  # GPU clock cycles: about a millisecond, far above a launch

@@ -9,19 +9,19 @@ import pytest
 import torch
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+from advisor.child.tensors import to_cpu_fp32
 from advisor.config import CompileConfig
-from advisor.launcher import Launcher
-from advisor.trial import _to_cpu_fp32
+from advisor.search.launcher import Launcher
 
 HF_OUTPUT = Path(__file__).resolve().parents[1] / "workloads" / "hf_output.py"
 
 
 def test_a_model_output_stays_one_on_the_cpu_in_fp32() -> None:
     out = SequenceClassifierOutput(logits=torch.ones(2, 3, dtype=torch.bfloat16))
-    got = _to_cpu_fp32(out)
+    got = to_cpu_fp32(out)
     assert isinstance(got, SequenceClassifierOutput) and got.logits.dtype == torch.float32
     assert list(got.keys()) == ["logits"] and got["logits"] is got.logits
-    assert type(_to_cpu_fp32({"a": torch.ones(1)})) is dict
+    assert type(to_cpu_fp32({"a": torch.ones(1)})) is dict
 
 
 @pytest.mark.slow

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
+from advisor.child.measure import SamplingPolicy
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.devices import cuda_device_count
 from advisor.fingerprint import add_hashes
-from advisor.launcher import Launcher
-from advisor.measure import SamplingPolicy
 from advisor.record import empty_record
+from advisor.search.launcher import Launcher
 from advisor.workload import DEFAULT_TOLERANCES
 
 WORKLOADS = Path(__file__).parents[1] / "workloads"
@@ -197,7 +197,7 @@ def test_trial_compiled_into_its_own_cache_dir(
 WARM_PROBE = """\
 import json, sys
 import torch._dynamo.utils
-from advisor.trial import warm_start
+from advisor.child.trial import warm_start
 result = warm_start(json.loads(sys.argv[1]))
 result["inductor"] = dict(torch._dynamo.utils.counters["inductor"])
 print(json.dumps(result))

@@ -16,9 +16,9 @@ from recommend_support import TINY_MLP, other_stack, record
 
 import advisor
 from advisor.config import CompileConfig
-from advisor.confirm import save_artifact
 from advisor.db import ResultStore
 from advisor.runtime import RecommendationWarning
+from advisor.search.confirm import save_artifact
 from advisor.workload import load_workload
 
 HERE = Path(__file__).parent

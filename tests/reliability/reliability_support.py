@@ -31,9 +31,9 @@ sweep_support = load("advisor_tests_sweep_support", HERE.parent / "sweep" / "swe
 
 def advisor(*args: str | Path) -> tuple[int, str, str]:
     """`advisor ARGS` run in this process: (exit code, stdout, stderr)."""
-    from advisor.cli.app import _register, app
+    from advisor.cli.main import app, register
 
-    _register()
+    register()
     result = CliRunner().invoke(app, [str(a) for a in args])
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception

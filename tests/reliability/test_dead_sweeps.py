@@ -15,8 +15,8 @@ from sqlalchemy import create_engine, select, update
 
 from advisor.db import ResultStore
 from advisor.db.models import Sweep, table
-from advisor.resume import resumable
-from advisor.sweep import Heartbeat
+from advisor.search.resume import resumable
+from advisor.search.sweep import Heartbeat
 
 SWEEPS = table(Sweep)
 

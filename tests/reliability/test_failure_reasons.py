@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from advisor.child.trial import classify
 from advisor.config import CompileConfig
-from advisor.launcher import Launcher
-from advisor.trial import classify
+from advisor.search.launcher import Launcher
 
 RAISES_IN_BF16 = Path(__file__).with_name("workloads") / "raises_in_bf16.py"
 FAST = {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 1.0, "floor_samples": 3,

@@ -14,9 +14,9 @@ from reliability_support import advisor, one_line_error, sweep_support
 from advisor.cli.sweep import resume_hint
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
-from advisor.resume import contradiction, resumable, stored_plan
-from advisor.space import build_space
-from advisor.sweep import SweepSettings, open_study
+from advisor.search.resume import contradiction, resumable, stored_plan
+from advisor.search.space import build_space
+from advisor.search.sweep import SweepSettings, open_study
 
 WORKLOAD = sweep_support.FOUR_DTYPES  # eager-only, cheap
 

@@ -44,7 +44,7 @@ def test_a_worker_does_not_import_a_path_whose_hash_differs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from advisor.fingerprint import add_hashes, collect
-    from advisor.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
+    from advisor.search.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
 
     planted, mark = _planted(tmp_path)
     cpu = add_hashes(collect("cpu"))
@@ -85,7 +85,7 @@ def test_apply_does_not_import_a_planted_path(tmp_path: Path, make: SimpleNamesp
 
 
 def test_the_confirmation_does_not_import_a_planted_path(tmp_path: Path) -> None:
-    from advisor.confirm import _workload_of
+    from advisor.search.confirm import _workload_of
 
     planted, mark = _planted(tmp_path)
     record = {"workload": {"name": "w", "path": str(planted),

@@ -11,9 +11,9 @@ from advisor.db import ResultStore
 
 
 def run(*args: Any) -> Result:
-    from advisor.cli.app import _register, app
+    from advisor.cli.main import app, register
 
-    _register()
+    register()
     return CliRunner().invoke(app, [str(a) for a in args])
 
 

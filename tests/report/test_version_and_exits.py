@@ -37,8 +37,8 @@ def test_help_imports_no_database_search_or_torch_module() -> None:
     script = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from advisor.cli.app import _register, app\n"
-        "_register()\n"
+        "from advisor.cli.main import app, register\n"
+        "register()\n"
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
         "print(sorted(m.split('.')[0] for m in sys.modules))\n"
     )

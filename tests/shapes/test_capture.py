@@ -1,4 +1,4 @@
-"""What a serving process records and watches (advisor.capture), with real torch calls."""
+"""What a serving process records and watches (advisor.child.capture), with real torch calls."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import advisor
-from advisor.capture import ServingMonitor, ServingWarning, TrafficRecorder
+from advisor.child.capture import ServingMonitor, ServingWarning, TrafficRecorder
 from advisor.errors import ConfigError
 from advisor.runtime import RecommendationWarning
 from advisor.traffic import load_traffic

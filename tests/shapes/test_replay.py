@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from advisor.config import CompileConfig
-from advisor.launcher import Launcher
+from advisor.search.launcher import Launcher
 from advisor.traffic import load_traffic
 
 ROOT = Path(__file__).resolve().parents[2]

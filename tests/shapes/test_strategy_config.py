@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from advisor.child.replay import ReplayPlan, replay_plan
 from advisor.config import EAGER_FP32, CompileConfig, shape_strategy
 from advisor.errors import ConfigError, WorkloadError
-from advisor.replay import ReplayPlan, replay_plan
+from advisor.search.space import build_space
 from advisor.serving import strategy_rows
-from advisor.space import build_space
 from advisor.traffic import Traffic, parse_traffic
 
 STRATEGIES = [
@@ -106,7 +106,7 @@ def test_space_adds_strategies_to_compiled_configs_only() -> None:
 def test_sweep_params_and_suggest_carry_the_strategy() -> None:
     import optuna
 
-    from advisor.sweep import _params, _suggest
+    from advisor.search.sweep import suggest_config, trial_params
 
     space = build_space(
         ("fp32",),
@@ -117,17 +117,17 @@ def test_sweep_params_and_suggest_carry_the_strategy() -> None:
         shapes=["static", "buckets:fitted-2"],
     )
     for config in space.configs:
-        params = _params(config, space)
-        assert _suggest(optuna.trial.FixedTrial(params), space) == config
+        params = trial_params(config, space)
+        assert suggest_config(optuna.trial.FixedTrial(params), space) == config
     bucketed = space.by_key("default/fp32/graphbreaks-ok/dynamic-auto/shapes-buckets:fitted-2")
-    assert _params(bucketed, space) == {
+    assert trial_params(bucketed, space) == {
         "mode": "default",
         "dtype": "fp32",
         "shapes": "buckets:fitted-2",
     }
     # one strategy: no shapes parameter at all (the study's params are as before)
     plain = build_space(("fp32",), "cpu", ["default"], ["fp32"])
-    assert "shapes" not in _params(plain.configs[1], plain)
+    assert "shapes" not in trial_params(plain.configs[1], plain)
 
 
 # --- the replay plan (pure) --------------------------------------------------------------------

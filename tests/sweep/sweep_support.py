@@ -37,7 +37,7 @@ def advisor_command() -> list[str]:
     found = shutil.which("advisor")
     if found:
         return [found]
-    return [sys.executable, "-c", "from advisor.cli.app import main; main()"]
+    return [sys.executable, "-c", "from advisor.cli.main import main; main()"]
 
 
 def cli_env(marker: str | None = None) -> dict[str, str]:
@@ -104,11 +104,11 @@ def marked_processes(marker: str) -> list[psutil.Process]:
 
 
 def trial_children(marker: str) -> list[psutil.Process]:
-    """The running `python -m advisor.trial` children of one marked CLI run."""
+    """The running `python -m advisor.child.main` children of one marked CLI run."""
     children = []
     for proc in marked_processes(marker):
         try:
-            if "advisor.trial" in proc.cmdline():
+            if "advisor.child.main" in proc.cmdline():
                 children.append(proc)
         except psutil.NoSuchProcess:
             pass

@@ -28,7 +28,7 @@ from sweep_support import (
 
 from advisor.config import EAGER_FP32
 from advisor.recommend import recommend
-from advisor.space import build_space
+from advisor.search.space import build_space
 
 pytestmark = pytest.mark.slow
 

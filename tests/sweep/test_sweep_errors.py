@@ -36,7 +36,7 @@ def _assert_one_line_exit_2_nothing_written(args: list[str], work: Path, words: 
     marker = uuid.uuid4().hex
     done = advisor("sweep", *args, cwd=work, marker=marker)
     assert done.returncode == 2, done.stderr
-    # The device's probe starts before the workloads load (advisor.launcher.Probe): a mistake
+    # The device's probe starts before the workloads load (advisor.search.launcher.Probe): a mistake
     # found meanwhile stops it and removes its files; no process of this run is left.
     assert marked_processes(marker) == []
     assert sorted(p.name for p in (work.parent / "tmp").iterdir()) == []

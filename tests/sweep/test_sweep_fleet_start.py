@@ -11,7 +11,7 @@ import pytest
 from sweep_support import MANY_SMALL_OPS, advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.plan import BASELINE_REASON
+from advisor.search.plan import BASELINE_REASON
 
 pytestmark = pytest.mark.slow
 

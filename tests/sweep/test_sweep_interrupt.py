@@ -26,7 +26,7 @@ from sweep_support import (
     trial_children,
 )
 
-from advisor.space import build_space
+from advisor.search.space import build_space
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from sweep_support import FOUR_DTYPES, MANY_SMALL_OPS, advisor, json_out, open_store, sqlite_url
 
+from advisor.child.trial import SCREEN_SAMPLES
 from advisor.config import EAGER_FP32
-from advisor.space import build_space
-from advisor.trial import SCREEN_SAMPLES
+from advisor.search.space import build_space
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ import pytest
 from sweep_support import advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.feed import PLAN_ATTR
-from advisor.plan import BASELINE_REASON
+from advisor.search.feed import PLAN_ATTR
+from advisor.search.plan import BASELINE_REASON
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +72,7 @@ def test_budgeted_sweep_runs_several_jobs_in_the_priors_order(tmp_path: Path) ->
     assert all(len(r["measured_alone"]) == 1 for r in records.values())
     for r in records.values():
         assert r["tried_because"]
-    from advisor.sweep import open_study
+    from advisor.search.sweep import open_study
 
     study = open_study(url, json_out(done)["study_name"])
     assert study.user_attrs[PLAN_ATTR] == "closed"  # the cap was queued by the plan itself

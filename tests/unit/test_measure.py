@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from advisor.measure import (
+from advisor.child.measure import (
     SamplingPolicy,
     Timer,
     back_to_back_ms,

@@ -8,9 +8,9 @@ import pytest
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
-from advisor.neighbours import FleetPick
-from advisor.plan import BASELINE_REASON, PRIOR_SHARE, Plan, make_sampler
-from advisor.priors import (
+from advisor.search.neighbours import FleetPick
+from advisor.search.plan import BASELINE_REASON, PRIOR_SHARE, Plan, make_sampler
+from advisor.search.priors import (
     COMPILE_COST,
     HOST_US_PER_OP,
     PRIORS,
@@ -22,7 +22,7 @@ from advisor.priors import (
     rank,
     twin_of,
 )
-from advisor.space import build_space
+from advisor.search.space import build_space
 
 ALL = ("fp32", "tf32", "bf16", "fp16")
 GPU_SPACE = build_space(ALL, "cuda")

@@ -50,7 +50,7 @@ def test_version_is_a_string() -> None:
 def test_importing_advisor_and_its_cli_does_not_import_torch() -> None:
     code = (
         "import sys, advisor, advisor.cli.app, advisor.config, advisor.stats, advisor.record, "
-        "advisor.cli.trial, advisor.launcher, advisor.devices, advisor.workload; "
+        "advisor.cli.trial, advisor.search.launcher, advisor.devices, advisor.workload; "
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

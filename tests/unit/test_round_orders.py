@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from advisor.confirm import round_orders
+from advisor.child.confirm import round_orders
 
 
 def test_every_round_is_a_permutation_and_the_seed_fixes_them() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from advisor.config import CUDAGRAPH_MODES, DTYPES, EAGER_FP32, MODE_COST_ORDER, MODES
 from advisor.errors import ConfigError
-from advisor.space import CPU_DEFAULT_MODES, Space, build_space, parse_budget, parse_list
+from advisor.search.space import CPU_DEFAULT_MODES, Space, build_space, parse_budget, parse_list
 
 ALL_DTYPES = ("fp32", "tf32", "bf16", "fp16")
 
@@ -195,7 +195,7 @@ def test_parse_list_refuses_an_empty_list(text: str) -> None:
 
 
 def test_workers_take_the_costliest_compiles_first_and_the_baseline_with_eager():
-    from advisor.fleet import queue_order
+    from advisor.search.fleet import queue_order
 
     space = build_space(("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])
     order = queue_order(space)

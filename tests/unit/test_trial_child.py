@@ -8,9 +8,9 @@ from collections import namedtuple
 import pytest
 import torch
 
+from advisor.child.tensors import cast_floating, to_cpu_fp32
+from advisor.child.trial import classify, compare
 from advisor.errors import TrialFailed, WorkloadError
-from advisor.prepare import cast_floating
-from advisor.trial import _to_cpu_fp32, classify, compare
 
 INF, NAN = math.inf, math.nan
 
@@ -90,7 +90,7 @@ Pair = namedtuple("Pair", "scores ids")
 def test_outputs_are_copied_to_fp32_keeping_their_structure() -> None:
     scores = torch.ones(2, dtype=torch.bfloat16)
     ids = torch.arange(2)
-    out = _to_cpu_fp32({"pair": Pair(scores, ids), "list": [scores], "n": 3})
+    out = to_cpu_fp32({"pair": Pair(scores, ids), "list": [scores], "n": 3})
     assert isinstance(out["pair"], Pair)
     assert out["pair"].scores.dtype == torch.float32  # namedtuples too
     assert out["pair"].ids.dtype == torch.int64  # integers stay integers

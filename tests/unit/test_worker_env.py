@@ -1,4 +1,5 @@
-"""advisor.fleet.worker_env: each worker's GPU, device lock and measure core, within what this
+"""advisor.search.fleet.worker_env: each worker's GPU, device lock and measure core, within what
+this
 process sees; advisor.device_lock moves the measuring thread onto that core."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from advisor import device_lock
-from advisor.fleet import measure_cores, worker_env
-from advisor.launcher import CACHE_ROOT_ENV
+from advisor.search.fleet import measure_cores, worker_env
+from advisor.search.launcher import CACHE_ROOT_ENV
 
 
 def test_workers_take_the_gpus_this_process_may_see(monkeypatch: pytest.MonkeyPatch) -> None:

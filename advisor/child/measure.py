@@ -8,11 +8,14 @@ In CUDA-graph modes `torch.compiler.cudagraph_mark_step_begin()` precedes every 
 from __future__ import annotations
 
 import math
+import resource
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from advisor.errors import WorkloadError
 
 LAUNCH_NAMES = frozenset(
     {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
@@ -237,3 +240,38 @@ def compiler_facts() -> dict[str, Any]:
         "frames_compiled": int(counters["frames"]["total"]),
         "generated_kernel_count": int(torch._inductor.metrics.generated_kernel_count),
     }
+
+
+PHASE_PREFIX = "ADVISOR_PHASE "  # advisor.search.launcher reads these lines
+
+
+def phase(name: str) -> None:
+    print(PHASE_PREFIX + name, flush=True)
+
+
+class Call:
+    """A call of some callable on fixed arguments; `rebind` swaps the callable."""
+
+    def __init__(self, fn: Any, args: Any) -> None:
+        if not isinstance(args, (tuple, dict)):
+            raise WorkloadError(
+                f"inputs() returned {type(args).__name__}; return a tuple or a dict"
+            )
+        self.fn, self.args = fn, args
+
+    def __call__(self) -> Any:
+        if isinstance(self.args, dict):
+            return self.fn(**self.args)
+        return self.fn(*self.args)
+
+
+def rebind(call: Call, fn: Any) -> Call:
+    return Call(fn, call.args)
+
+
+def peak_mem(device: str) -> int:
+    if device.startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.max_memory_allocated())
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)

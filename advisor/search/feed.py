@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from advisor.config import EAGER_FP32
-from advisor.plan import Plan, Step
-from advisor.sweep import _params, _state
+from advisor.search.plan import Plan, Step
+from advisor.search.sweep import trial_params, trial_state
 
 PLAN_ATTR = "advisor_plan"
 DEADLINE_ATTR = "advisor_deadline_unix"
@@ -66,7 +66,7 @@ class Feeder:
     def _queue(self, steps: list[Step]) -> int:
         steps = steps[:max(0, self.plan.cap - len(self.queued))]
         for step in steps:
-            self.study.enqueue_trial(_params(step.config, self.plan.space),
+            self.study.enqueue_trial(trial_params(step.config, self.plan.space),
                                      user_attrs={"queued": True, "reason": step.reason})
             self.say(f"queued {step.config.label}: {step.reason}")
         self.queued += steps
@@ -90,5 +90,5 @@ def room_for_more(study: Any, done: set[str]) -> bool:
     cap = study.user_attrs.get(CAP_ATTR)
     if cap is None:
         return True
-    held = study.get_trials(deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))
+    held = study.get_trials(deepcopy=False, states=(trial_state("WAITING"), trial_state("RUNNING")))
     return len(done) + len(held) < cap

@@ -1,8 +1,9 @@
 """The order a budgeted sweep tries configs in, each with the reason it comes when it does.
 
-First the fleet's best configs for this workload (`advisor.neighbours`), then the eager fp32
+First the fleet's best configs for this workload (`advisor.search.neighbours`), then the eager fp32
 baseline (the correctness oracle, whose profile the priors read), then the share of the space
-the priors rank highest (`advisor.priors`), then whatever the Optuna sampler proposes. Without
+the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes.
+Without
 priors (``priors=False``) only the baseline is queued and the sampler does the rest. Pure: the
 caller (the sweep, or the pool's feeder) queues the steps and measures them.
 """
@@ -16,9 +17,9 @@ from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
-from advisor.neighbours import FleetPick
-from advisor.priors import Profile, rank
-from advisor.space import Space
+from advisor.search.neighbours import FleetPick
+from advisor.search.priors import Profile, rank
+from advisor.search.space import Space
 
 PRIOR_SHARE = 0.5  # of the space, queued in the priors' order before the sampler takes over
 BASELINE_REASON = "baseline: eager fp32, the correctness oracle; its profile sets the priors"

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.buckets import BucketPlan
-from advisor.capture import tensors
+from advisor.child.tensors import tensors
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
 from advisor.traffic import TRACE_SEED, Traffic
@@ -236,7 +236,7 @@ class _Replay:
 
     def _prepare(self, dtype: Any) -> list[Any]:
         """Per distinct shape: its arguments (cast, marked dynamic when asked)."""
-        from advisor.prepare import cast_floating
+        from advisor.child.tensors import cast_floating
 
         args = [cast_floating(self.run._inputs(self.wl, d), dtype) for d in self.plan.shapes]
         if self.kind == "mark_dynamic":
@@ -247,13 +247,13 @@ class _Replay:
 
     def _serve_fns(self, fn: Any, args: list[Any]) -> list[Callable[[], Any]]:
         """Per distinct shape: one request, as served (pad, call, cut)."""
-        from advisor.trial import _Call
+        from advisor.child.measure import Call
 
         fns: list[Callable[[], Any]] = []
         for dims, a in zip(self.plan.shapes, args, strict=True):
             to = self.plan.buckets.bucket(dims)
             if to == dims:
-                fns.append(_Call(fn, a))
+                fns.append(Call(fn, a))
             else:
                 fns.append(_padded(fn, self.wl, a, dict(dims), to))
         return fns
@@ -288,9 +288,14 @@ class _Replay:
 
     def run_replay(self) -> None:
 
-        from advisor.measure import Timer, compiler_counters_reset, compiler_facts, profile_call
-        from advisor.prepare import cast_model, compiled, input_dtype
-        from advisor.trial import phase
+        from advisor.child.measure import (
+            Timer,
+            compiler_counters_reset,
+            compiler_facts,
+            phase,
+            profile_call,
+        )
+        from advisor.child.prepare import cast_model, compiled, input_dtype
 
         run, cfg, plan = self.run, self.config, self.plan
         limit = self._limit()
@@ -342,7 +347,8 @@ class _Replay:
     def _serve_untimed(self, timer: Any, fns: list[Callable[[], Any]]) -> None:
         """Start-up, then the stream: the trace once, in order, every request timed with what it
         triggers (no stance: a shape the strategy did not prepare is met as a server meets it)."""
-        from advisor.trial import _to_cpu_fp32, phase
+        from advisor.child.measure import phase
+        from advisor.child.tensors import to_cpu_fp32
 
         run, plan, rec = self.run, self.plan, self.run.record
         keys, seen = plan.bucket_keys(), set[str]()
@@ -351,7 +357,7 @@ class _Replay:
         for i in plan.startup():
             for _ in range(startup_calls(self.config)):
                 out, _, _ = self._call(timer, i, fns, keys, seen)
-            outs[i] = _to_cpu_fp32(out)
+            outs[i] = to_cpu_fp32(out)
         timer.sync()
         self.startup_wall_s = time.perf_counter() - t0
         self.startup_s = self.compile_s
@@ -370,7 +376,7 @@ class _Replay:
             if new:
                 self.last_new_s = time.perf_counter() - started
             if i not in outs:
-                outs[i] = _to_cpu_fp32(out)
+                outs[i] = to_cpu_fp32(out)
         self.mem_stream = _reserved(run.device)
         self.outs = outs
 
@@ -408,7 +414,7 @@ class _Replay:
 
         A request's latency is the median of its passes (a stray OS hiccup is not a tail)."""
         from advisor import fingerprint
-        from advisor.measure import warm_up
+        from advisor.child.measure import warm_up
 
         plan, policy = self.plan, self.run.policy
         self.warmups = [0] * len(plan.shapes)
@@ -443,8 +449,8 @@ class _Replay:
         method: str,
         telemetry: dict[str, Any],
     ) -> None:
+        from advisor.child.measure import peak_mem
         from advisor.stats import Stats
-        from advisor.trial import _peak_mem
 
         rec, cfg, plan = self.run.record, self.config, self.plan
         facts.pop("frames_compiled")
@@ -457,7 +463,7 @@ class _Replay:
             shapes=rows, telemetry=telemetry, method=method, recompiles=self.recompiles,
             median_ms=stats.median_ms, p90_ms=stats.p90_ms, p99_ms=stats.p99_ms,
             mean_ms=stats.mean_ms, noisy=stats.noisy, warmup_iters=max(self.warmups),
-            peak_mem_bytes=_peak_mem(self.run.device),
+            peak_mem_bytes=peak_mem(self.run.device),
         )  # fmt: skip
         samples = self._samples(per_request)
         # Each shape's typical (median) request, weighted by how often the traffic sends it.
@@ -500,7 +506,7 @@ class _Replay:
         self, per_request: list[float], timer: Any, fns: list[Callable[[], Any]]
     ) -> list[dict[str, Any]]:
         """One `shapes` entry per bucket: its traffic weight and its requests' latencies."""
-        from advisor.measure import throughput_per_s
+        from advisor.child.measure import throughput_per_s
         from advisor.stats import Stats
 
         plan, rows, keys = self.plan, [], self.plan.bucket_keys()
@@ -622,9 +628,8 @@ def warm_start(
     """The replay's start-up (compile + one call per start-up shape) on a warm cache dir."""
     import torch
 
-    from advisor.measure import Timer
-    from advisor.prepare import cast_model, compiled, input_dtype, torch_dtype
-    from advisor.trial import phase
+    from advisor.child.measure import Timer, phase
+    from advisor.child.prepare import cast_model, compiled, input_dtype, torch_dtype
 
     class _Run:  # the little of TrialRun that the start-up needs
         def __init__(self) -> None:

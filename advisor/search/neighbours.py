@@ -13,7 +13,7 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.recommend import recommend
-from advisor.space import Space
+from advisor.search.space import Space
 
 MAX_NEIGHBOURS = 3  # fingerprints whose best is tried first, at most
 

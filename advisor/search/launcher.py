@@ -1,6 +1,6 @@
 """Run a trial in a fresh process: spawn, watch, time out, kill, classify.
 
-Each trial runs as ``python -m advisor.trial`` in a new session (its own process group, so a
+Each trial runs as ``python -m advisor.child.main`` in a new session (its own process group, so a
 timeout or an interrupt kills Inductor's compile workers too), with its own empty
 ``TORCHINDUCTOR_CACHE_DIR`` (Triton's cache beneath it) so the cold start is honest. A second,
 short process on the same cache dir measures the warm start. Only JSON crosses.
@@ -37,7 +37,7 @@ def now_iso() -> str:
 
 
 class Child:
-    """One child process running `python -m advisor.trial SPEC RESULT`."""
+    """One child process running `python -m advisor.child.main SPEC RESULT`."""
 
     def __init__(self, spec: dict[str, Any], workdir: Path, env: dict[str, str],
                  on_phase: Callable[[str], None] | None) -> None:
@@ -48,7 +48,8 @@ class Child:
         self.timed_out = False
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in wait()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "advisor.trial", str(self.spec_path), str(self.result_path)],
+            [sys.executable, "-m", "advisor.child.main", str(self.spec_path),
+             str(self.result_path)],
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )
         self._reader = threading.Thread(target=self._read, args=(on_phase,), daemon=True)
@@ -250,7 +251,7 @@ class Launcher:
     def run_child(self, spec: dict[str, Any],
                   on_phase: Callable[[str], None] | None = None,
                   seed: list[Path] | None = None) -> dict[str, Any]:
-        """Run another kind of child (``spec["child"]``: advisor.confirm's confirmation and
+        """Run another kind of child (``spec["child"]``: advisor.search.confirm's confirmation and
         cache-artifact children) in a fresh process with its own cache dir, empty or merged
         from the kept caches in ``seed`` (their entries are named by content hashes, so they
         merge); returns its result. Raises TrialFailed when the child dies or times out

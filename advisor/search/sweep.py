@@ -29,13 +29,13 @@ from typing import Any, Protocol
 from advisor import device_lock
 from advisor.answer import answer
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.confirm import confirm
 from advisor.errors import ConfigError, TrialFailed
-from advisor.launcher import Launcher, Probe
-from advisor.neighbours import fleet_picks
-from advisor.plan import Plan, make_sampler, sampler_reason
 from advisor.recommend import Recommendation, deciding_ms
-from advisor.space import Space
+from advisor.search.confirm import confirm
+from advisor.search.launcher import Launcher, Probe
+from advisor.search.neighbours import fleet_picks
+from advisor.search.plan import Plan, make_sampler, sampler_reason
+from advisor.search.space import Space
 from advisor.workload import LoadedWorkload
 
 MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
@@ -69,11 +69,12 @@ class SweepSettings:
     # clearly dominated: its full sampling is skipped (None: every config measured in full)
     screen: float | None = SCREEN_FACTOR
     # when configs tie with the leader or come near it, re-measure them interleaved in one
-    # process before the recommendation (advisor.confirm): separate processes minutes apart
+    # process before the recommendation (advisor.search.confirm): separate processes minutes apart
     # cannot order them
     confirm_leaders: bool = True
-    # the Optuna sampler (advisor.plan.SAMPLERS) and whether a budgeted sweep queues the fleet's
-    # and the priors' picks first (advisor.plan)
+    # the Optuna sampler (advisor.search.plan.SAMPLERS) and whether a budgeted sweep queues the
+    # fleet's
+    # and the priors' picks first (advisor.search.plan)
     sampler: str = "tpe"
     priors: bool = True
     # a replay under varying traffic is judged by its cost per request over a process serving
@@ -129,7 +130,7 @@ class SweepOutcome:
     signum: int | None = None  # the signal that interrupted it (exit code 128 + signum)
 
 
-def _params(config: CompileConfig, space: Space) -> dict[str, Any]:
+def trial_params(config: CompileConfig, space: Space) -> dict[str, Any]:
     params: dict[str, Any] = {"mode": config.mode, "dtype": config.dtype}
     if config.compiled and len({c.fullgraph for c in space.configs if c.compiled}) > 1:
         params["fullgraph"] = config.fullgraph
@@ -142,7 +143,7 @@ def _params(config: CompileConfig, space: Space) -> dict[str, Any]:
     return params
 
 
-def _suggest(trial: Any, space: Space) -> CompileConfig:
+def suggest_config(trial: Any, space: Space) -> CompileConfig:
     """Define-by-run: the config an Optuna trial proposes (or was enqueued with)."""
     mode = trial.suggest_categorical("mode", space.modes)
     dtype = trial.suggest_categorical("dtype", space.dtypes)
@@ -233,7 +234,7 @@ class Sweeper:
     def __init__(self, store: Any, loaded: LoadedWorkload, space: Space,
                  settings: SweepSettings, launcher: Launcher | None = None,
                  observer: Observer | None = None, probe: Probe | None = None) -> None:
-        """`probe`: the device's probe, started ahead (`advisor.launcher.Probe`); else the
+        """`probe`: the device's probe, started ahead (`advisor.search.launcher.Probe`); else the
         sweep probes when it opens."""
         self.store = store
         self.probe = probe
@@ -310,7 +311,7 @@ class Sweeper:
         try:
             for config, trial in self._next_configs(study, done, planned):
                 if self._over_budget(started):
-                    study.tell(trial, state=_state("FAIL"))
+                    study.tell(trial, state=trial_state("FAIL"))
                     break
                 record = self._run_one(config, fingerprint, sweep_id, trial, study)
                 if record is None:
@@ -352,7 +353,8 @@ class Sweeper:
                          fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """When other configs tie with the leader or come near it (`Recommendation.contenders`),
         re-measure the first `CONFIRMED_LEADERS` of them and eager fp32 interleaved in one
-        process, compiling from the trials' kept caches (`advisor.confirm.confirm`); returns the
+        process, compiling from the trials' kept caches (`advisor.search.confirm.confirm`); returns
+        the
         stored confirmation (None: no contenders, or not asked) and, when it failed, why (the
         sweep's figures decide then)."""
         if not self.settings.confirm_leaders or self.interrupted or len(rec.contenders) < 2:
@@ -446,7 +448,7 @@ class Sweeper:
         return budget is not None and time.monotonic() - started >= budget
 
     def make_plan(self, fingerprint: dict[str, Any]) -> Plan:
-        """A budgeted sweep's order (advisor.plan), the fleet's picks looked up first; says
+        """A budgeted sweep's order (advisor.search.plan), the fleet's picks looked up first; says
         which configs the fleet contributed."""
         picks = []
         if self.settings.priors:
@@ -471,7 +473,7 @@ class Sweeper:
     def _next_configs(self, study: Any, done: set[str], planned: int
                       ) -> Iterator[tuple[CompileConfig, Any]]:
         """Configs to measure, each with its Optuna trial: baseline, then exhaustive or TPE;
-        a budgeted sweep follows its plan (advisor.plan) before the sampler."""
+        a budgeted sweep follows its plan (advisor.search.plan) before the sampler."""
         exhaustive = planned >= len(self.space) and self.plan is None
         ranked = 0
         while not self.interrupted and len(done & set(self.space.keys())) < planned:
@@ -481,15 +483,15 @@ class Sweeper:
             step = None if self.plan is None else self._planned_step(done, ranked)
             if step is not None:
                 ranked += step.reason.startswith("prior rank")
-                study.enqueue_trial(_params(step.config, self.space),
+                study.enqueue_trial(trial_params(step.config, self.space),
                                     user_attrs={"reason": step.reason})
                 trial = study.ask()
-                yield _suggest(trial, self.space), trial
+                yield suggest_config(trial, self.space), trial
             elif self.plan is None and (exhaustive or EAGER_FP32.key not in done):
                 config = todo[0]
-                study.enqueue_trial(_params(config, self.space))
+                study.enqueue_trial(trial_params(config, self.space))
                 trial = study.ask()
-                yield _suggest(trial, self.space), trial
+                yield suggest_config(trial, self.space), trial
             else:
                 yield self._ask_tpe(study, done, todo)
 
@@ -498,19 +500,19 @@ class Sweeper:
         keys = set(self.space.keys())
         for _ in range(MAX_ASKS_PER_TRIAL):
             trial = study.ask()
-            config = _suggest(trial, self.space)
+            config = suggest_config(trial, self.space)
             if config.key in keys and config.key not in done:
                 trial.set_user_attr("reason", sampler_reason(self.settings.sampler))
                 return config, trial
             # Already measured (or not in the space): tell Optuna so TPE moves on; nothing re-runs.
             trial.set_user_attr("skipped", "already measured" if config.key in keys else
                                 "outside the space")
-            study.tell(trial, state=_state("PRUNED"))
-        study.enqueue_trial(_params(todo[0], self.space), user_attrs={
+            study.tell(trial, state=trial_state("PRUNED"))
+        study.enqueue_trial(trial_params(todo[0], self.space), user_attrs={
             "reason": f"the sampler proposed only measured configs {MAX_ASKS_PER_TRIAL} times: "
                       "the first config left"})
         trial = study.ask()
-        return _suggest(trial, self.space), trial
+        return suggest_config(trial, self.space), trial
 
     def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
                  trial: Any, study: Any) -> dict[str, Any] | None:
@@ -525,7 +527,7 @@ class Sweeper:
         )
         if self.interrupted:
             trial.set_user_attr("interrupted", True)
-            study.tell(trial, state=_state("FAIL"))
+            study.tell(trial, state=trial_state("FAIL"))
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
         record["fingerprint"] = record.get("fingerprint") or fingerprint
@@ -560,14 +562,14 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
                sampler: str = "tpe") -> Any:
     """The sweep's Optuna study, in the results database. `heartbeat`: workers of a fleet beat
     while they hold a trial; a trial whose worker died is failed and queued again. `sampler`:
-    one of `advisor.plan.SAMPLERS`."""
+    one of `advisor.search.plan.SAMPLERS`."""
     import optuna
 
     from advisor.db.store import prepare_optuna
 
     prepare_optuna(url)  # Optuna's tables once, under a lock: its own first use races
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    # advisor drives the heartbeat itself around ask/tell (advisor.fleet), which Optuna's
+    # advisor drives the heartbeat itself around ask/tell (advisor.search.fleet), which Optuna's
     # experimental heartbeat API warns about.
     warnings.filterwarnings("ignore", message="Heartbeat of storage", category=UserWarning)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -591,10 +593,10 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
 def fail_orphans(study: Any) -> int:
     """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
     is gone; a resumed sweep measures those configs again); returns how many."""
-    running = study.get_trials(deepcopy=False, states=(_state("RUNNING"),))
+    running = study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),))
     for trial in running:
         study._storage.set_trial_user_attr(trial._trial_id, "orphaned", True)
-        study._storage.set_trial_state_values(trial._trial_id, state=_state("FAIL"))
+        study._storage.set_trial_state_values(trial._trial_id, state=trial_state("FAIL"))
     return len(running)
 
 
@@ -603,7 +605,7 @@ def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
                    calls_per_process: int | None = None) -> float | None:
     """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
     reason = trial.user_attrs.get("reason")
-    if reason:  # why the config was tried when it was (advisor.plan), kept with the record
+    if reason:  # why the config was tried when it was (advisor.search.plan), kept with the record
         record["tried_because"] = reason
     store.add_trial(record, sweep_id=sweep_id)
     trial.set_user_attr("trial_uuid", record["trial_uuid"])
@@ -614,13 +616,13 @@ def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
         study.tell(trial, deciding_ms(record, calls_per_process))
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
-        study.tell(trial, state=_state("FAIL"))
+        study.tell(trial, state=trial_state("FAIL"))
     best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed")]
     return min(best) if best else None
 
 
-def _state(name: str) -> Any:
+def trial_state(name: str) -> Any:
     import optuna
 
     return getattr(optuna.trial.TrialState, name)

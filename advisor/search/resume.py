@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
-from advisor.space import Space
+from advisor.search.space import Space
 
 RESUMABLE = ("interrupted", "running", "dead")
 

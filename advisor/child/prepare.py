@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.child.tensors import cast_floating
 from advisor.config import TORCH_DTYPE_NAMES, CompileConfig
 
 
@@ -56,21 +57,6 @@ def cast_model(model: Any, config: CompileConfig) -> Any:
     if dtype is not None and isinstance(model, torch.nn.Module):
         model = model.to(dtype)
     return model
-
-
-def cast_floating(args: Any, dtype: Any) -> Any:
-    """``args`` with every floating-point tensor cast to ``dtype`` (nesting kept; None: as is)."""
-    import torch
-
-    if dtype is None:
-        return args
-    if isinstance(args, torch.Tensor):
-        return args.to(dtype) if args.is_floating_point() else args
-    if isinstance(args, dict):
-        return {k: cast_floating(v, dtype) for k, v in args.items()}
-    if isinstance(args, (list, tuple)):
-        return type(args)(cast_floating(v, dtype) for v in args)
-    return args
 
 
 def cast_inputs(args: Any, config: CompileConfig) -> Any:

@@ -28,22 +28,22 @@ from typing import Any
 from advisor import device_lock
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.errors import ConfigError, WorkloadError
-from advisor.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
-from advisor.launcher import CACHE_ROOT_ENV, Launcher
-from advisor.plan import sampler_reason
-from advisor.space import Space
-from advisor.sweep import (
+from advisor.search.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
+from advisor.search.launcher import CACHE_ROOT_ENV, Launcher
+from advisor.search.plan import sampler_reason
+from advisor.search.space import Space
+from advisor.search.sweep import (
     HEARTBEAT_INTERVAL_S,
     MAX_ASKS_PER_TRIAL,
     Observer,
     QuietObserver,
-    _params,
-    _state,
-    _suggest,
     open_study,
     record_outcome,
     screen_above_ms,
+    suggest_config,
+    trial_params,
     trial_shapes,
+    trial_state,
 )
 from advisor.workload import load_workload, workload_sha256
 
@@ -80,12 +80,13 @@ def queue_missing(study: Any, space: Space, done: set[str]) -> int:
     """Queue every config of the space that is neither stored nor queued nor running."""
     held = {
         _key(t.params)
-        for t in study.get_trials(deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))
+        for t in study.get_trials(deepcopy=False,
+                                  states=(trial_state("WAITING"), trial_state("RUNNING")))
     }
     queued = 0
     for config in queue_order(space):
         if config.key not in done and config.key not in held:
-            study.enqueue_trial(_params(config, space), user_attrs={"queued": True})
+            study.enqueue_trial(trial_params(config, space), user_attrs={"queued": True})
             queued += 1
     return queued
 
@@ -173,9 +174,9 @@ class Worker:
             optuna.storages.fail_stale_trials(study)
             if past_deadline(study):
                 break  # a budgeted sweep's time is up: start nothing more
-            waiting = study.get_trials(deepcopy=False, states=(_state("WAITING"),))
+            waiting = study.get_trials(deepcopy=False, states=(trial_state("WAITING"),))
             if not waiting:
-                plan = study.user_attrs.get(PLAN_ATTR)  # advisor.feed: a budgeted sweep's
+                plan = study.user_attrs.get(PLAN_ATTR)  # advisor.search.feed: a budgeted sweep's
                 if plan == "pending":  # the sweep queues more once the baseline is stored
                     self.stop.wait(IDLE_POLL_S)
                     continue
@@ -183,7 +184,7 @@ class Worker:
                                                        sampler):
                     ran += 1
                     continue
-                if not study.get_trials(deepcopy=False, states=(_state("RUNNING"),)):
+                if not study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),)):
                     break
                 # Others hold the last trials; if one of them dies its trial comes back. Look
                 # often: the sweep waits for every worker to exit before it recommends.
@@ -196,12 +197,12 @@ class Worker:
             if not trial.user_attrs.get("queued"):
                 # The queue emptied between our look and our ask: this is a sampler proposal.
                 trial.set_user_attr("skipped", "not a queued config")
-                study.tell(trial, state=_state("PRUNED"))
+                study.tell(trial, state=trial_state("PRUNED"))
                 continue
-            config = _suggest(trial, self.space)
+            config = suggest_config(trial, self.space)
             if config.key in self.store.config_keys_done(sweep_id):
                 trial.set_user_attr("skipped", "already measured")
-                study.tell(trial, state=_state("PRUNED"))
+                study.tell(trial, state=trial_state("PRUNED"))
                 continue
             self._measure(study, trial, config, path, fingerprint, sweep_id)
             ran += 1
@@ -214,22 +215,22 @@ class Worker:
         False when there is no room under the cap or nothing new is proposed."""
         done = self.store.config_keys_done(sweep_id)
         held = [t.params for t in study.get_trials(
-            deepcopy=False, states=(_state("WAITING"), _state("RUNNING")))]
+            deepcopy=False, states=(trial_state("WAITING"), trial_state("RUNNING")))]
         free = [c for c in self.space.configs
-                if c.key not in done and _params(c, self.space) not in held]
+                if c.key not in done and trial_params(c, self.space) not in held]
         if not free or not room_for_more(study, done):
             return False
         for _ in range(MAX_ASKS_PER_TRIAL):
             with self._queue_lock():
                 trial = study.ask()
                 study._storage.record_heartbeat(trial._trial_id)
-            config = _suggest(trial, self.space)
+            config = suggest_config(trial, self.space)
             if config in free:
                 trial.set_user_attr("reason", sampler_reason(sampler))
                 self._measure(study, trial, config, path, fingerprint, sweep_id)
                 return True
             trial.set_user_attr("skipped", "measured, held or outside the space")
-            study.tell(trial, state=_state("PRUNED"))
+            study.tell(trial, state=trial_state("PRUNED"))
         return False
 
     @contextlib.contextmanager
@@ -266,7 +267,7 @@ class Worker:
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)
-            study.tell(trial, state=_state("FAIL"))
+            study.tell(trial, state=trial_state("FAIL"))
             return
         record["fingerprint"] = record.get("fingerprint") or fingerprint
         best = record_outcome(self.store, study, trial, record, config, sweep_id,

@@ -1,7 +1,7 @@
 """The trial child: run one config of one workload and write one record (see advisor.record).
 
-Started by `advisor.launcher` as ``python -m advisor.trial SPEC.json RESULT.json`` in a fresh
-process with its own empty Inductor cache dir. It reports phases on stdout as lines
+Started by `advisor.search.launcher` as ``python -m advisor.child.main SPEC.json RESULT.json`` in
+a fresh process with its own empty Inductor cache dir. It reports phases on stdout as lines
 ``ADVISOR_PHASE <phase>`` and always writes a record, failed or not, unless the process dies.
 
 Steps: load workload -> fp32 eager reference (outputs kept on the CPU) -> build in the config's
@@ -11,52 +11,49 @@ dtype -> torch.compile -> first call (cold start) -> accuracy and quality agains
 
 from __future__ import annotations
 
-import json
 import math
-import resource
-import sys
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from advisor import fingerprint
-from advisor.config import CompileConfig, shape_name
-from advisor.device_lock import DeviceLock
-from advisor.errors import TrialFailed, WorkloadError
-from advisor.measure import (
+from advisor.child.measure import (
+    Call,
     SamplingPolicy,
     Timer,
     compiler_counters_reset,
     compiler_facts,
+    peak_mem,
+    phase,
     profile_call,
+    rebind,
     sample,
     throughput_per_s,
     warm_up,
 )
-from advisor.prepare import (
+from advisor.child.prepare import (
     cast_inputs,
     cast_model,
     compiled,
     inductor_settings,
     torch_dtype,
 )
+from advisor.child.replay import replay_plan, run_replay
+from advisor.child.replay import warm_start as replay_warm_start
+from advisor.child.tensors import to_cpu_fp32
+from advisor.config import CompileConfig, shape_name
+from advisor.device_lock import DeviceLock
+from advisor.errors import TrialFailed, WorkloadError
 from advisor.record import empty_record, weighted_headline
-from advisor.replay import replay_plan, run_replay
-from advisor.replay import warm_start as replay_warm_start
 from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 
-PHASE_PREFIX = "ADVISOR_PHASE "
 ERROR_TAIL_CHARS = 4000
 SCREEN_SAMPLES = 15  # calls of the short first measurement that can screen a config out
 
 
-def phase(name: str) -> None:
-    print(PHASE_PREFIX + name, flush=True)
-
-
-def _tail(text: str) -> str:
+def tail(text: str) -> str:
     return text[-ERROR_TAIL_CHARS:]
 
 
@@ -105,38 +102,6 @@ def _flatten(out: Any) -> list[Any]:
     if isinstance(out, (list, tuple)):
         return [t for item in out for t in _flatten(item)]
     return []
-
-
-def _to_cpu_fp32(out: Any) -> Any:
-    """A detached CPU copy with floating tensors in fp32 (safe from CUDA-graph overwrites)."""
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        t = out.detach().to("cpu", copy=True)
-        return t.float() if t.is_floating_point() else t
-    if isinstance(out, dict):
-        return _same_mapping(out, {key: _to_cpu_fp32(value) for key, value in out.items()})
-    if isinstance(out, (list, tuple)):
-        items = [_to_cpu_fp32(v) for v in out]
-        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-    return out
-
-
-def _same_mapping(out: dict, items: dict) -> dict:
-    """``items`` in the type ``out`` had: a Hugging Face ``ModelOutput`` stays one (its fields
-    as keyword arguments), another dict subclass is built from the items; a plain dict when
-    the type cannot be rebuilt that way."""
-    kind = type(out)
-    if kind is dict:
-        return items
-    for make in (lambda: kind(**items), lambda: kind(items)):
-        try:
-            rebuilt = make()
-        except Exception:  # noqa: BLE001, S112 - a type that cannot be rebuilt stays a dict
-            continue
-        if isinstance(rebuilt, dict) and list(rebuilt.keys()) == list(items):
-            return rebuilt
-    return items
 
 
 def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[str, Any]:
@@ -200,7 +165,7 @@ class TrialRun:
                 raise
             rec["status"] = "failed"
             rec["failure_reason"] = classify(exc, self.stage)
-            rec["error_tail"] = _tail(
+            rec["error_tail"] = tail(
                 f"[{self.stage}] " + "".join(traceback.format_exception(exc))
             )
         finally:
@@ -293,14 +258,14 @@ class TrialRun:
         refs = []
         with self._grad_mode(wl):
             for i, shape in enumerate(shapes):
-                call = _Call(model, self._inputs(wl, shape["dims"]))
+                call = Call(model, self._inputs(wl, shape["dims"]))
                 t0 = time.perf_counter()
                 out = call()
                 timer.sync()
                 if i == 0:
                     self.record["eager_first_call_s"] = time.perf_counter() - t0
-                refs.append(_to_cpu_fp32(out))
-            prof = profile_call(timer, _Call(model, self._inputs(wl, shapes[0]["dims"])))
+                refs.append(to_cpu_fp32(out))
+            prof = profile_call(timer, Call(model, self._inputs(wl, shapes[0]["dims"])))
         del model
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
@@ -322,7 +287,7 @@ class TrialRun:
 
         rec, cfg = self.record, self.config
         model = cast_model(self._build(wl, cfg.dtype), cfg)
-        calls = [_Call(model, cast_inputs(self._inputs(wl, s["dims"]), cfg)) for s in shapes]
+        calls = [Call(model, cast_inputs(self._inputs(wl, s["dims"]), cfg)) for s in shapes]
         timer = Timer(self.device, cudagraphs=cfg.uses_cudagraphs)
         with self._grad_mode(wl):
             # an eager config compiles nothing: its first call failing is the component's own
@@ -332,10 +297,10 @@ class TrialRun:
             compiler_counters_reset()
             t0 = time.perf_counter()
             fn = compiled(model, cfg)
-            outs = [_to_cpu_fp32(timer.call(_rebind(calls[0], fn)))]
+            outs = [to_cpu_fp32(timer.call(rebind(calls[0], fn)))]
             timer.sync()
             rec["cold_compile_s"] = time.perf_counter() - t0
-            outs += [_to_cpu_fp32(timer.call(_rebind(call, fn))) for call in calls[1:]]
+            outs += [to_cpu_fp32(timer.call(rebind(call, fn))) for call in calls[1:]]
             self.stage = "accuracy"
             self._accuracy(wl, refs, outs)
             self.lock.hold("measure")
@@ -344,7 +309,7 @@ class TrialRun:
             frames_before = compiler_facts()["frames_compiled"]
             with fingerprint.Telemetry(self.device) as telemetry:
                 rec["shapes"] = [
-                    self._measure(shape, _rebind(call, fn), timer)
+                    self._measure(shape, rebind(call, fn), timer)
                     for shape, call in zip(shapes, calls, strict=True)
                 ]
             facts = compiler_facts()
@@ -357,12 +322,12 @@ class TrialRun:
             if self.lock.measure_core is not None:  # the host core kept for measurements
                 rec["telemetry"]["measure_core"] = self.lock.measure_core
             phase("profiling")
-            rec.update(profile_call(timer, _rebind(calls[0], fn)))
+            rec.update(profile_call(timer, rebind(calls[0], fn)))
         rec.update(weighted_headline(rec["shapes"]))
         rec["median_ci_ms"] = list(median_ci(self._samples, [s["weight"] for s in rec["shapes"]]))
         rec["method"] = timer.method
         rec["warmup_iters"] = rec["shapes"][0]["warmup_iters"]
-        rec["peak_mem_bytes"] = _peak_mem(self.device)
+        rec["peak_mem_bytes"] = peak_mem(self.device)
 
     def _accuracy(self, wl: Workload, refs: list[Any], outs: list[Any]) -> None:
         atol, rtol = wl.tolerance(self.config.dtype)
@@ -414,34 +379,6 @@ class TrialRun:
         return first
 
 
-class _Call:
-    """A call of some callable on fixed arguments; `_rebind` swaps the callable."""
-
-    def __init__(self, fn: Any, args: Any) -> None:
-        if not isinstance(args, (tuple, dict)):
-            raise WorkloadError(
-                f"inputs() returned {type(args).__name__}; return a tuple or a dict"
-            )
-        self.fn, self.args = fn, args
-
-    def __call__(self) -> Any:
-        if isinstance(self.args, dict):
-            return self.fn(**self.args)
-        return self.fn(*self.args)
-
-
-def _rebind(call: _Call, fn: Any) -> _Call:
-    return _Call(fn, call.args)
-
-
-def _peak_mem(device: str) -> int:
-    if device.startswith("cuda"):
-        import torch
-
-        return int(torch.cuda.max_memory_allocated())
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-
-
 def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
     """Second process on the same cache dir: time from torch.compile to the first result."""
     import torch
@@ -465,57 +402,6 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
         phase("warm-start")
         t0 = time.perf_counter()
         fn = compiled(model, config)
-        timer.call(_Call(fn, args))
+        timer.call(Call(fn, args))
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}
-
-
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this child when the process that started it dies (kill -9 of a
-    worker must not leave an orphan trial holding the GPU)."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def main(argv: list[str]) -> int:
-    _die_with_parent()
-    spec_path, result_path = argv[1], argv[2]
-    with open(spec_path) as f:
-        spec = json.load(f)
-    # Trials sharing the device (advisor.device_lock) take turns to measure, alone. On a GPU
-    # each kind of child takes the shared hold where it starts to use the GPU (its imports and
-    # loading may overlap another's measurement); on the CPU the device is the host's cores,
-    # so all of the child is device work.
-    if not str(spec.get("device", "")).startswith("cuda"):
-        DeviceLock.from_env().hold("work")
-    result: dict[str, Any]
-    if spec.get("probe"):
-        result = fingerprint.collect(spec["device"])
-    elif spec.get("warm_only"):
-        try:
-            result = warm_start(spec)
-        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-            result = {"warm_compile_s": None, "error": _tail(traceback.format_exc()),
-                      "error_type": type(exc).__name__}
-    elif spec.get("child"):  # advisor.confirm's children: confirmation, cache artifact
-        from advisor.confirm import child_main
-
-        result = child_main(spec)
-    else:
-        result = TrialRun(spec).run()
-    with open(result_path + ".tmp", "w") as f:
-        json.dump(result, f, default=str)
-    import os
-
-    os.replace(result_path + ".tmp", result_path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

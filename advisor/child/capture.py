@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from advisor.child.tensors import tensors
 from advisor.errors import ConfigError
 
 FLUSH_EVERY = 100
@@ -34,19 +35,6 @@ LIMIT_HIT = "Dynamo recompile limit exceeded"
 
 class ServingWarning(UserWarning):
     """A served process met what its recommendation's replay flags (advisor.serving)."""
-
-
-def tensors(data: Any) -> list[Any]:
-    """The tensors of nested args, in a stable order."""
-    import torch
-
-    if isinstance(data, torch.Tensor):
-        return [data]
-    if isinstance(data, dict):
-        return [t for key in data for t in tensors(data[key])]
-    if isinstance(data, (list, tuple)):
-        return [t for item in data for t in tensors(item)]
-    return []
 
 
 def dim_axes(make: Callable[[dict[str, int]], Any], base: dict[str, int]

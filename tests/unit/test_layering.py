@@ -1,0 +1,86 @@
+"""The house's rules, read from the source: no import cycle (function-level imports counted),
+the parent side never imports the child side, the child side never imports the search, the
+store or the CLI, and nothing imports another module's private names."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import advisor
+
+ROOT = Path(advisor.__file__).parent
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[tuple[str, str | None]]]:
+    """module -> {(imported module, name imported from it or None)}, every level of nesting."""
+    modules = {_module(p) for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[tuple[str, str | None]]] = {}
+    for path in ROOT.rglob("*.py"):
+        found: set[tuple[str, str | None]] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    found.add((sub, None) if sub in modules else (node.module, alias.name))
+            elif isinstance(node, ast.Import):
+                found |= {(a.name, None) for a in node.names}
+        graph[_module(path)] = {(m, n) for m, n in found if m in modules}
+    return graph
+
+
+GRAPH = _imports()
+
+
+def _edges() -> dict[str, set[str]]:
+    return {m: {t for t, _ in deps if t != m} for m, deps in GRAPH.items()}
+
+
+def test_no_import_cycle() -> None:
+    edges = _edges()
+    state: dict[str, str] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        state[m] = "open"
+        stack.append(m)
+        for t in sorted(edges.get(m, ())):
+            if t == "advisor":  # the package's public API, imported by name
+                continue
+            if state.get(t) == "open":
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = "done"
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+    assert cycles == []
+
+
+def test_the_parent_never_imports_the_child_and_the_child_never_the_parent() -> None:
+    edges = _edges()
+
+    def reaching(sources: tuple[str, ...], targets: tuple[str, ...]) -> dict[str, list[str]]:
+        return {m: sorted(t for t in deps if t.startswith(targets))
+                for m, deps in edges.items()
+                if m.startswith(sources) and any(t.startswith(targets) for t in deps)}
+
+    assert reaching(("advisor.search", "advisor.db"), ("advisor.child",)) == {}
+    assert reaching(("advisor.child",),
+                    ("advisor.search", "advisor.db", "advisor.cli", "advisor.runtime")) == {}
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    private = {m: sorted(f"{t}.{n}" for t, n in deps
+                         if n and n.startswith("_") and not n.startswith("__"))
+               for m, deps in GRAPH.items()}
+    assert {m: names for m, names in private.items() if names} == {}
