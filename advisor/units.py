@@ -3,12 +3,14 @@
 `duration_ms(1220.0)` is ``1.22 s``, `duration_ms(0.96)` is ``0.960 ms``, `duration_ms(0.037)`
 is ``37.0 µs``: three significant figures, the unit chosen so the number reads at a glance,
 never ``1.22e+03 ms``. `duration_s` does the same from seconds; `rate` prints calls per second
-(``0.82/s`` below one, ``1,234/s`` above a thousand); `size` prints bytes in binary units.
+(``0.82/s`` below one, ``1,234/s`` above a thousand); `size` prints bytes in binary units;
+`column_format` gives a table column of such figures one printf format (the dashboard's).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -78,3 +80,28 @@ def size(n_bytes: float | None) -> str:
 def ratio(x: float | None) -> str:
     """A speedup: ``5.21x``; ``-`` when unknown."""
     return "-" if not _known(x) or x is None else f"{x:.2f}x"
+
+
+def column_format(values: Iterable[Any]) -> str:
+    """A printf format for a table column of figures in one unit (``%.3f``, ``%.1f``, ``%.0f``):
+    as many decimals as keep three significant figures of its smallest non-zero value (at most
+    three: a microsecond of a millisecond column), never an exponent. A column from 0.037 to
+    21.4 reads ``0.037`` and ``21.400``; one from 12.3 to 1,220 reads ``12.3`` and
+    ``1220.0``."""
+    known = [abs(float(v)) for v in values if _known(v) and float(v) != 0]
+    if not known:
+        return "%.3f"
+    digits = min(3, max(0, 2 - int(math.floor(math.log10(min(known))))))
+    return f"%.{digits}f"
+
+
+def interval_ms(low: float | None, high: float | None) -> str:
+    """An interval given in milliseconds, in the unit of its upper end: ``0.950-0.970 ms``,
+    ``36.0-38.0 µs``, ``1.21-1.24 s``; ``-`` when either end is unknown."""
+    if not (_known(low) and _known(high)):
+        return "-"
+    assert low is not None and high is not None
+    number, unit = duration_ms(high).split(" ", 1)
+    scale = {"µs": 1e-3, "ms": 1.0, "s": 1e3, "min": 6e4, "h": 3.6e6}[unit]
+    decimals = len(number.partition(".")[2])
+    return f"{low / scale:.{decimals}f}-{number} {unit}"

@@ -188,7 +188,7 @@ def browser_times(url: str, repeats: int) -> dict[str, Any]:
                     page.goto(f"http://127.0.0.1:{port}/{PATHS[other]}")
                     _drawn(page, TITLES[other])
                     t0 = time.perf_counter()
-                    nav = page.locator("[data-testid='stSidebarNav']")
+                    nav = page.locator("[data-testid='stTopNav']")
                     nav.get_by_role("link", name=TITLES[name]).click()
                     _drawn(page, TITLES[name])
                     runs[name]["first"].append(time.perf_counter() - t0)

@@ -1,6 +1,7 @@
 """The dashboard's arithmetic: plain records and frames in, frames out. No Streamlit, no store.
 
-labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...")
+labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...");
+                 short group labels for chart axes ("H200 · d248d2a0 · torch 2.11.0")
 staleness        a group is stale when its stack is not the newest seen on its device model
 recommendations  the one answer (`advisor.answer`) per workload x device x stack, as rows
 break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
@@ -18,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import charts
+from advisor import charts, units
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.recommend import TIE_RATIO, Recommendation
 
@@ -56,6 +57,31 @@ def device_model(row: dict[str, Any] | pd.Series) -> str:
 
 def device_label(row: dict[str, Any] | pd.Series) -> str:
     return f"{device_model(row)} · {str(row['device_hash'])[:8]}"
+
+
+def short_model(model: str) -> str:
+    """A device model without its vendor's name, for chart axes: ``H200``, ``A100-SXM4-80GB``."""
+    for vendor in ("NVIDIA ", "AMD ", "Intel(R) "):
+        model = model.removeprefix(vendor)
+    return model
+
+
+def short_groups(groups: pd.DataFrame) -> list[str]:
+    """Chart-axis labels of labelled groups, one per row, unique: the model without its vendor
+    and the device's short hash; the torch version too when the groups span several stacks
+    (and the stack's short hash when that is not enough)."""
+    devices = [f"{short_model(m)} · {str(h)[:8]}" for m, h in
+               zip(groups["model"], groups["device_hash"], strict=True)]  # fmt: skip
+    if groups["env_hash"].nunique() <= 1:
+        return devices
+    torch = [f"torch {v}" if _present(v) else f"stack {str(e)[:6]}"
+             for v, e in zip(groups["torch_version"], groups["env_hash"], strict=True)]  # fmt: skip
+    labels = [f"{d} · {t}" for d, t in zip(devices, torch, strict=True)]
+    envs: dict[str, set[str]] = defaultdict(set)
+    for label, env in zip(labels, groups["env_hash"], strict=True):
+        envs[label].add(env)
+    return [f"{label} · {str(env)[:6]}" if len(envs[label]) > 1 else label
+            for label, env in zip(labels, groups["env_hash"], strict=True)]  # fmt: skip
 
 
 def stack_label(row: dict[str, Any] | pd.Series) -> str:
@@ -104,6 +130,7 @@ def add_labels(groups: pd.DataFrame) -> pd.DataFrame:
             stacks.update({env: f"{label} · {env[:6]}" for env in envs})
     out["stack"] = out["env_hash"].map(stacks).astype(object)
     out["group"] = [f"{d} | {s}" for d, s in zip(out["device"], out["stack"], strict=True)]
+    out["short_group"] = short_groups(out)
     return out
 
 
@@ -176,7 +203,7 @@ def recommended_row(rec: Recommendation) -> dict[str, Any]:
     out.update(
         config=best.label, config_key=CompileConfig.from_dict(best.config).key,
         mode=best.config["mode"], dtype=best.config["dtype"], speedup=best.speedup,
-        p50_ms=best.median_ms, p50_ci=f"{ci[0]:.3g}-{ci[1]:.3g}" if ci else None,
+        p50_ms=best.median_ms, p50_ci=units.interval_ms(*ci) if ci else None,
         noisy=best.noisy, p90_ms=best.p90_ms, p99_ms=best.p99_ms,
         cold_compile_s=best.cold_compile_s, trial_uuid=best.trial_uuid,
         break_even_calls=best.break_even_calls,
@@ -229,7 +256,8 @@ def trials_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             "mode": config.get("mode"), "dtype": config.get("dtype"),
             "fullgraph": config.get("fullgraph"), "dynamic": config.get("dynamic"),
             "shapes": config.get("shapes", "static"), "outcome": outcome(r), "speedup": speedup,
-            "p50_ms": r.get("median_ms"), "p90_ms": r.get("p90_ms"), "p99_ms": r.get("p99_ms"),
+            "p50_ms": r.get("median_ms"), "noisy": r.get("noisy") if r["status"] == "ok" else None,
+            "p90_ms": r.get("p90_ms"), "p99_ms": r.get("p99_ms"),
             "cold_compile_s": r.get("cold_compile_s"), "warm_compile_s": r.get("warm_compile_s"),
             "kernels_per_call": r.get("kernels_per_call"),
             "launches_per_call": r.get("launches_per_call"),
@@ -339,7 +367,7 @@ def fleet_frame(
     if frame.empty:
         return frame
     labels = groups[["device_hash", "env_hash", "model", "device", "stack", "group",
-                     "last_started_at"]]  # fmt: skip
+                     "short_group", "last_started_at"]]  # fmt: skip
     frame = frame.merge(labels, on=["device_hash", "env_hash"], how="left")
     names = {k: config_label(configs.get(k), k) for k in frame["config_key"].unique()}
     frame["config"] = frame["config_key"].map(names).astype(object)
@@ -426,7 +454,9 @@ def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
         planned = s.get("planned_trials")
         rows.append({
             "id": s["id"], "workload": s["workload"]["name"],
-            "device": f"{s.get('device_name') or '?'} · {str(s.get('device_hash'))[:8]}",
+            "device": device_label({"device_name": s.get("device_name"),
+                                    "cpu_model": (s.get("fingerprint") or {}).get("cpu_model"),
+                                    "device_hash": s.get("device_hash")}),
             "status": s["status"], "trials": s["n_trials"], "planned": planned,
             "progress": min(s["n_trials"] / planned, 1.0) if planned else None,
             "ok": s["n_ok"], "failed": s["n_failed"], "best_ms": s.get("best_median_ms"),

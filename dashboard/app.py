@@ -26,11 +26,13 @@ if not gc.get_freeze_count():
 # No icons on the pages, nor a page_icon: Streamlit shows the current page's icon as the
 # favicon, and fetches a Material icon's favicon from fonts.gstatic.com. The dashboard must work
 # air-gapped (the icons inside pages come from the font Streamlit serves itself).
-st.set_page_config(page_title="advisor", layout="wide")
+# Navigation at the top and the sidebar (the database line, Refresh) folded away: a table of a
+# fleet's recommendations needs the page's whole width at 1440 px.
+st.set_page_config(page_title="advisor", layout="wide", initial_sidebar_state="collapsed")
 PAGES = [
     st.Page("views/recommendations.py", title="Recommendations", default=True),
     st.Page("views/workload.py", title="Workload"),
     st.Page("views/fleet.py", title="Fleet"),
     st.Page("views/sweeps.py", title="Sweeps"),
 ]
-st.navigation(PAGES).run()
+st.navigation(PAGES, position="top").run()

@@ -21,11 +21,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from advisor import units
 from dashboard import data
 
 FIRST_SWEEP = "advisor sweep workloads/reranker.py --db {url}"
 SPEEDUP_SCALE = alt.Scale(scheme="redyellowgreen", domainMid=1.0, type="log")
 ROW_PX = 30  # pixels per category row of a chart
+SLANTED_MAX = 20  # more x categories than this: upright labels, thinned where they would touch
 EMPTY_POLL_S = 3  # how often an empty database is looked at again
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
@@ -77,11 +79,17 @@ def long_labels(title: str) -> alt.Axis:
 
 
 def x_labels(values: pd.Series, title: str) -> alt.Axis:
-    """An x axis for category labels, slanted when they are long."""
+    """An x axis for category labels that never overlap into a block: level when short and
+    few; slanted when long (up to ``SLANTED_MAX`` of them, a column is then wide enough for
+    slanted labels to stand apart); upright when there are more, and thinned: Vega-Lite leaves
+    out a label that would touch the one before it (the tooltip names every cell)."""
     longest = int(values.astype(str).str.len().max()) if len(values) else 0
-    if longest <= 12:
-        return alt.Axis(title=title, labelAngle=0)
-    return alt.Axis(title=title, labelAngle=-50, labelLimit=260, labelOverlap=False)
+    many = values.nunique() > SLANTED_MAX
+    if longest <= 12 and not many:
+        return alt.Axis(title=title, labelAngle=0, labelOverlap="greedy")
+    if not many:
+        return alt.Axis(title=title, labelAngle=-45, labelLimit=260, labelOverlap=False)
+    return alt.Axis(title=title, labelAngle=-90, labelLimit=260, labelOverlap="greedy")
 
 
 def rows(step: int = ROW_PX) -> dict[str, Any]:
@@ -97,23 +105,34 @@ def speedup_heatmap(
     y_title: str,
     text: str | None = None,
     x_order: list[str] | None = None,
+    y_order: list[str] | None = None,
+    step: int = ROW_PX,
 ) -> alt.LayerChart:
-    """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle); the
-    tooltip shows every column of ``frame`` but its times."""
+    """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle), ``step``
+    pixels per row; the tooltip shows every column of ``frame`` but its times."""
     rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
         x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), **_order(x_order)),
-        y=alt.Y(f"{y}:N", axis=long_labels(y_title)),
+        y=alt.Y(f"{y}:N", axis=long_labels(y_title), **_order(y_order)),
         color=alt.Color("speedup:Q", title="speedup over eager fp32 (x)", scale=SPEEDUP_SCALE),
-        tooltip=tooltips(c for c in frame.columns
+        tooltip=tooltips(_tip(frame, c) for c in frame.columns
                          if not str(frame[c].dtype).startswith("datetime")),
     )  # fmt: skip
     if text is None:
-        return alt.layer(rect, data=frame).properties(**rows())
+        return alt.layer(rect, data=frame).properties(**rows(step))
     labels = alt.Chart().mark_text(fontSize=12).encode(
-        x=alt.X(f"{x}:N"), y=alt.Y(f"{y}:N"), text=alt.Text(f"{text}:N"),
-        color=alt.ColorValue("black"),
+        x=alt.X(f"{x}:N", **_order(x_order)), y=alt.Y(f"{y}:N", **_order(y_order)),
+        text=alt.Text(f"{text}:N"), color=alt.ColorValue("black"),
     )  # fmt: skip
-    return alt.layer(rect, labels, data=frame).properties(**rows())
+    return alt.layer(rect, labels, data=frame).properties(**rows(step))
+
+
+def _tip(frame: pd.DataFrame, column: str) -> str | alt.Tooltip:
+    """A tooltip field, figures with their unit's format (``6.46x``, ``0.960 ms``)."""
+    if column == "speedup":
+        return alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")
+    if column.endswith("_ms") and pd.api.types.is_numeric_dtype(frame[column]):
+        return alt.Tooltip(f"{column}:Q", format=".3~r", title=column.replace("_ms", " (ms)"))
+    return column
 
 
 def _order(categories: list[str] | None) -> dict[str, Any]:
@@ -127,33 +146,36 @@ def tooltips(fields: Iterable[str | alt.Tooltip]) -> list[alt.Tooltip]:
     return [f if isinstance(f, alt.Tooltip) else alt.Tooltip(f) for f in fields]
 
 
-def fmt(value: Any, unit: str = "", digits: int = 3) -> str:
-    """A figure for prose: ``0.993 ms``; ``-`` when missing."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "-"
-    return f"{value:.{digits}g}{unit}"
-
-
 def interval_help(best: Any) -> str | None:
     """A figure's 95% interval, how many trials it pools and whether it was noisy (the
     metric's help)."""
     if best is None:
         return None
+    return noise_line(best)
+
+
+def noise_line(best: Any) -> str:
+    """What to trust of a pooled figure: ``95% CI 0.950-0.970 ms; median of 3 trials; noisy``."""
     ci = best.median_ci_ms
-    parts = [f"95% CI {ci[0]:.3g}-{ci[1]:.3g} ms" if ci else "no interval"]
+    parts = [f"95% CI {units.duration_ms(ci[0])} to {units.duration_ms(ci[1])}" if ci
+             else "no interval"]  # fmt: skip
     parts.append("paired confirmation" if best.confirmed else f"median of {best.n_trials} "
                  f"trial{'s' if best.n_trials != 1 else ''}")
     if best.noisy:
-        parts.append("noisy")
+        parts.append("noisy: timings varied more than 10% (measure again on a quiet host)")
     return "; ".join(parts)
 
 
 COLUMNS: dict[str, Any] = {
+    "config": st.column_config.TextColumn("config", width=280, help="a label longer than the "
+                                          "column ends in …: the Workload page shows it whole"),
     "speedup": st.column_config.NumberColumn("speedup (x)", format="%.2fx",
                                              help="the baseline figure (see `baseline`) / this "
                                              "config's p50"),
-    "p50_ci": st.column_config.TextColumn("p50 95% CI (ms)"),
-    "noisy": st.column_config.CheckboxColumn("noisy", help="a pooled trial's timing was noisy "
+    "p50_ci": st.column_config.TextColumn("p50 95% CI", help="the 95% interval of the pooled "
+                                          "p50 (empty: too few samples to say)"),
+    "noisy": st.column_config.CheckboxColumn("noisy", width=56,
+                                             help="a pooled trial's timing was noisy "
                                              "(IQR over 10% of its median)"),
     "decision": st.column_config.TextColumn(
         "decision", help="decided; tie (a simpler config within 2% on paired figures); "
@@ -177,7 +199,8 @@ COLUMNS: dict[str, Any] = {
     "peak_mem_mib": st.column_config.NumberColumn("peak memory (MiB)", format="%.0f"),
     "max_abs_err": st.column_config.NumberColumn("max abs err", format="%.1e"),
     "stale": st.column_config.CheckboxColumn(
-        "stale", help="the device model has since been measured with another software stack"
+        "stale", width=56,
+        help="the device model has since been measured with another software stack",
     ),
     "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
                                                 format="percent", color="blue"),
@@ -188,15 +211,34 @@ COLUMNS: dict[str, Any] = {
     "best_so_far_ms": st.column_config.NumberColumn("best so far (ms)", format="%.3f"),
     "change_pct": st.column_config.NumberColumn("change (%)", format="%+.1f"),
     "before_ms": st.column_config.NumberColumn("before: p50 (ms)", format="%.3f"),
+    "speedup_a": st.column_config.NumberColumn("speedup on A (x)", format="%.2fx"),
+    "speedup_b": st.column_config.NumberColumn("speedup on B (x)", format="%.2fx"),
+    "rank_a": st.column_config.NumberColumn("rank on A", format="%d"),
+    "rank_b": st.column_config.NumberColumn("rank on B", format="%d"),
+    "verdict_a": st.column_config.TextColumn("on A"),
+    "verdict_b": st.column_config.TextColumn("on B"),
     "after_ms": st.column_config.NumberColumn("after: p50 (ms)", format="%.3f"),
 }  # fmt: skip
 
 
-def table(frame: pd.DataFrame, columns: list[str] | None = None, **kwargs: Any) -> None:
-    """A sortable, filterable table with the shared column formats."""
-    shown = frame if columns is None else frame[[c for c in columns if c in frame]]
-    shown = shown.apply(_numeric)
-    config = {c: COLUMNS[c] for c in shown.columns if c in COLUMNS}
+def table(frame: pd.DataFrame, columns: list[str] | None = None,
+          hidden: list[str] | tuple[str, ...] = (), **kwargs: Any) -> None:
+    """A sortable, filterable table with the shared column formats; ``hidden`` columns are
+    there but not shown until asked for (the table's column menu), so that the table fits the
+    page instead of scrolling sideways. Milliseconds get one format per column
+    (`units.column_format`: three significant figures of its smallest figure)."""
+    wanted = list(frame.columns) if columns is None else [*columns, *hidden]
+    shown = frame[[c for c in dict.fromkeys(wanted) if c in frame]].apply(_numeric)
+    config: dict[str, Any] = {}
+    for c in shown.columns:
+        entry = dict(COLUMNS.get(c, {}))
+        if c.endswith("_ms") and entry.get("type_config", {}).get("type") == "number":
+            entry["type_config"] = {**entry["type_config"],
+                                    "format": units.column_format(shown[c])}  # fmt: skip
+        if c in hidden:
+            entry["hidden"] = True
+        if entry:
+            config[c] = entry
     st.dataframe(shown, hide_index=True, column_config=config, placeholder="–", **kwargs)
 
 

@@ -5,9 +5,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from advisor import units
 from dashboard import analysis, data, ui
 
-TOP_CONFIGS = 30  # the heatmap's columns unless all are asked for
+TOP_CONFIGS = 30  # the heatmap's rows unless all are asked for
 
 url = ui.connect()
 st.title("Fleet")
@@ -21,10 +22,13 @@ st.caption(f"{len(groups)} device and stack combinations, "
 
 picks = data.recommendations(url, workload)
 st.subheader("Recommended on each device and stack")
-ui.table(picks, ["device", "stack", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
-                 "baseline"], key="fleet_picks")  # fmt: skip
-st.caption("The one answer per device and stack (what `advisor recommend` says there). The "
-           "views below show every config's best single trial, for exploring, not for picking.")
+ui.table(picks, ["device", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
+                 "cold_compile_s"], hidden=["stack", "baseline", "p99_ms", "n_trials"],
+         key="fleet_picks")  # fmt: skip
+st.caption("The one answer per device and stack (what `advisor recommend` says there), its p50 "
+           "with the 95% interval and whether its timings were noisy; the software stack in the "
+           "table's column menu. The views below show every config's best single trial, for "
+           "exploring, not for picking.")
 
 shapes = data.measured_shapes(url, workload)
 if len(set(shapes.values())) > 1:
@@ -50,19 +54,23 @@ def speedup_map() -> None:
     on_map = fleet[fleet["config"].isin(shown)]
     measured = on_map[on_map["speedup"].notna()]
     failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
-    cells = measured[["group", "config", "speedup", "best_median_ms", "n_trials", "n_passed"]]
-    heat = ui.speedup_heatmap(cells, "config", "group", "config", "device | software stack",
-                              x_order=shown)  # fmt: skip
+    cells = measured[["short_group", "group", "config", "speedup", "best_median_ms", "n_trials",
+                      "n_passed"]]  # fmt: skip
+    columns = list(dict.fromkeys(fleet.sort_values("group")["short_group"]))
+    heat = ui.speedup_heatmap(cells, "short_group", "config", "device · software stack",
+                              "config", x_order=columns, y_order=shown, step=22)  # fmt: skip
     if not failed.empty:
-        heat = heat + alt.Chart(failed[["group", "config", "outcome", "n_trials"]]).mark_rect(
-            color="#bbbbbb"
-        ).encode(x=alt.X("config:N", scale=alt.Scale(domain=shown)), y=alt.Y("group:N"),
-                 tooltip=ui.tooltips(["group", "config", "outcome", "n_trials"]))  # fmt: skip
+        heat = heat + alt.Chart(failed[["short_group", "group", "config", "outcome",
+                                        "n_trials"]]).mark_rect(color="#bbbbbb").encode(
+            x=alt.X("short_group:N", scale=alt.Scale(domain=columns)),
+            y=alt.Y("config:N", scale=alt.Scale(domain=shown)),
+            tooltip=ui.tooltips(["group", "config", "outcome", "n_trials"]))  # fmt: skip
     ui.chart(heat)
     st.caption(
         "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 "
         "there (green: faster, red: slower); grey: every trial failed or was rejected. Configs "
-        "in order of their median speedup across the devices."
+        "(rows) in order of their median speedup across the devices; columns: each device by "
+        "its model and short hash (the whole stack in the tooltip)."
     )
 
 
@@ -79,10 +87,12 @@ def latency_per_device() -> None:
     scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
     dots = alt.Chart(ranked).mark_point(filled=True, size=140).encode(
         x=alt.X("p50_ms:Q", title=x_title, scale=scale),
-        y=alt.Y("group:N", sort=order, axis=ui.long_labels("device | software stack")),
+        y=alt.Y("short_group:N", sort=order, axis=ui.long_labels("device · software stack")),
         color=alt.Color("config:N", title="recommended config"),
+        opacity=alt.condition(alt.datum.noisy, alt.value(0.35), alt.value(1.0)),
         tooltip=ui.tooltips(["group", "config",
-                             alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                             alt.Tooltip("p50_ms:Q", format=".3~r", title="p50 (ms)"),
+                             alt.Tooltip("p50_ci:N", title="p50 95% CI"), "noisy",
                              alt.Tooltip("eager_p50_ms:Q", format=".3f",
                                          title="eager fp32 p50 (ms)"),
                              alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")]),
@@ -90,7 +100,7 @@ def latency_per_device() -> None:
     eager = (
         alt.Chart()
         .mark_tick(color="black", thickness=2, size=18)
-        .encode(x=alt.X("eager_p50_ms:Q", scale=scale), y=alt.Y("group:N", sort=order))
+        .encode(x=alt.X("eager_p50_ms:Q", scale=scale), y=alt.Y("short_group:N", sort=order))
     )
     gap = (
         alt.Chart()
@@ -98,13 +108,14 @@ def latency_per_device() -> None:
         .encode(
             x=alt.X("p50_ms:Q", scale=scale),
             x2=alt.X2("eager_p50_ms"),
-            y=alt.Y("group:N", sort=order),
+            y=alt.Y("short_group:N", sort=order),
         )
     )
     with_eager = ranked.dropna(subset=["eager_p50_ms"])
     ui.chart((alt.layer(gap, eager, data=with_eager) + dots).properties(**ui.rows()))
-    st.caption("Dots: the recommended config; black ticks: eager fp32 on the same device and "
-               "stack; the line between them is what compiling saves.")  # fmt: skip
+    st.caption("Dots: the recommended config (faded: noisy timings; its interval in the "
+               "tooltip); black ticks: eager fp32 on the same device and stack; the line between "
+               "them is what compiling saves.")  # fmt: skip
 
 
 def software_upgrade() -> None:
@@ -138,8 +149,8 @@ def software_upgrade() -> None:
         b, a = before.iloc[0], after.iloc[0]
         delta = (a["p50_ms"] / b["p50_ms"] - 1) * 100
         st.markdown(
-            f"**Recommended:** {b['config']} at {ui.fmt(b['p50_ms'], ' ms')} → {a['config']} "
-            f"at {ui.fmt(a['p50_ms'], ' ms')} ({delta:+.1f}%)"
+            f"**Recommended:** {b['config']} at {units.duration_ms(b['p50_ms'])} → "
+            f"{a['config']} at {units.duration_ms(a['p50_ms'])} ({delta:+.1f}%)"
         )
     moves = analysis.upgrade_moves(fleet, model, old, new)
     if moves.empty:
@@ -182,54 +193,67 @@ def two_devices() -> None:
     a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
     b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
     recs = data.recommendations(url, workload)
-    for col, group in zip(sides, (a, b), strict=True):
+    picked: dict[str, str] = {}
+    for col, group, side in zip(sides, (a, b), "AB", strict=True):
         chosen = recs[recs["group"] == group]
         if not chosen.empty and pd.notna(chosen.iloc[0]["config"]):
             r = chosen.iloc[0]
-            col.markdown(f"Recommends **{r['config']}**: {ui.fmt(r['p50_ms'], ' ms')}, "
-                         f"{ui.fmt(r['speedup'], 'x')} over eager fp32")  # fmt: skip
+            picked[side] = r["config"]
+            col.markdown(f"Recommends **{r['config']}**: {units.duration_ms(r['p50_ms'])}, "
+                         f"{units.ratio(r['speedup'])} over eager fp32")  # fmt: skip
+            noise = [f"95% CI {r['p50_ci']}" if r["p50_ci"] else "no 95% interval (too few "
+                     "samples)", "noisy timings" if r["noisy"] else "timings not noisy"]
+            col.caption("p50: " + "; ".join(noise))
     both = analysis.disagreements(fleet, a, b)
     if both.empty:
         st.info("No config was measured on both.")
         return
-    plotted = both.dropna(subset=["speedup_a", "speedup_b"])
+    plotted = both.dropna(subset=["speedup_a", "speedup_b"]).assign(
+        pick=lambda f: [" and ".join(f"recommended on {side}" for side in "AB"
+                                     if picked.get(side) == c) for c in f["config"]])  # fmt: skip
     scale = alt.Scale(type="log")
-    dots = alt.Chart(plotted).mark_point(filled=True, size=80).encode(
+    dots = alt.Chart().mark_point(filled=True, size=80).encode(
         x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
         y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
         color=alt.Color("disagree:N", title="disagree",
                         scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
         tooltip=ui.tooltips(["config", alt.Tooltip("speedup_a:Q", format=".2f"),
                              alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a",
-                             "verdict_b"]),
+                             "verdict_b", "pick"]),
     )  # fmt: skip
     one = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3])
     rules = alt.layer(one.encode(x=alt.X("x:Q")), one.encode(y=alt.Y("x:Q")),
                       data=pd.DataFrame({"x": [1.0]}))  # fmt: skip
-    names = (
-        alt.Chart(plotted[plotted["disagree"]])
-        .mark_text(align="left", dx=8)
-        .encode(x=alt.X("speedup_a:Q"), y=alt.Y("speedup_b:Q"), text=alt.Text("config:N"))
-    )
-    ui.chart(rules + dots + names, height=360)
+    at = {"x": alt.X("speedup_a:Q"), "y": alt.Y("speedup_b:Q")}
+    ring = alt.Chart().transform_filter(alt.datum.pick != "").mark_point(
+        size=400, color="black", strokeWidth=2).encode(**at)  # fmt: skip
+    # Names: only the recommended configs' (others in the tooltip and the table below); on
+    # the left of the point, so that the plot keeps its width.
+    names = alt.Chart().transform_filter(alt.datum.pick != "").mark_text(
+        align="right", dx=-14, fontSize=11, fontWeight="bold").encode(
+        **at, text=alt.Text("pick:N"))  # fmt: skip
+    plot, summary = st.columns([3, 2])
+    with plot:
+        # A plot area as tall as it is wide, about: not a strip across the page.
+        ui.chart((rules + alt.layer(dots, ring, names, data=plotted)).properties(height=440))
+        st.caption("One point per config that passed on both (log scales; dashed: as fast as "
+                   "eager fp32; hover for its name). Ringed: the config recommended on A or B. "
+                   "Red: faster than eager on one, slower on the other.")  # fmt: skip
     disagree = both[both["disagree"]]
     if disagree.empty:
         n = len(both)
-        st.success(
+        summary.success(
             f"They agree on {'the' if n == 1 else 'all'} {n} config{'s' if n > 1 else ''} "
             "measured on both: each is faster than eager fp32 on both, slower on both, the "
             "same on both, or fails on both."
         )
     else:
         n = len(disagree)
-        st.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below).")
-    ui.table(
-        both.rename(columns={"speedup_a": "speedup on A (x)", "speedup_b": "speedup on B (x)",
-                             "rank_a": "rank on A", "rank_b": "rank on B"}),
-        ["config", "speedup on A (x)", "speedup on B (x)", "rank on A", "rank on B",
-         "verdict_a", "verdict_b", "disagree"],
-        key="disagreements",
-    )  # fmt: skip
+        summary.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below): "
+                         "faster than eager fp32 on one device, slower on the other.")
+    summary.markdown(f"{len(both)} configs measured on both; ranks by best p50 on each.")
+    ui.table(both, ["config", "speedup_a", "speedup_b", "rank_a", "rank_b", "verdict_a",
+                    "verdict_b", "disagree"], key="disagreements")  # fmt: skip
 
 
 VIEWS = {  # tab label -> what the tab shows

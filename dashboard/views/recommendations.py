@@ -44,10 +44,14 @@ counts[4].metric("Failed trials", f"{int(shown['n_failed'].sum()):,}")
 ui.table(
     shown,
     ["workload", "device", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
-     "p99_ms", "cold_compile_s", "break_even_calls", "stale", "stack", "baseline", "n_trials",
-     "n_failed", "n_rejected", "stale_reason", "last_measured"],
+     "cold_compile_s", "break_even_calls", "stale"],
+    hidden=["p99_ms", "stack", "baseline", "n_trials", "n_failed", "n_rejected", "stale_reason",
+            "last_measured"],
     key="recommendations",
 )  # fmt: skip
+st.caption("p50 with its 95% interval and whether its timings were noisy; more columns (p99, "
+           "software stack, baseline, trial counts, why a row is stale) in the table's column "
+           "menu.")
 
 noisy = shown[shown["decision"] == "undecided: noise"]
 if not noisy.empty:
@@ -62,13 +66,17 @@ ranked = shown.dropna(subset=["speedup"])
 if not ranked.empty:
     st.subheader("Speedup of the recommended config")
     cells = ranked.assign(label=[f"{s:.2f}x" for s in ranked["speedup"]])
-    cells = cells[["workload", "group", "config", "speedup", "p50_ms", "label"]]
+    cells = cells[["workload", "short_group", "group", "config", "speedup", "p50_ms", "noisy",
+                   "label"]]  # fmt: skip
     heat = ui.speedup_heatmap(
         cells,
         "workload",
-        "group",
+        "short_group",
         "workload",
-        "device | software stack",
+        "device · software stack",
         text="label" if len(cells) <= 400 else None,
+        step=24,
     )
     ui.chart(heat)
+    st.caption("Rows: each device (its model and short hash; the torch version when devices "
+               "run different stacks; the whole stack in the tooltip).")

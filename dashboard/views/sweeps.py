@@ -3,6 +3,7 @@
 import altair as alt
 import streamlit as st
 
+from advisor import units
 from dashboard import analysis, data, ui
 
 REFRESH_S = 5
@@ -28,8 +29,9 @@ def show_sweeps(live: bool) -> None:
 
     for sweep in running.itertuples():
         planned = f"{sweep.planned:.0f}" if sweep.planned == sweep.planned else "?"
+        best = units.duration_ms(sweep.best_ms)
         text = (f"sweep {sweep.id}: {sweep.workload} on {sweep.device}: {sweep.trials}/{planned} "
-                f"trials, best {ui.fmt(sweep.best_ms, ' ms')}, {sweep.failed} failed")  # fmt: skip
+                f"trials, best {best}, {sweep.failed} failed")  # fmt: skip
         progress = sweep.progress if sweep.progress == sweep.progress else 0.0
         st.progress(float(progress), text=text)
 
@@ -73,9 +75,16 @@ def show_sweeps(live: bool) -> None:
         .mark_line(interpolate="step-after", color="green")
         .encode(x=alt.X("trial:Q"), y=alt.Y("best_so_far_ms:Q"))
     )
-    ui.chart(points + best, height=300)
-    st.caption("Dots: trials that ran and passed; green: the best single-trial p50 so far (a "
-               "progress line, not the recommendation above, which pools each config's trials).")
+    pick = rec.best.label if rec.best is not None else None
+    ringed = progress.dropna(subset=["p50_ms"])
+    ringed = ringed[ringed["config"] == pick]
+    ring = alt.Chart(ringed).mark_point(size=300, color="black", strokeWidth=2).encode(
+        x=alt.X("trial:Q"), y=alt.Y("p50_ms:Q"),
+        tooltip=ui.tooltips(["trial", "config", alt.Tooltip("p50_ms:Q", format=".3~r")]))
+    ui.chart(points + best + ring, height=300)
+    st.caption("Dots: trials that ran and passed; ringed: the trials of the recommended config; "
+               "green: the best single-trial p50 so far (a progress line, not the "
+               "recommendation above, which pools each config's trials).")
     ui.table(progress, key="sweep_trials")
 
 

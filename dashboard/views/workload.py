@@ -4,9 +4,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from advisor import charts, serving
+from advisor import charts, serving, units
 from advisor.noise import interval_warning
 from dashboard import analysis, data, ui
+
+# The trials table's columns at first (the others are in its column menu): it fits the page.
+TRIAL_COLUMNS = ["started", "config", "outcome", "speedup", "p50_ms", "noisy", "p99_ms",
+                 "cold_compile_s", "launches_per_call", "peak_mem_mib"]  # fmt: skip
 
 url = ui.connect()
 st.title("Workload")
@@ -39,10 +43,12 @@ counts = st.columns(5)
 counts[0].metric("Trials", len(records))
 counts[1].metric("Failed", int(trials["outcome"].str.startswith("failed").sum()))
 counts[2].metric("Rejected", int(trials["outcome"].str.startswith("rejected").sum()))
-counts[3].metric("Recommended p50", ui.fmt(rec.best.median_ms if rec.best else None, " ms"),
+counts[3].metric("Recommended p50", units.duration_ms(rec.best.median_ms if rec.best else None),
                  help=ui.interval_help(rec.best))
-counts[4].metric("Speedup", ui.fmt(rec.best.speedup if rec.best else None, "x"),
+counts[4].metric("Speedup", units.ratio(rec.best.speedup if rec.best else None),
                  help=f"against {rec.baseline_name}")
+if rec.best is not None:
+    st.caption(f"Recommended p50: {ui.noise_line(rec.best)}.")
 if rec.decision == "undecided: noise":
     st.warning(rec.sentence, icon=":material/blur_on:")
 elif rec.best is None:
@@ -69,7 +75,10 @@ if modes:
     shown = shown[shown["mode"].isin(modes)]
 if dtypes:
     shown = shown[shown["dtype"].isin(dtypes)]
-ui.table(shown, key="trials")
+ui.table(shown, TRIAL_COLUMNS, hidden=[c for c in shown.columns if c not in TRIAL_COLUMNS],
+         key="trials")
+st.caption("Each trial's own figures (noisy: its timings varied more than 10%); mode, dtype, "
+           "p90, kernels, graphs, recompiles, the error and more in the table's column menu.")
 
 points = pd.DataFrame(charts.latency_points(rec))  # what `advisor report` plots too
 left, right = st.columns(2)
@@ -79,21 +88,33 @@ with left:
         st.info("No trial ran and passed: nothing to plot.")
     else:
         front = points[points["pareto"]]
+        points["ci_low"] = [ci[0] if ci else None for ci in points["median_ci_ms"]]
+        points["ci_high"] = [ci[1] if ci else None for ci in points["median_ci_ms"]]
+        points["interval"] = [units.interval_ms(*ci) if ci else "-"
+                              for ci in points["median_ci_ms"]]  # fmt: skip
+        points = points.drop(columns="median_ci_ms")
         base = alt.Chart(points)
         dots = base.mark_point(filled=True, size=90).encode(
             x=alt.X("cold_compile_s:Q", title="cold compile time (s)"),
             y=alt.Y("median_ms:Q", title="median latency (ms)"),
             color=alt.Color("mode:N", title="mode"),
             shape=alt.Shape("dtype:N", title="dtype"),
+            opacity=alt.condition(alt.datum.noisy, alt.value(0.35), alt.value(1.0)),
             tooltip=ui.tooltips([
-                "config", alt.Tooltip("median_ms:Q", format=".3f", title="median (ms)"),
+                "config", alt.Tooltip("median_ms:Q", format=".3~r", title="median (ms)"),
+                alt.Tooltip("interval:N", title="95% CI"), "noisy",
                 alt.Tooltip("cold_compile_s:Q", format=".1f", title="cold compile (s)"),
                 alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)"), "pareto",
                 "recommended",
             ]),
         )  # fmt: skip
+        bars = base.mark_rule(color="gray").encode(
+            x="cold_compile_s:Q", y="ci_low:Q", y2="ci_high:Q")
         ring = base.transform_filter(alt.datum.recommended).mark_point(
             size=420, color="black", strokeWidth=2).encode(x="cold_compile_s:Q", y="median_ms:Q")
+        pick = base.transform_filter(alt.datum.recommended).mark_text(
+            align="left", dx=14, dy=-10, fontWeight="bold").encode(
+            x="cold_compile_s:Q", y="median_ms:Q", text=alt.value("recommended"))
         line = (
             alt.Chart(front)
             .mark_line(point=False, strokeDash=[4, 3], color="gray")
@@ -103,12 +124,13 @@ with left:
                 order=alt.Order("cold_compile_s:Q"),
             )
         )
-        ui.chart(line + dots + ring, height=360)
+        ui.chart(line + bars + dots + ring + pick, height=380)
         st.caption(
             f"One point per config, its pooled median as the recommendation decided (eager "
             f"configs compile nothing). Dashed: the Pareto front ({len(front)} configs no other "
             "config beats on both latency and compile time). Ringed: the recommended config. "
-            "Failed and rejected trials are not plotted."
+            "Grey bars: the 95% interval of each median; faded: noisy timings. Failed and "
+            "rejected trials are not plotted."
         )
 with right:
     st.subheader("Speedup by mode x dtype")

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 CHROMIUM = os.environ.get("ADVISOR_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -101,9 +102,27 @@ def error_boxes(page: Any) -> int:
                             "[data-testid='stAlertContentError']").count())  # fmt: skip
 
 
+CLIPPED = (  # the tables wider than their frame (they would scroll sideways), by column header
+    "() => [...document.querySelectorAll('[data-testid=stDataFrame]')].filter(d => {"
+    " const s = d.querySelector('.dvn-scroller'); return s && s.scrollWidth > s.clientWidth + 1;"
+    " }).length"
+)
+
+
+def clipped_tables(page: Any) -> int:
+    """How many of the page's tables do not fit their width (and would scroll sideways)."""
+    return int(page.evaluate(CLIPPED))
+
+
+def remote(requests: list[str]) -> list[str]:
+    """The requests that would leave this machine (the dashboard must work air-gapped)."""
+    return [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+            and urlsplit(u).hostname not in ("127.0.0.1", "localhost", "::1")]  # fmt: skip
+
+
 def open_page(page: Any, name: str) -> None:
-    """Go to a page through the sidebar's navigation and wait until it is drawn."""
-    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=PAGES[name]).click()
+    """Go to a page through the navigation at the top and wait until it is drawn."""
+    page.locator("[data-testid='stTopNav']").get_by_role("link", name=PAGES[name]).click()
     settled(page, PAGES[name])
 
 
@@ -117,14 +136,31 @@ def open_tab(page: Any, label: str) -> None:
 
 
 def screenshot(page: Any, path: Path) -> None:
-    """The whole page: the window is made as tall as the page's content first."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMainBlockContainer]').scrollHeight"
-    )
+    """The whole page: the window is made as tall as the page's content first (again, while a
+    taller window lets more of the page lay out)."""
     width = page.viewport_size["width"]
-    page.set_viewport_size({"width": width, "height": int(height) + 80})
-    page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
+    height = 0
+    for _ in range(4):
+        needed = int(page.evaluate(
+            "() => document.querySelector('[data-testid=stMainBlockContainer]').scrollHeight"
+        ))  # fmt: skip
+        if needed <= height:
+            break
+        height = needed
+        page.set_viewport_size({"width": width, "height": height + 80})
+        page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
     page.screenshot(path=path, full_page=True)
+
+
+# The screenshots: (file, page, tab to open or None).
+SHOTS = [
+    ("recommendations", "recommendations", None),
+    ("workload", "workload", None),
+    ("fleet", "fleet", None),
+    ("fleet-latency", "fleet", "Latency per device"),
+    ("fleet-two-devices", "fleet", "Two devices"),
+    ("sweeps", "sweeps", None),
+]
 
 
 def main() -> None:
@@ -136,20 +172,30 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     args.out.mkdir(parents=True, exist_ok=True)
+    requests: list[str] = []
     with dashboard(args.db) as (base, _), sync_playwright() as playwright:
         browser = launch(playwright)
         page = browser.new_page(viewport={"width": args.width, "height": 1000})
+        page.on("request", lambda request: requests.append(request.url))
         page.goto(base)
         settled(page, PAGES["recommendations"])
-        for name in PAGES:
-            if name != "recommendations":
+        current = "recommendations"
+        for shot, name, tab in SHOTS:
+            if name != current:
                 open_page(page, name)
+                current = name
+            if tab is not None:
+                open_tab(page, tab)
             if error_boxes(page):
-                raise SystemExit(f"{name}: the page shows an error")
-            screenshot(page, args.out / f"{name}.png")
+                raise SystemExit(f"{shot}: the page shows an error")
+            if clipped_tables(page):
+                raise SystemExit(f"{shot}: a table is wider than the page at {args.width} px")
+            screenshot(page, args.out / f"{shot}.png")
             page.set_viewport_size({"width": args.width, "height": 1000})
-            print(args.out / f"{name}.png")
+            print(args.out / f"{shot}.png")
         browser.close()
+    if remote(requests):
+        raise SystemExit(f"requests left this machine: {remote(requests)}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ traffic shapes, shape-strategy replays), plus one sweep still running:
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -42,7 +43,7 @@ def fingerprint(device: str, stack: dict[str, Any], stack_name: str) -> dict[str
     """A fingerprint as advisor.fingerprint makes it; hashes derived from the names."""
     gpu = device != "cpu"
     name = {"gpu-a": "NVIDIA H200", "gpu-b": "NVIDIA H200", "a100": "NVIDIA A100-SXM4-80GB",
-            "cpu": "Intel(R) Xeon(R) Processor"}[device]  # fmt: skip
+            "cpu": "Intel(R) Xeon(R) Processor"}.get(device, device)  # fmt: skip
     return {
         "device_kind": "cuda" if gpu else "cpu",
         "device_name": name,
@@ -219,3 +220,94 @@ H200_SPEEDUP = 6.2 / 0.96  # reranker, reduce-overhead bf16 on the newest H200 s
 # calls until it pays off against the fastest eager config there, bf16 eager at 3.6 ms: 11742.4
 H200_BREAK_EVEN = 31.0 / (3.6 - 0.96) * 1000
 A100_BEST = "fp32 + default"  # reduce-overhead bf16 was rejected by its quality check there
+
+
+# -- a fleet-size data set (made-up figures, for screenshots and the fleet-size tests) -----------
+
+FLEET_DEVICES = (  # (device, GPU model, software stack): twelve devices of four models
+    *((f"h200-{k}", "NVIDIA H200", "gpu-new") for k in range(4)),
+    *((f"h100-{k}", "NVIDIA H100 80GB HBM3", "gpu-new") for k in range(3)),
+    *((f"a100-{k}", "NVIDIA A100-SXM4-80GB", "gpu-old" if k == 2 else "gpu-new")
+      for k in range(3)),
+    *((f"l4-{k}", "NVIDIA L4", "gpu-new") for k in range(2)),
+)  # fmt: skip
+# Per workload: eager fp32 p50 on an H200 (ms) and trials per device (3 x 12 devices: 2,880).
+FLEET_WORKLOADS = {"reranker": (6.2, 120), "embedder": (2.0, 80), "guardrail": (0.9, 40)}
+FLEET_SPEED = {"NVIDIA H200": 1.0, "NVIDIA H100 80GB HBM3": 1.15, "NVIDIA A100-SXM4-80GB": 1.6,
+               "NVIDIA L4": 3.4}  # fmt: skip
+FLEET_NOISY_DEVICE = "h100-2"  # a busy host: its timings are flagged noisy
+FLEET_TRIALS = sum(n for _, n in FLEET_WORKLOADS.values()) * len(FLEET_DEVICES)
+
+
+def fleet_configs() -> list[CompileConfig]:
+    """The whole space of a GPU sweep: four eager configs, then every compiled one (100)."""
+    from advisor.config import DTYPES, MODES
+    eager = [CompileConfig(mode="eager", dtype=d) for d in DTYPES]
+    compiled = [CompileConfig(mode=m, dtype=d, fullgraph=f, dynamic=y)
+                for m in MODES[1:] for d in DTYPES for f in (False, True)
+                for y in ("auto", "true", "false")]  # fmt: skip
+    random.Random(1).shuffle(compiled)  # the order a search might take: a mix of everything
+    return eager + compiled
+
+
+def _fleet_trial(rng: random.Random, config: CompileConfig, model: str, eager_ms: float,
+                 noisy: bool) -> Trial:  # fmt: skip
+    """Made-up figures shaped like the H200 measurements: half precision and CUDA graphs pay,
+    max-autotune compiles long and does not pay on the L4, some compiles fail."""
+    mode, dtype = config.mode, config.dtype
+    if config.compiled and rng.random() < 0.05:
+        return Trial(config, failure=rng.choice(["compile_error", "oom", "timeout"]))
+    if config.fullgraph and rng.random() < 0.15:
+        return Trial(config, failure="graph_break")
+    factor = {"fp32": 1.0, "tf32": 0.8, "bf16": 0.55, "fp16": 0.52}[dtype]
+    factor *= {"eager": 1.0, "default": 0.78, "reduce-overhead": 0.3,
+               "max-autotune-no-cudagraphs": 0.74, "max-autotune": 0.28}[mode]  # fmt: skip
+    if model == "NVIDIA L4" and mode.startswith("max-autotune"):
+        factor *= 1.6  # the autotuned kernels lose on the small GPU
+    if config.dynamic == "true":
+        factor *= 1.12
+    jitter = rng.uniform(-0.03, 0.03) + (0.1 * rng.random() if noisy else 0.0)
+    median = eager_ms * factor * (1 + jitter)
+    cold = {"eager": 0.0, "default": 11.0, "reduce-overhead": 31.0,
+            "max-autotune-no-cudagraphs": 70.0, "max-autotune": 95.0}[mode]  # fmt: skip
+    passed = not (dtype == "fp16" and mode == "max-autotune" and rng.random() < 0.5)
+    return Trial(config, median, cold * rng.uniform(0.9, 1.2), passed=passed,
+                 extra={"noisy": True} if noisy else {})
+
+
+def seed_fleet(url: str) -> ResultStore:
+    """A fleet-size database at ``url`` (created): three workloads on twelve devices of four
+    GPU models (one A100 still on the older stack), ``FLEET_TRIALS`` (2,880) trials with every
+    config of the space, repeats of the fastest ones, failures and one noisy host. The figures
+    are made up (shaped like the H200 measurements), for screenshots and tests, not results."""
+    store = ResultStore.from_url(url)
+    space = fleet_configs()
+    for day, (name, (eager_ms, n_trials)) in enumerate(FLEET_WORKLOADS.items()):
+        wl = workload(name)
+        for k, (device, model, stack_name) in enumerate(FLEET_DEVICES):
+            rng = random.Random(f"{name}-{device}")
+            stack = GPU_STACK_OLD if stack_name == "gpu-old" else GPU_STACK
+            fp = fingerprint(device, stack, stack_name) | {
+                "device_name": model, "hostname": f"node-{device}",
+                "compute_capability": "9.0" if "H" in model else "8.9" if "L4" in model else "8.0",
+            }
+            configs = space[:n_trials] if n_trials <= len(space) else \
+                space + [c for c in space if c.mode == "reduce-overhead"][:n_trials - len(space)]
+            trials = [_fleet_trial(rng, c, model, eager_ms * FLEET_SPEED[model],
+                                   device == FLEET_NOISY_DEVICE) for c in configs]  # fmt: skip
+            sweep_id = store.create_sweep(wl, fp, {"device": "cuda"}, f"{name}-{device}",
+                                          len(trials))  # fmt: skip
+            start = T0 + timedelta(days=day, hours=k)
+            store.add_trials([_record(i, wl, fp, t, start + timedelta(seconds=40 * i))
+                              for i, t in enumerate(trials)], sweep_id)  # fmt: skip
+            store.finish_sweep(sweep_id, "finished")
+    return store
+
+
+if __name__ == "__main__":  # python tests/dashboard/dashboard_seed.py [--fleet] sqlite:///x.db
+    import sys
+
+    fleet = "--fleet" in sys.argv
+    target = next(a for a in sys.argv[1:] if not a.startswith("--"))
+    (seed_fleet if fleet else seed)(target).close()
+    print(f"wrote {'the fleet-size' if fleet else 'the test'} data set into {target}")

@@ -13,11 +13,13 @@ import pytest
 from browser import (
     CHROMIUM,
     PAGE_TIMEOUT_MS,
+    clipped_tables,
     dashboard,
     error_boxes,
     launch,
     open_page,
     open_tab,
+    remote,
     settled,
 )
 from dashboard_seed import CPU_STACK, T0, TINY_CPU, Trial, _record, fingerprint, workload
@@ -63,12 +65,6 @@ def _cells(page: object) -> set[str]:
     return {t.strip() for t in cells.all_text_contents()}
 
 
-def _remote(requests: list[str]) -> list[str]:
-    """The requests that left this machine (the dashboard must work air-gapped)."""
-    return [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
-            and urlsplit(u).hostname not in ("127.0.0.1", "localhost", "::1")]  # fmt: skip
-
-
 def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -89,6 +85,7 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
             )
             assert {"bf16 + reduce-overhead", "fp32 + default", "fp32 + eager"} <= _cells(page)
             expect(page.locator("[data-testid='stSidebar']")).to_contain_text("sqlite:///")
+            assert clipped_tables(page) == 0, "a table wider than the page at 1440 px"
             expect(main).to_contain_text("Speedup of the recommended config")
             assert error_boxes(page) == 0
             page.screenshot(path=shots / "recommendations.png", full_page=True)
@@ -100,31 +97,31 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
                             "Graph breaks"):  # fmt: skip
                 expect(page.get_by_role("heading", name=heading, exact=True)).to_have_count(1)
             expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(4)
-            assert error_boxes(page) == 0
+            assert error_boxes(page) == 0 and clipped_tables(page) == 0
             page.screenshot(path=shots / "workload.png", full_page=True)
 
             open_page(page, "fleet")
             expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(1)
-            assert error_boxes(page) == 0
+            assert error_boxes(page) == 0 and clipped_tables(page) == 0
             page.screenshot(path=shots / "fleet.png", full_page=True)
             open_tab(page, "Software upgrade")
             expect(main).to_contain_text("torch 2.10.0+cu128 → 2.11.0+cu130")
             expect(main).to_contain_text("(-20.0%)")
             open_tab(page, "Two devices")
             expect(main).to_contain_text("They disagree on 2 configs")
-            assert error_boxes(page) == 0
+            assert error_boxes(page) == 0 and clipped_tables(page) == 0
 
             open_page(page, "sweeps")
-            expect(main).to_contain_text("3/10 trials, best 0.037 ms, 0 failed")
+            expect(main).to_contain_text("3/10 trials, best 37.0 µs, 0 failed")
             expect(main).to_contain_text("One sweep, trial by trial")
-            assert error_boxes(page) == 0
+            assert error_boxes(page) == 0 and clipped_tables(page) == 0
             page.screenshot(path=shots / "sweeps.png", full_page=True)
             # The running sweep gets a trial: the page shows it without a reload.
             _add_running_trial(dashboard_db)
-            expect(main).to_contain_text("4/10 trials, best 0.037 ms, 0 failed")
-            assert error_boxes(page) == 0
+            expect(main).to_contain_text("4/10 trials, best 37.0 µs, 0 failed")
+            assert error_boxes(page) == 0 and clipped_tables(page) == 0
             assert any(urlsplit(u).path.endswith(".woff2") for u in requests), "fonts: local"
-            assert len(requests) > 20 and _remote(requests) == []
+            assert len(requests) > 20 and remote(requests) == []
         finally:
             browser.close()
     for name in ("recommendations", "workload", "fleet", "sweeps"):

@@ -170,7 +170,7 @@ def test_fleet_page_upgrade_and_disagreement(run_page: Run, seeded_url: str) -> 
     _ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "torch 2.10.0+cu128 → 2.11.0+cu130" in text and "driver 570.86.15 → 580.159.04" in text
-    assert "1.2 ms" in text and "0.96 ms" in text and "(-20.0%)" in text
+    assert "at 1.20 ms" in text and "at 0.960 ms" in text and "(-20.0%)" in text
     moves = _table(at, "config", "before_ms", "after_ms").set_index("config")
     assert moves.loc["bf16 + reduce-overhead", "change_pct"] == pytest.approx(-20.0)
     assert moves.loc["fp32 + eager", "after_ms"] == pytest.approx(6.2)
@@ -191,7 +191,7 @@ def test_sweeps_page_progress(run_page: Run, seeded_url: str) -> None:
     assert _metrics(at)["Running"] == "1" and _metrics(at)["Finished"] == "5"
     progress = at.get("progress")
     assert len(progress) == 1
-    assert "3/10 trials" in progress[0].proto.text and "best 0.037 ms" in progress[0].proto.text
+    assert "3/10 trials" in progress[0].proto.text and "best 37.0 µs" in progress[0].proto.text
     sweeps = _table(at, "id", "workload", "status", "progress")
     assert len(sweeps) == 6
     running = sweeps[sweeps["status"] == "running"].iloc[0]
