@@ -1,7 +1,8 @@
 """A regression gate: did the recommended config get slower on this stack than on a baseline?
 
 `Baseline` holds the figures a baseline recommendation rests on, per config key. It comes from
-the one answer (`advisor.answer`) on a fingerprint of the store (`from_recommendation`), or from
+the one answer (`advisor.recommend.answers`) on a fingerprint of the store (`from_recommendation`),
+or from
 a file (`read_baseline`): an `advisor export` (trial records: answered again, the same way, from
 a scratch database), an `advisor recommend --format json` document (the pick only) or an
 `advisor recommend --json` document (every ranked config).
@@ -157,10 +158,10 @@ def _from_document(data: dict[str, Any], path: str, workload: str) -> Baseline:
 
 def _from_export(path: str, workload: str, fingerprint: str | None) -> Baseline:
     """Answer the export's trials the way the store answers them: imported into a scratch
-    SQLite file, then `advisor.answer.answer`."""
-    from advisor.answer import answer
+    SQLite file, then `advisor.recommend.answers.answer`."""
     from advisor.db import ResultStore
     from advisor.db.transfer import read_records
+    from advisor.recommend.answers import answer
 
     records = [r for r in read_records(path) if (r.get("workload") or {}).get("name") == workload]
     if not records:

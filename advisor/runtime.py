@@ -34,7 +34,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from advisor.answer import answer
 from advisor.child.capture import ServingMonitor, TrafficRecorder
 from advisor.child.prepare import prepare
 from advisor.child.serve import (
@@ -52,6 +51,7 @@ from advisor.recommend import (
     Staleness,
     nearest_fingerprint,
 )
+from advisor.recommend.answers import answer
 from advisor.workload import Workload, load_workload, trusted_path
 
 
@@ -162,8 +162,9 @@ def _lookup(
             return f"no trials of {name} on this kind of device ({fp.get('device_kind')})"
         records = store.trials(workload=name, fingerprint_hash=staleness.measured_hash)
     used = staleness.measured_hash if staleness else here
+    # the one answer (advisor.recommend.answers)
     rec = answer(store, name, used, policy=policy, calls_per_process=calls,
-                 constraints=constraints, records=records)  # the one answer (advisor.answer)
+                 constraints=constraints, records=records)
     if rec.best is None:
         return f"no recommendation for {name}: {rec.sentence}"
     key = CompileConfig.from_dict(rec.best.config).key

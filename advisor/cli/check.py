@@ -46,10 +46,10 @@ def check_cmd(
     the same policy. Exit codes: 0 within the threshold, 3 slower by more, 1 nothing to compare,
     2 bad input."""
     from advisor import check
-    from advisor.answer import answer
     from advisor.cli.results import resolve_recommendation
     from advisor.db.store import ResultStore
     from advisor.recommend import Constraints, check_policy
+    from advisor.recommend.answers import answer
 
     if against is None and baseline is None:
         fail("say what to check against: --against FINGERPRINT or --baseline FILE")

@@ -66,8 +66,8 @@ def compare(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Compare one workload across devices and stacks: recommended config, latency, speedup."""
-    from advisor.answer import answer, pick_label
     from advisor.db.store import ResultStore
+    from advisor.recommend.answers import answer, pick_label
 
     try:
         fmt = output.resolve(fmt, as_json, out)

@@ -70,7 +70,7 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
 
 def _picks(db: str | None, sweeps: list[dict]) -> dict[tuple[str, str | None], dict]:
     """(workload, fingerprint) -> the pick of the one answer, in brief."""
-    from advisor.answer import answer, pick_label
+    from advisor.recommend.answers import answer, pick_label
 
     store = _store(db)
     out: dict[tuple[str, str | None], dict] = {}
@@ -100,7 +100,7 @@ def show(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Show one sweep: every trial, failures with their reasons, and its recommendation."""
-    from advisor.answer import answer
+    from advisor.recommend.answers import answer
 
     try:
         fmt = output.resolve(fmt, as_json, out)
@@ -224,9 +224,9 @@ def resolve_recommendation(
     from dataclasses import replace
 
     from advisor import __version__
-    from advisor.answer import answer
     from advisor.devices import resolve_device
     from advisor.recommend import nearest_fingerprint, provenance
+    from advisor.recommend.answers import answer
     from advisor.search.launcher import Launcher
 
     store = _store(db)

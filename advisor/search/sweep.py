@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from advisor import device_lock
-from advisor.answer import answer
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Recommendation, deciding_ms
+from advisor.recommend.answers import answer
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
@@ -335,7 +335,8 @@ class Sweeper:
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         calls = self.settings.calls_per_process
-        # The one answer (advisor.answer): every sweep of it here, the newest confirmation.
+        # The one answer (advisor.recommend.answers): every sweep of it here, the newest
+        # confirmation.
         rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         failed = ""
         if status == "finished":

@@ -1,6 +1,7 @@
 """One answer everywhere, and only when the evidence carries it: stored trials in a real SQLite
 file, read through every surface (`advisor recommend`, `list`, `show`, `compare`, the dashboard's
-data, `advisor.apply`), each of which must show the pick `advisor.answer.answer` decides."""
+data, `advisor.apply`), each of which must show the pick `advisor.recommend.answers.answer`
+decides."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import torch
 from recommend_support import TINY_MLP, TINY_WORKLOAD, advisor, json_out, record
 
 import advisor as advisor_api
-from advisor.answer import answer
 from advisor.config import CompileConfig
 from advisor.db.store import ResultStore
+from advisor.recommend.answers import answer
 from advisor.runtime import RecommendationWarning
 from advisor.workload import load_workload
 

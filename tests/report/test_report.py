@@ -10,8 +10,8 @@ import pytest
 from report_support import fingerprint_of, run
 
 from advisor import charts, report, units
-from advisor.answer import answer
 from advisor.db import ResultStore
+from advisor.recommend.answers import answer
 
 H200, A100, NEW = "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "2.11.0+cu130"
 

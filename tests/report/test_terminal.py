@@ -9,9 +9,9 @@ import pytest
 from report_support import fingerprint_of
 from rich.console import Console
 
-from advisor.answer import answer
 from advisor.cli import render
 from advisor.db import ResultStore
+from advisor.recommend.answers import answer
 
 
 @pytest.fixture

@@ -18,9 +18,7 @@ from advisor.recommend import (
     break_even_calls,
     export_dict,
     fingerprint_changes,
-    median_ci,
     nearest_fingerprint,
-    paired_speedup,
     parse_bytes,
     recommend,
     to_python,
@@ -28,6 +26,7 @@ from advisor.recommend import (
     traffic_throughput,
 )
 from advisor.record import empty_record
+from advisor.stats import median_ci, paired_speedup
 
 _uuids = itertools.count()
 

@@ -1,0 +1,294 @@
+"""Trials -> a recommendation: pooled figures per config, the policy's order, the tie rule,
+noise, a confirmation's paired figures."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from advisor.config import EAGER_FP32
+from advisor.recommend.constraints import Constraints
+from advisor.recommend.evidence import (
+    NEAR_RATIO,
+    Ranked,
+    Recommendation,
+    break_even_calls,
+    deciding_ms,
+    overlaps,
+    rank_record,
+    simplicity,
+)
+from advisor.recommend.policies import TIE_RATIO, BreakEven, Policy, make_policy
+from advisor.stats import CONFIDENCE, Stats
+
+
+def _with_score(r: Ranked, policy: Policy) -> Ranked:
+    if isinstance(policy, BreakEven):
+        r = replace(r, total_s=policy.score(r))
+    return replace(r, score=policy.score(r))
+
+
+def _verdict(r: Ranked, leader: Ranked, policy: Policy) -> str | None:
+    """How ``r`` stands against the leader: "tie" (paired figures within `TIE_RATIO`: the
+    simpler may win), "undecided" (the evidence cannot order them: unpaired figures within
+    `TIE_RATIO`, or overlapping intervals), or None (the leader is ahead). A short (screened)
+    measurement is never a tie nor a reason for doubt."""
+    if r.short:
+        return None
+    within = policy.within_ratio(r, leader)
+    if r.confirmed and leader.confirmed:
+        if within:
+            return "tie"
+        if policy.name == "latency":  # paired: the speedups over the same rounds decide
+            return "undecided" if overlaps(r.speedup_ci, leader.speedup_ci) else None
+    if within or overlaps(policy.interval(r), policy.interval(leader)):
+        return "undecided"
+    return None
+
+
+@dataclass(frozen=True)
+class _Choice:
+    best: Ranked | None
+    note: str
+    contenders: list[str]
+    decision: str
+    undecided: list[str]
+
+
+def _choose(ranked: list[Ranked], policy: Policy) -> _Choice:
+    """The pick among configs already sorted by the policy. A simpler config wins only a tie
+    on paired figures; configs the evidence cannot order leave the decision "undecided" (the
+    leader stands, the note says so), or "undecided: noise" when their timings are noisy (no
+    pick). The contenders: keys of the leader and the configs tied with it, undecided against
+    it or within `NEAR_RATIO` of it (empty when there are none besides the leader)."""
+    if not ranked:
+        return _Choice(None, "", [], "none", [])
+    leader = ranked[0]
+    verdicts = {id(r): v for r in ranked[1:] if (v := _verdict(r, leader, policy)) is not None}
+    near = [r.config_key for r in ranked[1:] if id(r) in verdicts
+            or (not r.short and policy.within_ratio(r, leader, NEAR_RATIO))]
+    contenders = [leader.config_key, *near] if near else []
+    ties = [r for r in ranked if verdicts.get(id(r)) == "tie"]
+    doubt = [r for r in ranked if verdicts.get(id(r)) == "undecided"]
+    best = min([leader, *ties], key=simplicity)
+    if doubt and (leader.noisy or any(r.noisy for r in doubt)):
+        return _Choice(None, _doubt_note(leader, doubt, policy, noise=True), contenders,
+                       "undecided: noise", [r.label for r in doubt])
+    notes = [_tie_note(best, leader, policy)] if best is not leader else []
+    if doubt:
+        notes.append(_doubt_note(leader, doubt, policy, noise=False))
+    decision = "undecided" if doubt else ("tie" if best is not leader else "decided")
+    return _Choice(best, " ".join(notes), contenders, decision, [r.label for r in doubt])
+
+
+def _tie_note(best: Ranked, leader: Ranked, policy: Policy) -> str:
+    """Why ``best`` is preferred over the fastest, ``leader``: a tie on paired figures."""
+    return (f"{best.label} ({policy.figure(best)}) is within {TIE_RATIO:.0%} of the fastest, "
+            f"{leader.label} ({policy.figure(leader)}), on paired figures (measured "
+            f"interleaved in one process) and simpler, so it is preferred")
+
+
+def _doubt_note(leader: Ranked, doubt: list[Ranked], policy: Policy, noise: bool) -> str:
+    """Which configs the evidence cannot order against the leader, and why."""
+    def shown(r: Ranked) -> str:
+        ci = policy.interval(r)
+        text = policy.figure(r)
+        if ci:
+            unit = policy.unit
+            text += f", {CONFIDENCE:.0%} CI {ci[0]:.3g}-{ci[1]:.3g} {unit}"
+        if r.confirmed:
+            text += ", paired"
+        return f"{r.label} ({text}{', noisy' if r.noisy else ''})"
+
+    others = "; ".join(shown(r) for r in doubt)
+    head = "undecided: noise" if noise else "undecided"
+    tail = ("no pick on noisy timings: measure again on a quiet host, or run `advisor "
+            "recommend --confirm`" if noise else
+            f"{leader.label} stays the pick on its figure; `advisor recommend --confirm` "
+            "measures them side by side")
+    return (f"{head}: the fastest, {shown(leader)}, cannot be told apart from {others} "
+            f"(within {TIE_RATIO:.0%} on unpaired figures or overlapping intervals); {tail}")
+
+
+def recommend(
+    workload: str,
+    records: list[dict[str, Any]],
+    fingerprint_hash: str | None = None,
+    *,
+    policy: str = "latency",
+    calls_per_process: int | None = None,
+    constraints: Constraints | None = None,
+    confirmation: dict[str, Any] | None = None,
+) -> Recommendation:
+    """The recommendation under ``policy`` over ``records`` (trials of one workload on one
+    fingerprint), optionally decided on a stored ``confirmation``'s paired figures."""
+    pol = make_policy(policy, calls_per_process)
+    constraints = constraints or Constraints()
+    ok = [r for r in records if r["status"] == "ok" and r.get("median_ms")]
+    passed = [r for r in ok if r.get("passed")]
+    calls = calls_per_process
+    base_recs = [r for r in ok if r["config"] == EAGER_FP32.to_dict()]
+    baseline = _pooled(base_recs, None, calls) if base_recs else None
+    base_ms = baseline.median_ms if baseline else None
+    if baseline is not None:
+        baseline = _pooled(base_recs, base_ms, calls)
+    excluded: dict[str, int] = {}
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for rec in passed:  # one entry per config: its pooled evidence, never its best trial
+        by_key.setdefault(rec["config_key"], []).append(rec)
+    pooled = [_pooled(group, base_ms, calls) for group in by_key.values()]
+    pooled = _against_best_eager(pooled, base_ms)
+    candidates = []
+    for r in pooled:
+        why = constraints.violation(asdict(r))
+        if why is None:
+            candidates.append(r)
+        else:
+            excluded[why] = excluded.get(why, 0) + 1
+    scored = [_with_score(r, pol) for r in candidates]
+    unscorable = [r for r in scored if r.score is None]
+    if unscorable:
+        excluded[f"no {policy} figure"] = len(unscorable)
+    ranked = sorted((r for r in scored if r.score is not None), key=pol.sort_key)
+    if baseline is not None:
+        baseline = _with_score(baseline, pol)
+    source = _source(baseline)
+    conf_note, conf_info = "", None
+    if confirmation is not None:
+        ranked, baseline, conf_info, conf_note = _confirmed(ranked, baseline, confirmation, pol)
+        if conf_info["used"]:
+            source = (f"paired confirmation, {confirmation.get('rounds')} rounds; re-measured "
+                      "configs: paired per-round ratios")
+    pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
+    choice = _choose(pool, pol)
+    note = " ".join(n for n in (choice.note, conf_note) if n)
+    eager = [r for r in ranked if r.config["mode"] == "eager"]
+    return Recommendation(
+        workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
+        ranked=ranked, n_trials=len(records),
+        n_failed=sum(1 for r in records if r["status"] != "ok"),
+        n_rejected=len(ok) - len(passed), note=note, policy=policy,
+        calls_per_process=calls_per_process,
+        constraints={k: v for k, v in asdict(constraints).items() if v is not None},
+        n_excluded=sum(excluded.values()), excluded=excluded, confirmation=conf_info,
+        contenders=choice.contenders, decision=choice.decision, undecided=choice.undecided,
+        eager_best=min(eager, key=lambda r: r.median_ms) if eager else None,
+        baseline_source=source,
+    )
+
+
+def _paired(entry: dict[str, Any] | None) -> float | None:
+    return entry.get("speedup") if entry else None
+
+
+def _source(baseline: Ranked | None) -> str:
+    if baseline is None:
+        return ""
+    what = "steady-state median" if baseline.figure == "steady" else "process-life cost"
+    if baseline.n_trials == 1:
+        return f"{what} of 1 trial"
+    return f"median of {baseline.n_trials} trials' {what}s"
+
+
+def _pooled(recs: list[dict[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
+    """One config's figure from all its trials: the median of the full trials' deciding figures
+    (screened trials only when there is nothing else: then ``short``), its interval the span of
+    their intervals, and the trial nearest that median for the other facts."""
+    full = [r for r in recs if not r.get("screened_out")]
+    use = full or recs
+    figures = sorted(deciding_ms(r, calls) for r in use)
+    figure = statistics.median(figures)
+    rep = min(use, key=lambda r: abs(deciding_ms(r, calls) - figure))
+    one = rank_record(rep, base_ms, calls)
+    if len(use) == 1:
+        ci = one.median_ci_ms
+    elif one.figure == "process":
+        ci = [figures[0], figures[-1]]
+    else:
+        lows = [float((r.get("median_ci_ms") or [deciding_ms(r, calls)])[0]) for r in use]
+        highs = [float((r.get("median_ci_ms") or [0, deciding_ms(r, calls)])[1]) for r in use]
+        ci = [min(lows), max(highs)]
+    return replace(
+        one, median_ms=figure, median_ci_ms=ci, n_trials=len(use), short=not full,
+        noisy=any(bool(r.get("noisy")) for r in use),
+        speedup=base_ms / figure if base_ms and figure else None,
+        break_even_calls_fp32=_pays_off(one, figure, base_ms),
+        break_even_calls=_pays_off(one, figure, base_ms),
+    )
+
+
+def _pays_off(r: Ranked, figure_ms: float, eager_ms: float | None) -> int | None:
+    if r.config["mode"] == "eager":
+        return None
+    return break_even_calls(None if r.figure == "process" else r.cold_compile_s, figure_ms,
+                           eager_ms)
+
+
+def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ranked]:
+    """Break-even against the fastest eager config (bf16 eager often beats fp32 eager: that is
+    what compiling has to pay back), with eager fp32's beside it."""
+    eager = [r.median_ms for r in ranked if r.config["mode"] == "eager"]
+    best_eager = min([*eager, *([base_ms] if base_ms else [])], default=None)
+    return [replace(r, break_even_calls=_pays_off(r, r.median_ms, best_eager)) for r in ranked]
+
+
+def _confirmed(
+    ranked: list[Ranked], baseline: Ranked | None, confirmation: dict[str, Any], pol: Policy
+) -> tuple[list[Ranked], Ranked | None, dict[str, Any], str]:
+    """Ranked configs with the confirmation's paired figures where it measured them."""
+    entries = {
+        e["config_key"]: e for e in confirmation.get("entries", []) if e.get("median_ms")
+    }
+    info = {
+        "uuid": confirmation.get("uuid"), "created_at": confirmation.get("created_at"),
+        "rounds": confirmation.get("rounds"), "method": confirmation.get("method"),
+        "configs": [e["label"] for e in confirmation.get("entries", []) if e.get("label")],
+        "used": False,
+    }
+    if not pol.paired:
+        return ranked, baseline, info, (
+            f"the confirmation measured medians; the {pol.name} policy uses the sweep's figures")
+    if not ranked or ranked[0].config_key not in entries:
+        leader = ranked[0].label if ranked else "?"
+        return ranked, baseline, info, (
+            f"the stored confirmation does not include the current leader ({leader}); "
+            "run `advisor recommend --confirm` again")
+
+    eager_entry = entries.get(EAGER_FP32.key)
+    base_ms = eager_entry["median_ms"] if eager_entry else None
+
+    def apply(r: Ranked) -> Ranked:
+        e = entries.get(r.config_key)
+        if e is None:
+            return r
+        out = replace(
+            r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
+            p90_ms=e.get("p90_ms", r.p90_ms), p99_ms=e.get("p99_ms", r.p99_ms),
+            speedup_ci=e.get("speedup_ci"), confirmed=True, short=False,
+            noisy=any(Stats(s).noisy for s in e.get("samples_ms") or [] if s),
+            n_trials=r.n_trials,
+        )
+        return out
+
+    ranked = [apply(r) for r in ranked]
+    if baseline is not None:
+        baseline = apply(baseline)
+        base_ms = baseline.median_ms
+    # One baseline figure for the whole table: every speedup and break-even against it.
+    # (a confirmed row's speedup is its paired one: the median of per-round ratios against
+    # the same eager fp32 rounds, which stays inside its interval)
+    ranked = [_with_score(replace(
+        r, speedup=_paired(entries.get(r.config_key)) if r.confirmed
+        else (base_ms / r.median_ms if base_ms else None),
+        break_even_calls_fp32=_pays_off(r, r.median_ms, base_ms),
+    ), pol) for r in _against_best_eager(ranked, base_ms)]
+    if baseline is not None:
+        baseline = _with_score(replace(baseline, speedup=1.0 if base_ms else None), pol)
+    confirmed = sorted((r for r in ranked if r.confirmed), key=pol.sort_key)
+    ranked = confirmed + [r for r in ranked if not r.confirmed]
+    info["used"] = True
+    rounds = confirmation.get("rounds")
+    return ranked, baseline, info, (
+        f"decided on paired figures: {len(confirmed)} configs re-measured in one process, "
+        f"interleaved over {rounds} rounds with eager fp32")

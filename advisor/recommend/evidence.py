@@ -1,0 +1,323 @@
+"""The evidence: one config's pooled figures (`Ranked`), the recommendation that holds them
+(`Recommendation`), and the figures they rest on (`deciding_ms`, `break_even_calls`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from advisor import serving
+from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.serving import DEFAULT_CALLS_PER_PROCESS
+from advisor.stats import CONFIDENCE
+
+# Figures within 10% of the leader's, each from its own process, cannot be ordered with
+# confidence: on an H200 a CUDA-graph config's median moved 0.6-32% between two sweeps six
+# minutes apart while each interval was under 0.4% wide (docs/performance.md). Such contenders
+# are worth re-measuring side by side (advisor.search.sweep).
+NEAR_RATIO = 0.10
+STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
+
+
+def overlaps(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
+    """Whether two intervals share a point (False when either is unknown)."""
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One config's evidence, relative to the eager fp32 baseline."""
+
+    config: dict[str, Any]
+    label: str
+    median_ms: float
+    p90_ms: float | None
+    p99_ms: float | None
+    speedup: float | None
+    cold_compile_s: float | None
+    warm_compile_s: float | None
+    kernels_per_call: int | None
+    launches_per_call: int | None
+    max_abs_err: float | None
+    quality_name: str | None
+    quality_value: float | None
+    trial_uuid: str
+    median_ci_ms: list[float] | None = None  # [low, high], 95% bootstrap
+    throughput_per_s: float | None = None
+    peak_mem_bytes: int | None = None
+    graph_count: int | None = None
+    break_even_calls: int | None = None  # calls until it pays off vs the best eager config
+    total_s: float | None = None  # break-even policy: cold compile + calls x median
+    score: float | None = None  # the policy's figure for this config
+    confirmed: bool = False  # figures from an interleaved confirmation run
+    speedup_ci: list[float] | None = None  # confirmed: interval of the paired speedup
+    shapes: list[dict[str, Any]] | None = None  # the measured shapes: shape, dims, weight
+    buckets: dict[str, Any] | None = None  # shape strategy: strategy, boundaries, padding waste
+    # "process": median_ms is the expected cost per request over a process's life (start-up,
+    # new shapes and steady state: advisor.serving); "steady": the steady-state median
+    figure: str = "steady"
+    steady_ms: float | None = None  # the steady-state median, beside a process-life figure
+    flags: list[dict[str, str]] | None = None  # what a serving process meets (advisor.serving)
+    n_trials: int = 1  # full trials pooled into this figure (median of their figures)
+    noisy: bool | None = None  # a pooled trial (or the confirmation) flagged its timing noisy
+    short: bool = False  # only a screened (short, SCREEN_SAMPLES-call) measurement: never ties
+    break_even_calls_fp32: int | None = None  # calls until compiling pays off vs eager fp32
+
+    @property
+    def config_key(self) -> str:
+        return CompileConfig.from_dict(self.config).key
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The recommended config for one workload on one fingerprint, with its evidence."""
+
+    workload: str
+    fingerprint_hash: str | None
+    best: Ranked | None
+    baseline: Ranked | None
+    ranked: list[Ranked] = field(default_factory=list)
+    n_trials: int = 0
+    n_failed: int = 0
+    n_rejected: int = 0
+    note: str = ""
+    policy: str = "latency"
+    calls_per_process: int | None = None
+    constraints: dict[str, Any] = field(default_factory=dict)
+    n_excluded: int = 0  # passed, but broke a constraint
+    excluded: dict[str, int] = field(default_factory=dict)  # reason -> configs
+    confirmation: dict[str, Any] | None = None  # which confirmation, and whether it was used
+    staleness: dict[str, Any] | None = None  # set by the caller: see `Staleness.to_dict`
+    artifact: dict[str, Any] | None = None  # set by the caller: the stored warm-start artifact
+    # config keys of the configs tied with the leader or within NEAR_RATIO of it, in ranked
+    # order, the leader first (empty: the leader stands alone); `advisor.search.sweep`
+    # re-measures them
+    # interleaved
+    contenders: list[str] = field(default_factory=list)
+    # "decided" (the leader is ahead), "tie" (a simpler config within TIE_RATIO on paired
+    # figures), "undecided" (configs the evidence cannot order; the leader stands, the note says
+    # so), "undecided: noise" (the same on noisy timings: no pick), "none" (nothing passed)
+    decision: str = "none"
+    undecided: list[str] = field(default_factory=list)  # labels the leader cannot be told from
+    eager_best: Ranked | None = None  # the fastest eager config (what break-even is against)
+    baseline_source: str = ""  # where the baseline figure comes from, e.g. "median of 3 trials"
+
+    @property
+    def leader(self) -> Ranked | None:
+        """The config with the best figure under the policy (``best`` unless a tie or noise)."""
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def baseline_name(self) -> str:
+        """The one figure every speedup of this recommendation is against, named."""
+        if self.baseline is None:
+            return "no eager fp32 baseline"
+        return f"eager fp32 {self.baseline.median_ms:.4g} ms ({self.baseline_source})"
+
+    @property
+    def decided_by(self) -> str:
+        """Which figure decided: the steady-state median or the cost over a process's life."""
+        if self.best is not None and self.best.figure == "process":
+            return (f"expected ms per request over a process serving "
+                    f"{self.calls_per_process or DEFAULT_CALLS_PER_PROCESS:,} requests "
+                    "(start-up, new shapes, steady state)")
+        return "steady-state median"
+
+    @property
+    def sentence(self) -> str:
+        """The evidence in one sentence."""
+        text = self._sentence()
+        if self.best is not None and self.best.figure == "process":
+            text += f" [{self.decided_by}; steady state {_ms(self.best.steady_ms)}]"
+        return text
+
+    def _sentence(self) -> str:
+        if self.decision == "undecided: noise" and self.leader is not None:
+            lead = self.leader
+            return (f"undecided: noise. {lead.label} ({_with_ci(lead)}) cannot be told apart from "
+                    f"{', '.join(self.undecided)} on noisy timings; measure again on a quiet host "
+                    "or run `advisor recommend --confirm`")
+        if self.best is None:
+            if self.n_excluded:
+                return (f"no config of {self.workload} meets the constraints "
+                        f"({_reasons(self.excluded)}); nothing to recommend")
+            return f"no config of {self.workload} ran and passed; nothing to recommend"
+        if self.policy == "break-even":
+            return self._break_even_sentence()
+        if self.policy in ("tail", "throughput"):
+            return self._policy_sentence()
+        return self._latency_sentence()
+
+    def _latency_sentence(self) -> str:
+        b, base = self.best, self.baseline
+        assert b is not None
+        if b.config["mode"] == "eager" and base is not None:
+            compiled = [r for r in self.ranked if r.config["mode"] != "eager"]
+            text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
+            if compiled:
+                c = compiled[0]
+                text += f" (fastest compiled: {c.label}, {c.median_ms:.3g} ms"
+                text += f", {c.speedup:.2f}x)" if c.speedup else ")"
+            return text
+        text = f"{b.label}: {b.median_ms:.3g} ms"
+        if base is not None and b.speedup is not None:
+            text += f" vs {base.median_ms:.3g} ms eager fp32 ({b.speedup:.2f}x)"
+        if b.cold_compile_s is not None and b.config["mode"] != "eager":
+            text += f", {b.cold_compile_s:.1f} s cold compile"
+        calls = _per_call(b)
+        if calls:
+            text += f", {calls}"
+            if base is not None and _per_call(base):
+                text += f" vs {_per_call(base)}"
+        return text
+
+    def _policy_sentence(self) -> str:
+        b, base = self.best, self.baseline
+        assert b is not None
+        if self.policy == "tail":
+            text = f"{b.label}: p99 {_ms(b.p99_ms)}"
+            if base is not None and base.p99_ms is not None:
+                text += f" vs {_ms(base.p99_ms)} eager fp32"
+        else:
+            text = f"{b.label}: {b.throughput_per_s:,.0f} calls/s"
+            if base is not None and base.throughput_per_s:
+                text += f" vs {base.throughput_per_s:,.0f} eager fp32"
+        return text + f" (median {b.median_ms:.3g} ms)"
+
+    def _break_even_sentence(self) -> str:
+        b, base, n = self.best, self.baseline, self.calls_per_process
+        assert b is not None and n is not None
+        text = f"for {n:,} calls per process, {b.label}: {b.total_s:.3g} s in all"
+        if b.config["mode"] != "eager":
+            text += f" ({b.cold_compile_s or 0:.1f} s cold compile + {n:,} x {b.median_ms:.3g} ms)"
+        if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
+            text += f" vs {base.total_s:.3g} s eager fp32"
+        if b.config["mode"] != "eager":
+            if b.break_even_calls is not None:
+                text += f"; compiling pays off after {b.break_even_calls:,} calls"
+                eager = self.eager_best
+                if eager is not None and eager.config_key != EAGER_FP32.key:
+                    text += f" against {eager.label}"
+                    if b.break_even_calls_fp32 is not None:
+                        text += f" ({b.break_even_calls_fp32:,} against eager fp32)"
+            return text
+        paying = [r for r in self.ranked if r.config["mode"] != "eager" and r.break_even_calls]
+        if paying:
+            c = min(paying, key=lambda r: r.break_even_calls or 0)
+            text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
+                     f"pays off after {c.break_even_calls:,} calls)")
+        else:
+            text += "; compiling does not pay off here"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sentence"] = self.sentence
+        data["decided_by"] = self.decided_by
+        return data
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g} ms"
+
+
+def _with_ci(r: Ranked) -> str:
+    text = f"{r.median_ms:.3g} ms"
+    if r.median_ci_ms:
+        text += f", {CONFIDENCE:.0%} CI {r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}"
+    return text + (", noisy" if r.noisy else "")
+
+
+def _reasons(excluded: dict[str, int]) -> str:
+    return ", ".join(f"{n} with {reason}" for reason, n in sorted(excluded.items()))
+
+
+def _per_call(r: Ranked) -> str:
+    if r.launches_per_call is not None:
+        return f"{r.launches_per_call} launches per call"
+    if r.kernels_per_call is not None:
+        return f"{r.kernels_per_call} kernels per call"
+    return ""
+
+
+def traffic_throughput(shapes: Sequence[dict[str, Any]]) -> float | None:
+    """Calls per second of the traffic mix: 1 / sum(weight / throughput) (weights normalised)."""
+    usable = [s for s in shapes if s.get("throughput_per_s") and s.get("weight")]
+    if not usable or len(usable) != len(shapes):
+        return None
+    total = sum(s["weight"] for s in usable)
+    return 1.0 / sum(s["weight"] / total / s["throughput_per_s"] for s in usable)
+
+
+def break_even_calls(cold_compile_s: float | None, median_ms: float,
+                     eager_ms: float | None) -> int | None:
+    """Calls after which a config's compile has paid for itself against eager (None: never)."""
+    if eager_ms is None or median_ms >= eager_ms:
+        return None
+    calls = (cold_compile_s or 0.0) * 1000 / (eager_ms - median_ms)
+    return math.ceil(calls * (1 - 1e-9))  # float noise: 1000000.0000005 is 1 000 000 calls
+
+
+def deciding_ms(rec: dict[str, Any], calls: int | None) -> float:
+    """A record's deciding figure: the expected cost per request over a process serving
+    `calls` requests when its replay streams varying traffic (advisor.serving), else its
+    steady-state median."""
+    life = _life_ms(rec, calls)
+    return float(rec["median_ms"]) if life is None else life
+
+
+def _life_ms(rec: dict[str, Any], calls: int | None) -> float | None:
+    replay = rec.get("replay")
+    if replay is None or not serving.decides(replay):
+        return None
+    return serving.process_life_ms(replay, calls or DEFAULT_CALLS_PER_PROCESS)
+
+
+def rank_record(rec: dict[str, Any], baseline_ms: float | None, calls: int | None = None) -> Ranked:
+    config = CompileConfig.from_dict(rec["config"])
+    life = _life_ms(rec, calls)
+    process = life is not None
+    figure_ms = float(rec["median_ms"]) if life is None else life
+    ci = None if process else rec.get("median_ci_ms")
+    replay = rec.get("replay") or {}
+    return Ranked(
+        figure="process" if process else "steady", steady_ms=rec["median_ms"],
+        flags=replay.get("flags") or None,
+        config=config.to_dict(), label=config.label, median_ms=figure_ms,
+        p90_ms=rec.get("p90_ms"), p99_ms=rec.get("p99_ms"),
+        speedup=baseline_ms / figure_ms if baseline_ms and figure_ms else None,
+        cold_compile_s=rec.get("cold_compile_s"), warm_compile_s=rec.get("warm_compile_s"),
+        kernels_per_call=rec.get("kernels_per_call"),
+        launches_per_call=rec.get("launches_per_call"), max_abs_err=rec.get("max_abs_err"),
+        quality_name=rec.get("quality_name"), quality_value=rec.get("quality_value"),
+        trial_uuid=rec["trial_uuid"],
+        median_ci_ms=[float(ci[0]), float(ci[1])] if ci else None,
+        throughput_per_s=traffic_throughput(rec.get("shapes") or []),
+        peak_mem_bytes=rec.get("peak_mem_bytes"), graph_count=rec.get("graph_count"),
+        break_even_calls=break_even_calls(
+            None if config.mode == "eager" or process else rec.get("cold_compile_s"), figure_ms,
+            baseline_ms,
+        ),
+        shapes=[
+            {"shape": s.get("shape"), "dims": s.get("dims"), "weight": s.get("weight")}
+            for s in rec.get("shapes") or []
+        ] or None,
+        buckets=_buckets_of(config, rec),
+    )
+
+
+def _buckets_of(config: CompileConfig, rec: dict[str, Any]) -> dict[str, Any] | None:
+    """A shape strategy's measured buckets: strategy and boundaries per padded dim."""
+    if config.shapes == "static":
+        return None
+    replay = rec.get("replay") or {}
+    return {"strategy": config.shapes, "boundaries": replay.get("boundaries") or {},
+            "padding_waste": replay.get("padding_waste")}
+
+
+def simplicity(r: Ranked) -> tuple[int, int, float]:
+    """Simpler and cheaper first: the mode's cost, then fewer graphs, then a shorter compile."""
+    graphs = 0 if r.config["mode"] == "eager" else (r.graph_count or 0)
+    return MODE_COST_ORDER[r.config["mode"]], graphs, r.cold_compile_s or 0.0

@@ -1,0 +1,129 @@
+"""The policies a recommendation is decided under: small classes in one registry (`POLICIES`).
+
+A policy scores each config's pooled evidence (`Ranked`); lower is better unless
+`higher_is_better`. The base class holds what every policy shares (the order, the tie ratio, how a
+score reads); a policy says only how it scores, and, where its score rests on the median, its
+interval. `paired`: the policy can decide on a confirmation's paired medians. Adding a policy is
+one class and one registry entry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from advisor.errors import ConfigError
+
+if TYPE_CHECKING:
+    from advisor.recommend.evidence import Ranked
+
+TIE_RATIO = 0.02  # figures closer than 2% count as a tie
+
+
+class Policy:
+    """How configs are ordered. Subclasses set `name` and implement `score`."""
+
+    name: ClassVar[str]
+    unit: ClassVar[str] = "ms"
+    higher_is_better: ClassVar[bool] = False
+    paired: ClassVar[bool] = False  # a confirmation's paired medians can decide it
+    needs_calls: ClassVar[bool] = False  # needs --calls-per-process
+
+    def __init__(self, calls: int | None = None) -> None:
+        self.calls = calls
+
+    def score(self, r: Ranked) -> float | None:
+        raise NotImplementedError
+
+    def interval(self, r: Ranked) -> list[float] | None:
+        """The score's confidence interval, where the score rests on the median (None: not)."""
+        return None
+
+    def sort_key(self, r: Ranked) -> float:
+        assert r.score is not None
+        return -r.score if self.higher_is_better else r.score
+
+    def within_ratio(self, r: Ranked, leader: Ranked, ratio: float = TIE_RATIO) -> bool:
+        assert r.score is not None and leader.score is not None
+        if self.higher_is_better:
+            return r.score * (1 + ratio) >= leader.score
+        return r.score <= leader.score * (1 + ratio)
+
+    def figure(self, r: Ranked) -> str:
+        return f"{r.score:.3g} {self.unit}"
+
+
+class Latency(Policy):
+    """The lowest traffic-weighted median (or process-life figure)."""
+
+    name = "latency"
+    paired = True
+
+    def score(self, r: Ranked) -> float | None:
+        return r.median_ms
+
+    def interval(self, r: Ranked) -> list[float] | None:
+        return r.median_ci_ms
+
+
+class Tail(Policy):
+    """The lowest traffic-weighted p99."""
+
+    name = "tail"
+
+    def score(self, r: Ranked) -> float | None:
+        return r.p99_ms
+
+
+class Throughput(Policy):
+    """The most calls per second over the traffic mix."""
+
+    name = "throughput"
+    unit = "calls/s"
+    higher_is_better = True
+
+    def score(self, r: Ranked) -> float | None:
+        return r.throughput_per_s
+
+    def figure(self, r: Ranked) -> str:
+        return f"{r.score:,.0f} calls/s"
+
+
+class BreakEven(Policy):
+    """The lowest cold compile + calls x median over a process of `calls` calls."""
+
+    name = "break-even"
+    unit = "s"
+    paired = True
+    needs_calls = True
+
+    def score(self, r: Ranked) -> float | None:
+        assert self.calls is not None
+        if r.figure == "process":  # start-up is inside the process-life figure already
+            return self.calls * r.median_ms / 1000
+        compile_s = 0.0 if r.config["mode"] == "eager" else (r.cold_compile_s or 0.0)
+        return compile_s + self.calls * r.median_ms / 1000
+
+    def interval(self, r: Ranked) -> list[float] | None:
+        if r.median_ci_ms is None:
+            return None
+        assert self.calls is not None and r.total_s is not None
+        fixed = r.total_s - self.calls * r.median_ms / 1000
+        return [fixed + self.calls * v / 1000 for v in r.median_ci_ms]
+
+
+REGISTRY: dict[str, type[Policy]] = {p.name: p for p in (Latency, Tail, Throughput, BreakEven)}
+POLICIES = tuple(REGISTRY)
+CONFIRMED_POLICIES = tuple(name for name, p in REGISTRY.items() if p.paired)
+
+
+def check_policy(policy: str, calls_per_process: int | None) -> None:
+    if policy not in REGISTRY:
+        raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    if REGISTRY[policy].needs_calls and (calls_per_process is None or calls_per_process < 1):
+        raise ConfigError(f"the {policy} policy needs --calls-per-process N (N >= 1)")
+
+
+def make_policy(policy: str, calls_per_process: int | None) -> Policy:
+    """The policy named ``policy`` (checked: one line naming the choices when unknown)."""
+    check_policy(policy, calls_per_process)
+    return REGISTRY[policy](calls_per_process)

@@ -1,0 +1,133 @@
+"""Staleness: how the fingerprint a recommendation was measured on differs from this one, and
+whether the workload's source or the advisor changed since."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
+from advisor.recommend.evidence import STACK_FIELDS
+
+COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One fingerprint field that differs between the measured device and this one."""
+
+    field: str
+    measured: Any
+    current: Any
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """How this device's fingerprint relates to the one a recommendation was measured on."""
+
+    current_hash: str
+    measured_hash: str | None  # None: nothing comparable was measured (another device kind)
+    changed: list[FieldChange] = field(default_factory=list)
+    measured_device: str | None = None
+    # Beside the fingerprint: the workload file and the advisor that measured the trials
+    # (measured: the values the trials carry, newest first; current: here, None if unknown).
+    source_sha256: dict[str, Any] | None = None
+    advisor_version: dict[str, Any] | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.measured_hash is not None and self.measured_hash == self.current_hash
+
+    @property
+    def fresh(self) -> bool:
+        """Same fingerprint, same workload source, same advisor version."""
+        return self.exact and not self.source_sha256 and not self.advisor_version
+
+    @property
+    def warning(self) -> str:
+        parts = [self._fingerprint_warning()] if not self.exact else []
+        if self.source_sha256:
+            s = self.source_sha256
+            parts.append(f"the workload file changed since its trials (sha256 "
+                         f"{str(s['current'])[:12]} here, {str(s['measured'][0])[:12]} measured)"
+                         "; sweep it again")
+        if self.advisor_version:
+            a = self.advisor_version
+            parts.append(f"the trials were measured by advisor {', '.join(a['measured'])}, "
+                         f"this is {a['current']}")
+        return "; ".join(parts)
+
+    def _fingerprint_warning(self) -> str:
+        if self.measured_hash is None:
+            return (f"nothing was measured on this kind of device (fingerprint "
+                    f"{self.current_hash}); sweep it here")
+        diffs = "; ".join(
+            f"{c.field}: {c.measured} measured, {c.current} here" for c in self.changed
+        )
+        return (f"no sweep on this device and stack (fingerprint {self.current_hash}); using the "
+                f"nearest measured fingerprint {self.measured_hash} ({self.measured_device}), "
+                f"which differs in {diffs}; its recommendation may be stale: sweep here to be sure")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(exact=self.exact, fresh=self.fresh, warning=self.warning)
+        return data
+
+
+def provenance(staleness: Staleness | None, records: list[dict[str, Any]],
+               source_sha256: str | None, advisor_version: str | None) -> Staleness | None:
+    """``staleness`` (None: the fingerprint matched) with the workload source and advisor
+    version checked against the trials' (newest first); None when all of it is current."""
+    newest = sorted(records, key=lambda r: str(r.get("started_at") or ""), reverse=True)
+
+    def seen(values: list[Any]) -> list[Any]:
+        return list(dict.fromkeys(v for v in values if v))
+
+    sources = seen([(r.get("workload") or {}).get("source_sha256") for r in newest])
+    versions = seen([(r.get("fingerprint") or {}).get("advisor_version") for r in newest])
+    source = ({"measured": sources, "current": source_sha256}
+              if source_sha256 and sources and sources[0] != source_sha256 else None)
+    version = ({"measured": versions, "current": advisor_version}
+               if advisor_version and versions and advisor_version not in versions else None)
+    if source is None and version is None:
+        return staleness
+    if staleness is None:
+        here = next((r.get("fingerprint_hash") or (r.get("fingerprint") or {}).get(
+            "fingerprint_hash") for r in newest), None) or "?"
+        staleness = Staleness(here, here, [], None)
+    return replace(staleness, source_sha256=source, advisor_version=version)
+
+
+def fingerprint_changes(measured: dict[str, Any], current: dict[str, Any]) -> list[FieldChange]:
+    """The device and stack fields (those hashed) whose values differ, in field order."""
+    return [
+        FieldChange(name, measured.get(name), current.get(name))
+        for name in COMPARED_FIELDS
+        if measured.get(name) != current.get(name)
+    ]
+
+
+def nearest_fingerprint(current: dict[str, Any], measured: list[dict[str, Any]]) -> Staleness:
+    """The measured fingerprint closest to ``current``: the same kind of device, then the
+    fewest differing device fields, driver/CUDA/torch/triton fields, other stack fields, then
+    the most trials. An exact match (same fingerprint hash) is itself."""
+    here = current["fingerprint_hash"]
+    for fp in measured:
+        if fp.get("fingerprint_hash") == here:
+            return Staleness(here, here, [], fp.get("device_name"))
+    same_kind = [fp for fp in measured if fp.get("device_kind") == current.get("device_kind")]
+    if not same_kind:
+        return Staleness(here, None)
+
+    def distance(fp: dict[str, Any]) -> tuple[int, int, int, int]:
+        changed = {c.field for c in fingerprint_changes(fp, current)}
+        return (
+            len(changed & set(DEVICE_FIELDS)),
+            len(changed & set(STACK_FIELDS)),
+            len(changed - set(DEVICE_FIELDS) - set(STACK_FIELDS)),
+            -int(fp.get("n_trials") or 0),
+        )
+
+    near = min(same_kind, key=distance)
+    return Staleness(here, near["fingerprint_hash"], fingerprint_changes(near, current),
+                     near.get("device_name"))
