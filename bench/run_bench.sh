@@ -7,6 +7,11 @@
 # stopped with SIGINT (the search bench keeps what it measured). Its .md results are printed;
 # everything in $R is copied to $OUT when set (the lent machine's return folder).
 # On the CPU (no .whl/): activate the project's virtual environment first.
+# .whl/ (git-ignored; carry it): the packages the lent machine lacks, for its Python 3.12:
+#   pip download --dest .whl --only-binary=:all: --no-deps --python-version 3.12 \
+#     --implementation cp --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+#     optuna sqlalchemy alembic typer rich click shellingham markdown-it-py mdurl pygments \
+#     colorlog Mako MarkupSafe greenlet psutil tqdm PyYAML
 set -u
 T0=$(date +%s)
 SCRIPT=${1:?bench script, e.g. search_bench.py}; shift

@@ -22,13 +22,14 @@ B is ``--budget`` seconds, else ``--budget-share`` x G (default 0.25: the goal's
 budgeted run starts no trial after B; the bench stops it (SIGINT) at B + ``--grace``. Each
 run's best-so-far (its best passed median after each finished trial: the config it would pick
 then) is a curve against seconds since its process started. Then ONE confirmation child per
-workload (bench/paired_regret.py's `paired_ratios`, the child `advisor.confirm` uses) compiles
-eager fp32, the reference and every config that was ever some run's best-so-far from the runs'
-kept caches and times them interleaved, round after round: each config's paired ratio to the
-reference. Reported per run: time to a best-so-far within 3% of the reference, paired (ratio
-<= 1.03) and unpaired (its median against the reference's median in the grid, another
-process); that time over G; and against the goal (within 3%, paired, in <= 25% of G): hit or
-miss. The trials' start and finish times give how many ran at once (J expected).
+workload (bench/paired_regret.py's `paired_ratios`: the child `advisor.child.confirm` that a
+sweep's leaders are re-measured in) compiles eager fp32, the reference and every config that
+was ever some run's best-so-far from the runs' kept caches and times them interleaved, round
+after round: each config's paired ratio to the reference. Reported per run: time to a
+best-so-far within 3% of the reference, paired (ratio <= 1.03) and unpaired (its median
+against the reference's median in the grid, another process); that time over G; and against
+the goal (within 3%, paired, in <= 25% of G): hit or miss. The trials' start and finish
+times give how many ran at once (J expected).
 
 ``--gpus N``: workloads run N at once, one per GPU, each in a process of its own with the GPU
 (CUDA_VISIBLE_DEVICES) and a 1/N slice of the host's cores (CPU affinity, which sets the
@@ -288,7 +289,7 @@ def measure_paired(workload: Path, args: argparse.Namespace, runs: list[dict[str
     """The reference and every best-so-far config, re-measured interleaved in one child."""
     from paired_regret import paired_ratios
 
-    from advisor.launcher import Launcher
+    from advisor.search.launcher import Launcher
 
     ref = grid["pick"]
     keys = paired_set(runs, ref["config"])
@@ -328,8 +329,8 @@ def _config_dict(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
 
 
 def _shapes(grid: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]]:
-    """The shapes the reference's trial measured (weights included), as `advisor.confirm`
-    takes them from the leader's record."""
+    """The shapes the reference's trial measured (weights included), as
+    `advisor.search.confirm` takes them from the leader's record."""
     from advisor.db.store import ResultStore
 
     db = Path(grid["caches"][: -len("_caches")] + ".db")
