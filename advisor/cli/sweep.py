@@ -17,6 +17,8 @@ from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
 from advisor.config import CompileConfig, parse_shape, shape_name
+from advisor.dimensions import BY_NAME as DIM
+from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.traffic import HOLDOUT
@@ -52,6 +54,7 @@ def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any,
 
 _RESUME_FLAGS = {
     "modes": "--modes", "dtypes": "--dtypes", "fullgraph": "--fullgraph", "shapes": "--shapes",
+    "option": "--option",
     "device": "--device", "trials": "--trials", "budget": "--budget", "shape": "--shape",
     "traffic": "--traffic", "holdout": "--holdout", "timeout_s": "--timeout",
     "screen": "--screen", "sampler": "--sampler", "priors": "--priors",
@@ -120,9 +123,10 @@ def _load_config(ctx: typer.Context, param: Any, path: Path | None) -> Path | No
         if target is None:
             fail(f"--config {path}: unknown key {key!r}; the keys are the sweep flags: "
                  f"{', '.join(sorted(keys))}")
-        if target.name == "files" and isinstance(value, str):
+        several = target.name == "files" or getattr(target, "multiple", False)
+        if several and isinstance(value, str):
             value = [value]
-        if isinstance(value, list) and target.name != "files":
+        if isinstance(value, list) and not several:
             value = ",".join(str(v) for v in value)  # modes = ["default", "eager"]
         try:  # the flag's own type checks the value, as on the command line
             defaults[target.name] = target.process_value(ctx, value)
@@ -166,9 +170,16 @@ def sweep(
     budget: str | None = typer.Option(
         None, "--budget", help="Stop starting trials after e.g. 20m."
     ),
-    modes: str | None = typer.Option(None, "--modes", help="Comma-separated modes to try."),
-    dtypes: str | None = typer.Option(None, "--dtypes", help="Comma-separated dtypes to try."),
-    fullgraph: str = typer.Option("off", "--fullgraph", help="both, on or off."),
+    modes: str | None = typer.Option(
+        None, "--modes", help="Comma-separated modes to try; " + DIM["mode"].help + "."),
+    dtypes: str | None = typer.Option(
+        None, "--dtypes", help="Comma-separated dtypes to try; " + DIM["dtype"].help + "."),
+    fullgraph: str = typer.Option("off", "--fullgraph", help="both, on or off: "
+                                  + DIM["fullgraph"].help + "."),
+    option: list[str] = typer.Option(
+        [], "--option", help="Sweep an Inductor option: NAME=V1,V2 (repeatable), e.g. "
+        "epilogue_fusion=true,false; the sweepable ones: " + ", ".join(OPTIONS_BY_NAME) + "."
+    ),
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
     ),
@@ -298,7 +309,7 @@ def sweep(
             if replay is not None:  # every config replays the traffic instead of one shape
                 dims, note = None, None
             space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
-                                fullgraph, shapes=strategies)
+                                fullgraph, shapes=strategies, options=parse_options(option))
             settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
                                      timeout_s=timeout_s, measure_warm=warm or warm_all,
                                      warm_all=warm_all, shape=dims,

@@ -11,7 +11,9 @@ from rich.table import Table
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import fail, fail_on, print_json
-from advisor.config import DTYPES, MODES, CompileConfig, parse_shape
+from advisor.config import CompileConfig, parse_shape
+from advisor.dimensions import BY_NAME as DIM
+from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
 from advisor.search.launcher import DEFAULT_TIMEOUT_S, Launcher
 from advisor.traffic import HOLDOUT
@@ -104,16 +106,19 @@ def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> N
 @app.command()
 def trial(
     file: Path = typer.Argument(..., help="Workload file (.py) defining `workload`."),
-    mode: str = typer.Option("default", "--mode", help=f"One of: {', '.join(MODES)}."),
-    dtype: str = typer.Option("fp32", "--dtype", help=f"One of: {', '.join(DTYPES)}."),
+    mode: str = typer.Option("default", "--mode", help=DIM["mode"].help + "."),
+    dtype: str = typer.Option("fp32", "--dtype", help=DIM["dtype"].help + "."),
     shape: str | None = typer.Option(
         None, "--shape", help="Shape to measure, e.g. batch=50,seq=128 (default: the workload's)."
     ),
-    fullgraph: bool = typer.Option(False, "--fullgraph", help="Fail on any graph break."),
-    dynamic: str = typer.Option("auto", "--dynamic", help="auto, true or false."),
+    fullgraph: bool = typer.Option(False, "--fullgraph", help=DIM["fullgraph"].help + "."),
+    dynamic: str = typer.Option("auto", "--dynamic", help=DIM["dynamic"].help + "."),
     shapes: str = typer.Option(
-        "static", "--shapes", help="Shape strategy: static, dynamic, mark_dynamic, buckets:pow2, "
-        "buckets:multiple-N or buckets:fitted-K (not static: replays the traffic)."
+        "static", "--shapes", help=DIM["shapes"].help + " (not static: replays the traffic)."
+    ),
+    option: list[str] = typer.Option(
+        [], "--option", help="An Inductor option NAME=VALUE (repeatable); the sweepable ones: "
+        + ", ".join(OPTIONS_BY_NAME) + "."
     ),
     traffic: Path | None = typer.Option(
         None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
@@ -136,8 +141,14 @@ def trial(
     from advisor.devices import resolve_device
 
     try:
+        options = {}
+        for name, values in parse_options(option).items():
+            if len(values) != 1:
+                raise ConfigError(f"--option {name}: a trial takes one value (a sweep compares "
+                                  "several)")
+            options[name] = values[0]
         config = CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic,
-                               shapes=shapes)
+                               shapes=shapes, options=options)
         loaded = load_workload(file)
         wl = loaded.workload
         if dtype not in wl.dtypes:

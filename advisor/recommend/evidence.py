@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from advisor import serving
-from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.dimensions import simplicity as dimension_simplicity
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
 
@@ -317,7 +318,8 @@ def _buckets_of(config: CompileConfig, rec: dict[str, Any]) -> dict[str, Any] | 
             "padding_waste": replay.get("padding_waste")}
 
 
-def simplicity(r: Ranked) -> tuple[int, int, float]:
-    """Simpler and cheaper first: the mode's cost, then fewer graphs, then a shorter compile."""
+def simplicity(r: Ranked) -> tuple[float, ...]:
+    """Simpler and cheaper first: the dimensions' ranks (the mode's cost; advisor.dimensions),
+    then fewer graphs, then a shorter compile."""
     graphs = 0 if r.config["mode"] == "eager" else (r.graph_count or 0)
-    return MODE_COST_ORDER[r.config["mode"]], graphs, r.cold_compile_s or 0.0
+    return (*dimension_simplicity(r.config), graphs, r.cold_compile_s or 0.0)

@@ -27,6 +27,7 @@ from typing import Any
 
 from advisor import device_lock
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.dimensions import from_params
 from advisor.errors import ConfigError, WorkloadError
 from advisor.search.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
 from advisor.search.launcher import CACHE_ROOT_ENV, Launcher
@@ -105,14 +106,8 @@ def queue_pool(store: Any, study: Any, sweeper: Any, fingerprint: dict[str, Any]
 
 
 def _key(params: dict[str, Any]) -> str | None:
-    try:
-        if params.get("mode") == "eager":
-            return CompileConfig(mode="eager", dtype=params["dtype"]).key
-        return CompileConfig(mode=params["mode"], dtype=params["dtype"],
-                             fullgraph=params.get("fullgraph", False),
-                             dynamic=params.get("dynamic", "auto")).key
-    except (KeyError, ConfigError):
-        return None
+    config = from_params(params)
+    return config.key if config is not None else None
 
 
 class Worker:

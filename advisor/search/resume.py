@@ -25,6 +25,8 @@ _FLAG_VALUES: dict[str, Any] = {
     "--dtypes": lambda s, sp: sp.dtypes,
     "--fullgraph": lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}),
     "--shapes": lambda s, sp: sp.shapes,
+    "--option": lambda s, sp: sorted({f"{k}={v}" for c in sp.configs
+                                      for k, v in c.options.items()}),
     "--device": lambda s, sp: s.device,
     "--trials": lambda s, sp: s.n_trials,
     "--budget": lambda s, sp: s.budget_s,

@@ -12,7 +12,7 @@ them).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from advisor.config import (
@@ -23,6 +23,8 @@ from advisor.config import (
     CompileConfig,
     shape_strategy,
 )
+from advisor.dimensions import Value
+from advisor.dimensions import configs as dimension_configs
 from advisor.errors import ConfigError
 
 FULLGRAPH_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
@@ -75,8 +77,11 @@ def build_space(
     fullgraph: str = "off",
     dynamic: Sequence[str] = ("auto",),
     shapes: Sequence[str] = ("static",),
+    options: Mapping[str, Sequence[Value]] | None = None,
 ) -> Space:
-    """Every config to try, cheapest first, the eager fp32 baseline at the front."""
+    """Every config to try, cheapest first, the eager fp32 baseline at the front: the product
+    of the dimensions' values (`advisor.dimensions`), Inductor ``options`` (name -> values)
+    included."""
     cpu = not device.startswith("cuda")
     if modes is None:
         modes = CPU_DEFAULT_MODES if cpu else MODES
@@ -98,20 +103,16 @@ def build_space(
     if any(s != "static" for s in shapes) and "auto" not in dynamic:
         raise ConfigError("shape strategies other than static set dynamic themselves: "
                           "include dynamic auto")
-    configs: list[CompileConfig] = [EAGER_FP32]
-    for mode in sorted(modes, key=MODE_COST_ORDER.__getitem__):
-        for dtype in sorted(dtypes, key=DTYPES.index):
-            if mode == "eager":
-                configs.append(CompileConfig(mode="eager", dtype=dtype))
-                continue
-            for fg in FULLGRAPH_CHOICES[fullgraph]:
-                for dyn in dynamic:
-                    for strategy in shapes:
-                        if strategy != "static" and dyn != "auto":
-                            continue
-                        configs.append(CompileConfig(mode=mode, dtype=dtype, fullgraph=fg,
-                                                     dynamic=dyn, shapes=strategy))
-    unique = list(dict.fromkeys(configs))
+    by_cost: list[str] = sorted(modes, key=MODE_COST_ORDER.__getitem__)
+    by_dtype: list[str] = sorted(dtypes, key=DTYPES.index)
+    values: dict[str, Sequence[Value]] = {
+        "mode": by_cost,
+        "dtype": by_dtype,
+        "fullgraph": FULLGRAPH_CHOICES[fullgraph],
+        "shapes": list(shapes),
+        "dynamic": list(dynamic),
+    }
+    unique = list(dict.fromkeys([EAGER_FP32, *dimension_configs(values, options)]))
     return Space(tuple(unique))
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
-from advisor import device_lock
+from advisor import device_lock, dimensions
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Recommendation, deciding_ms
@@ -131,35 +131,13 @@ class SweepOutcome:
 
 
 def trial_params(config: CompileConfig, space: Space) -> dict[str, Any]:
-    params: dict[str, Any] = {"mode": config.mode, "dtype": config.dtype}
-    if config.compiled and len({c.fullgraph for c in space.configs if c.compiled}) > 1:
-        params["fullgraph"] = config.fullgraph
-    if config.compiled and len({c.dynamic for c in space.configs if c.compiled}) > 1 and (
-        config.shapes == "static"
-    ):
-        params["dynamic"] = config.dynamic
-    if config.compiled and len(space.shapes) > 1:
-        params["shapes"] = config.shapes
-    return params
+    """The Optuna parameters standing for ``config`` in ``space`` (`advisor.dimensions`)."""
+    return dimensions.params_of(config, space.configs)
 
 
 def suggest_config(trial: Any, space: Space) -> CompileConfig:
     """Define-by-run: the config an Optuna trial proposes (or was enqueued with)."""
-    mode = trial.suggest_categorical("mode", space.modes)
-    dtype = trial.suggest_categorical("dtype", space.dtypes)
-    if mode == "eager":
-        return CompileConfig(mode="eager", dtype=dtype)
-    fullgraphs = sorted({c.fullgraph for c in space.configs if c.compiled})
-    dynamics = sorted({c.dynamic for c in space.configs if c.compiled})
-    fullgraph = trial.suggest_categorical("fullgraph", fullgraphs) if len(fullgraphs) > 1 else (
-        fullgraphs[0])
-    strategies = space.shapes
-    shapes = trial.suggest_categorical("shapes", strategies) if len(strategies) > 1 else (
-        strategies[0])
-    if shapes != "static":  # a shape strategy sets dynamic itself
-        return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, shapes=shapes)
-    dynamic = trial.suggest_categorical("dynamic", dynamics) if len(dynamics) > 1 else dynamics[0]
-    return CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic)
+    return dimensions.suggest(trial, space.configs)
 
 
 class Heartbeat:
