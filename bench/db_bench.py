@@ -35,7 +35,7 @@ from sqlalchemy.engine import make_url
 
 from advisor.config import DTYPES, MODES, CompileConfig
 from advisor.db import ResultStore
-from advisor.record import FAILURE_REASONS, empty_record
+from advisor.records import FAILURE_REASONS, empty_record
 
 TARGET_MS = 200.0
 RESULTS = Path(__file__).parent / "results"

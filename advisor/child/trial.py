@@ -1,4 +1,4 @@
-"""The trial child: run one config of one workload and write one record (see advisor.record).
+"""The trial child: run one config of one workload and write one record (see advisor.records).
 
 Started by `advisor.search.launcher` as ``python -m advisor.child.main SPEC.json RESULT.json`` in
 a fresh process with its own empty Inductor cache dir. It reports phases on stdout as lines
@@ -45,7 +45,7 @@ from advisor.child.tensors import to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
 from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
-from advisor.record import empty_record, weighted_headline
+from advisor.records import empty_record, weighted_headline
 from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 

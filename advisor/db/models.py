@@ -146,7 +146,7 @@ class Sweep(Base):
 
 
 class Trial(Base):
-    """One trial record (`advisor.record`), its scalar figures as columns, lists as JSON."""
+    """One trial record (`advisor.records`), its scalar figures as columns, lists as JSON."""
 
     __tablename__ = "advisor_trials"
     __table_args__ = (
@@ -250,7 +250,7 @@ class TrialDetails(Base):
     eager_kernel_names: Mapped[list[Any] | None]
     telemetry: Mapped[dict[str, Any] | None]
     fingerprint: Mapped[dict[str, Any] | None]
-    # keys a record had beyond advisor.record's, kept so that nothing is lost
+    # keys a record had beyond advisor.records's, kept so that nothing is lost
     extra: Mapped[dict[str, Any] | None]
 
 

@@ -90,7 +90,7 @@ def _trials_select(*columns: Any) -> Select[Any]:
 def trial_records(
     session: Session, where: list[ColumnElement[bool]], limit: int | None = None
 ) -> list[dict[str, Any]]:
-    """Full trial records (record.py shape + sweep_id/sweep_uuid), oldest first."""
+    """Full trial records (advisor.records shape + sweep_id/sweep_uuid), oldest first."""
     query = (
         _trials_select(
             T,
@@ -373,7 +373,7 @@ def _summaries() -> Select[Any]:
 
 
 def _summary_dict(row: Any) -> dict[str, Any]:
-    """A narrow row, with the record's keys beyond advisor.record (``extra``) merged in."""
+    """A narrow row, with the record's keys beyond advisor.records (``extra``) merged in."""
     out = {k: v for k, v in row.items() if k != "extra"}
     out["started_at"] = rows.to_iso(out["started_at"])
     for key, value in (row["extra"] or {}).items():

@@ -1,10 +1,10 @@
 """Trial records <-> table rows. Pure: no database access.
 
-A record (`advisor.record`) is split into a trial row (its scalars, as typed columns), a details
+A record (`advisor.records`) is split into a trial row (its scalars, as typed columns), a details
 row (its lists, dicts and error tail, as JSON and text), its shape rows, and the rows of its
 device, environment and workload; the way back rebuilds exactly the record's keys. Timestamps
 are stored as UTC datetimes and come back as ``datetime.isoformat()`` in UTC. Keys a record has
-beyond `record.empty_record()` are kept in the trial's ``extra`` JSON and come back as they were.
+beyond `records.empty_record()` are kept in the trial's ``extra`` JSON and come back as they were.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from advisor.db.models import (
     table,
 )
 from advisor.errors import StoreError
-from advisor.record import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, empty_record
+from advisor.records import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, empty_record
 
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
@@ -163,7 +163,7 @@ def check_record(record: Mapping[str, Any], what: str) -> None:
     `parse_shape`, `FAILURE_REASONS`); raises StoreError naming the record and the field."""
     from advisor.config import CompileConfig, parse_shape
     from advisor.errors import ConfigError
-    from advisor.record import FAILURE_REASONS
+    from advisor.records import FAILURE_REASONS
 
     config = record["config"]
     if not isinstance(config, dict):
@@ -266,7 +266,7 @@ def shape_rows(record: Mapping[str, Any], what: str) -> list[dict[str, Any]]:
 
 
 def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> dict[str, Any]:
-    """The trial record again, keys in `record.empty_record()` order, then sweep_id/sweep_uuid.
+    """The trial record again, keys in `records.empty_record()` order, then sweep_id/sweep_uuid.
 
     ``trial`` holds the columns of the trial, of its details row, its workload's name,
     source_sha256 and info, and its sweep's uuid as ``sweep_uuid``.

@@ -4,7 +4,7 @@
     sweep_id = store.create_sweep(workload, fingerprint, settings, study_name, planned_trials=20)
     store.add_trial(record, sweep_id)         # idempotent by record["trial_uuid"]
     store.finish_sweep(sweep_id, "finished")
-    store.trials(workload="my-reranker")      # records exactly as advisor.record describes them
+    store.trials(workload="my-reranker")      # records exactly as advisor.records describes them
 
 A new database is created at the newest schema on first use; one at an older schema revision
 raises `SchemaOutdated` (run ``advisor db upgrade``). Every database error surfaces as a
@@ -334,7 +334,7 @@ class ResultStore:
         fingerprint_hash: str | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Trial records, oldest first, exactly as `advisor.record` describes them, plus
+        """Trial records, oldest first, exactly as `advisor.records` describes them, plus
         ``sweep_id`` and ``sweep_uuid``. ``limit`` keeps the most recent ones."""
         if status is not None and status not in TRIAL_STATUSES:
             raise StoreError(f"trial status {status!r} is not one of {', '.join(TRIAL_STATUSES)}")
@@ -417,7 +417,7 @@ class ResultStore:
         fraction) of the group's lowest median, plus every ok eager fp32 trial. Narrow rows:
         trial_uuid, sweep_id, workload, device_hash, env_hash, config, config_key, mode, dtype,
         status, failure_reason, started_at, the scalar figures and the record's keys beyond
-        advisor.record (a confidence interval, say); no shapes, kernel names or error tails."""
+        advisor.records (a confidence interval, say); no shapes, kernel names or error tails."""
         with self._read("reading the near-best trials") as session:
             return queries.near_best_trials(session, within, workload)
 

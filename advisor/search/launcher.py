@@ -25,7 +25,7 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
-from advisor.record import empty_record
+from advisor.records import empty_record
 
 PHASE_PREFIX = "ADVISOR_PHASE "
 STDERR_TAIL_CHARS = 4000
@@ -180,7 +180,7 @@ class Launcher:
             policy: dict[str, Any] | None = None,
             on_phase: Callable[[str], None] | None = None,
             screen_above_ms: float | None = None) -> dict[str, Any]:
-        """Run one trial and return its record (see advisor.record); never raises for the trial.
+        """Run one trial and return its record (see advisor.records); never raises for the trial.
         `screen_above_ms`: cut the measurement short when a first short one is above it (the
         config is clearly dominated; see TrialRun._screen); such a trial skips the warm start."""
         spec: dict[str, Any] = {

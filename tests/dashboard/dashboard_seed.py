@@ -1,7 +1,7 @@
 """A results database with realistic trials for the dashboard tests, and the numbers to expect.
 
 Three workloads on four devices and five software stacks, written through `ResultStore` as a
-sweep writes them (records with every key of `advisor.record`, failed trials with their reason
+sweep writes them (records with every key of `advisor.records`, failed trials with their reason
 and error tail, one trial rejected by its quality check, graph breaks, kernel names, two
 traffic shapes, shape-strategy replays), plus one sweep still running:
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
-from advisor.record import empty_record
+from advisor.records import empty_record
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 

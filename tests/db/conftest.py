@@ -22,7 +22,7 @@ from sqlalchemy.engine import make_url
 
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
-from advisor.record import SHAPE_KEYS, empty_record
+from advisor.records import SHAPE_KEYS, empty_record
 
 PG_ENV = "ADVISOR_TEST_PG_URL"
 PG_SKIP = (
@@ -115,7 +115,7 @@ def make_record(
     passed: bool = True,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """A trial record with every key of record.empty_record() filled as a real trial fills it.
+    """A trial record with every key of records.empty_record() filled as a real trial fills it.
 
     A failed record has its failure reason, error tail and no figures, as the launcher makes it.
     """

@@ -15,7 +15,7 @@ from advisor.config import CompileConfig
 from advisor.db import ResultStore, head_revision
 from advisor.db.models import Base
 from advisor.errors import StoreError
-from advisor.record import empty_record
+from advisor.records import empty_record
 
 EAGER = CompileConfig(mode="eager", dtype="fp32")
 FAST = CompileConfig(mode="reduce-overhead", dtype="bf16")

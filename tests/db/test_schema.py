@@ -8,7 +8,7 @@ from pathlib import Path
 from advisor import fingerprint
 from advisor.db import ResultStore, rows
 from advisor.db.models import ShapeMeasurement, Trial, TrialDetails, table
-from advisor.record import LIST_KEYS, METRIC_KEYS, SHAPE_KEYS, empty_record
+from advisor.records import LIST_KEYS, METRIC_KEYS, SHAPE_KEYS, empty_record
 
 
 def test_every_scalar_metric_is_a_column_of_its_own() -> None:

@@ -23,7 +23,7 @@ from advisor.child.measure import SamplingPolicy
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.devices import cuda_device_count
 from advisor.fingerprint import add_hashes
-from advisor.record import empty_record
+from advisor.records import empty_record
 from advisor.search.launcher import Launcher
 from advisor.workload import DEFAULT_TOLERANCES
 

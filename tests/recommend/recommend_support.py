@@ -21,7 +21,7 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.fingerprint import add_hashes
-from advisor.record import empty_record
+from advisor.records import empty_record
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"

@@ -49,7 +49,7 @@ def test_version_is_a_string() -> None:
 
 def test_importing_advisor_and_its_cli_does_not_import_torch() -> None:
     code = (
-        "import sys, advisor, advisor.cli.app, advisor.config, advisor.stats, advisor.record, "
+        "import sys, advisor, advisor.cli.app, advisor.config, advisor.stats, advisor.records, "
         "advisor.cli.trial, advisor.search.launcher, advisor.devices, advisor.workload; "
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )

@@ -25,7 +25,7 @@ from advisor.recommend import (
     to_yaml,
     traffic_throughput,
 )
-from advisor.record import empty_record
+from advisor.records import empty_record
 from advisor.stats import median_ci, paired_speedup
 
 _uuids = itertools.count()

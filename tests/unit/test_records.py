@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from advisor.record import (
+from advisor.records import (
     FAILURE_REASONS,
     LIST_KEYS,
     METRIC_KEYS,
