@@ -181,7 +181,8 @@ def run_sweep(name: str, workload: Path, args: argparse.Namespace, work: Path,
             else None,
             "config": r["config_key"], "label": CompileConfig.from_dict(r["config"]).label,
             "trial_uuid": r["trial_uuid"], "median_ms": r["median_ms"] if ok else None,
-            "status": r["status"] if r["status"] != "ok" or r.get("passed") else "rejected",
+            "status": r["status"] if r["status"] != "ok" else "rejected" if not r.get(
+                "passed") else "screened out" if r.get("screened_out") else "ok",
             "tried_because": r.get("tried_because")})
     return {"strategy": name, "command": " ".join(cmd[1:]), "rc": proc.returncode,
             "stopped_by_bench_at_s": round(wall_s, 1) if stopped else None,
