@@ -6,6 +6,7 @@ exit 2, nothing written. (The sweeps themselves: the CPU proof run in docs/perfo
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,14 @@ def test_bad_arguments_are_one_line_and_write_nothing(tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("search_bench: ") and says in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_slots_give_each_workload_its_gpu_and_a_share_of_the_cores(monkeypatch: Any) -> None:
+    cores = sorted(os.sched_getaffinity(0))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    two = search_bench.slots(2)
+    assert [gpu for gpu, _ in two] == ["3", "5"]
+    assert two[0][1] + two[1][1] == cores and len(two[0][1]) == len(cores) // 2
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert search_bench.slots(1) == [(None, cores)]  # one workload at a time: the whole host
+    assert [gpu for gpu, _ in search_bench.slots(2)] == ["0", "1"]
