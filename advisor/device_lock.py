@@ -32,21 +32,9 @@ import tempfile
 import time
 from typing import IO
 
-ENV = "ADVISOR_DEVICE_LOCK"
-MEASURE_CORE_ENV = "ADVISOR_MEASURE_CORE"
-RESERVED_CORES_ENV = "ADVISOR_RESERVED_CORES"
+from advisor import settings
+
 _PROCESS_LOCK: DeviceLock | None = None
-
-
-def _cores(text: str | None) -> set[int]:
-    """Cores named in an environment variable ("15" or "14,15"); none when unset or "none"."""
-    text = (text or "").strip()
-    if text in ("", "none"):
-        return set()
-    try:
-        return {int(c) for c in text.split(",") if c.strip()}
-    except ValueError:
-        return set()
 
 
 def gpu_of(device: str) -> str:
@@ -69,7 +57,7 @@ def lock_path(device: str) -> str:
 
 def leave_reserved_cores() -> None:
     """Keep this process, and what it starts from now on, off the reserved cores."""
-    rest = os.sched_getaffinity(0) - _cores(os.environ.get(RESERVED_CORES_ENV))
+    rest = os.sched_getaffinity(0) - settings.reserved_cores()
     if rest and rest != os.sched_getaffinity(0):
         os.sched_setaffinity(0, rest)
 
@@ -91,7 +79,7 @@ class DeviceLock:
         each other)."""
         global _PROCESS_LOCK
         if _PROCESS_LOCK is None:
-            _PROCESS_LOCK = cls(os.environ.get(ENV) or None)
+            _PROCESS_LOCK = cls(settings.device_lock())
         return _PROCESS_LOCK
 
     @property
@@ -118,7 +106,7 @@ class DeviceLock:
 
     def _pin(self) -> None:
         """Move the calling thread onto this GPU's measure core, if the sweep keeps one."""
-        cores = _cores(os.environ.get(MEASURE_CORE_ENV))
+        cores = settings.measure_core()
         if len(cores) != 1:
             return
         affinity = os.sched_getaffinity(0)

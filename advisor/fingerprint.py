@@ -23,6 +23,8 @@ import socket
 import threading
 from typing import Any
 
+from advisor import settings
+
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
     "cpu_model", "cpu_cores", "host_memory_bytes",
@@ -180,9 +182,7 @@ def collect(device: str) -> dict[str, Any]:
         fp.update(_gpu(cuda_index(device)))
     else:
         fp.update({"device_kind": "cpu", "device_name": fp["cpu_model"]})
-    overrides = os.environ.get("ADVISOR_FINGERPRINT_OVERRIDES")
-    if overrides:
-        fp.update({k: v for k, v in json.loads(overrides).items() if k in fp})
+    fp.update({k: v for k, v in settings.fingerprint_overrides().items() if k in fp})
     return add_hashes(fp)
 
 

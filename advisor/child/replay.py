@@ -7,8 +7,8 @@ same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) mea
 
 1. Stream: a log (``--traffic``) is split in order (`Traffic.split`): what the strategy learns
    (bucket boundaries, the shapes it warms) is fitted on the earlier part, and the replay serves
-   the first `REQUESTS` requests (env ``ADVISOR_REPLAY_REQUESTS``) of the later part, the
-   holdout, in order. Declared traffic: `REQUESTS` requests sampled by weight with a fixed seed,
+   the first ``$ADVISOR_REPLAY_REQUESTS`` requests (300) of the later part, the
+   holdout, in order. Declared traffic: as many requests sampled by weight with a fixed seed,
    the same for every config of the same traffic, fitted on the declared shapes.
 2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
    reference step), computed after the stream and the timed passes, so that it warms nothing
@@ -51,34 +51,21 @@ as its deployment must (the value used is recorded).
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor import settings
 from advisor.buckets import BucketPlan
 from advisor.child.tensors import tensors
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
 from advisor.traffic import TRACE_SEED, Traffic
 
-REQUESTS = 300
 PASSES = 5
-REQUESTS_ENV = "ADVISOR_REPLAY_REQUESTS"
-RECOMPILE_LIMIT_ENV = "ADVISOR_RECOMPILE_LIMIT"
 LIMIT_HIT = "Dynamo recompile limit exceeded"
-
-
-def _env_int(name: str, default: int) -> int:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    value = int(text)
-    if value < 1:
-        raise ValueError(f"{name} must be a positive whole number, not {text!r}")
-    return value
 
 
 STARTUP_SHAPES = 8  # unpadded strategies warm at most this many known shapes (torch's limit)
@@ -112,7 +99,7 @@ class ReplayPlan:
 
     @classmethod
     def build(cls, traffic: Traffic, strategy: str, n: int | None = None) -> ReplayPlan:
-        fit, trace, split = traffic.split(n or _env_int(REQUESTS_ENV, REQUESTS))
+        fit, trace, split = traffic.split(n or settings.replay_requests())
         buckets = BucketPlan.for_strategy(strategy, fit)
         known = _startup_dims(fit, buckets)
         used = list(dict.fromkeys(trace))
@@ -228,7 +215,7 @@ class _Replay:
     def _limit(self) -> int:
         import torch._dynamo.config as dynamo_config
 
-        limit = _env_int(RECOMPILE_LIMIT_ENV, int(dynamo_config.recompile_limit))
+        limit = settings.recompile_limit() or int(dynamo_config.recompile_limit)
         if self.plan.buckets.pads:
             limit = max(limit, len(set(self.plan.bucket_keys())))
         dynamo_config.recompile_limit = limit

@@ -50,7 +50,8 @@ def dashboard(
     if missing:
         fail(f"the dashboard needs {', '.join(missing)} (not installed): "
              "pip install 'advisor[dashboard]'")  # fmt: skip
-    from advisor.db.engine import ENV_VAR, masked_url
+    from advisor import settings
+    from advisor.db.engine import masked_url
 
     try:
         url = _absolute_url(db)
@@ -62,10 +63,8 @@ def dashboard(
         fail(f"the dashboard's app is missing ({APP}): reinstall advisor")
     _check_free(host, port)
     path = os.environ.get("PYTHONPATH")
-    env = os.environ | {
-        ENV_VAR: url,
-        "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else ""),
-    }
+    env = settings.child_env(None, {settings.DB_URL: url})
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + path if path else "")
     command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.address", host,
                "--server.port", str(port), *STREAMLIT_FLAGS]  # fmt: skip
     typer.echo(f"advisor dashboard: http://{host}:{port} reading {masked_url(url)} "

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from advisor import settings as env_settings
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
@@ -77,9 +78,9 @@ def resume_hint(file: Path | str, db: str | None) -> str:
     (modes, dtypes, device, trials, ...), so only the file and the database are needed."""
     import shlex
 
-    from advisor.db.engine import ENV_VAR, display_url
+    from advisor.db.engine import display_url
 
-    where = "" if db is None and ENV_VAR in os.environ else f" --db {shlex.quote(display_url(db))}"
+    where = "" if db is None and env_settings.db_url() else f" --db {shlex.quote(display_url(db))}"
     return f"advisor sweep {shlex.quote(str(file))}{where} --resume"
 
 
@@ -596,7 +597,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
                        err=True)
             raise typer.Exit(128 + (o.signum or signal.SIGINT))  # 130 Ctrl-C, 143 SIGTERM
     for _, o in outcomes:  # where the results went, what to run next (stderr: --json stays)
-        given = db is not None or bool(os.environ.get("ADVISOR_DB_URL"))
+        given = db is not None or bool(env_settings.db_url())
         typer.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
                                                      store.masked_url, given), err=True)
     for _, o in outcomes:

@@ -8,7 +8,6 @@ IMMEDIATE`` for writes, so several processes can write to one file at once.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,10 +18,11 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError, StatementError
 
+from advisor import settings
 from advisor.errors import StoreError
 
 DEFAULT_URL = "sqlite:///advisor.db"
-ENV_VAR = "ADVISOR_DB_URL"
+ENV_VAR = settings.DB_URL.name  # named in messages
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 PG_CONNECT_TIMEOUT_S = 10
 URL_HINT = "use sqlite:///path.db or postgresql+psycopg://user:password@host:port/dbname"
@@ -41,7 +41,7 @@ _MASK = "***"
 
 def resolve_url(url: str | None = None) -> str:
     """The URL to use: ``url``, else ``$ADVISOR_DB_URL``, else ``sqlite:///advisor.db``."""
-    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    return url or settings.db_url() or DEFAULT_URL
 
 
 def masked_url(url: str | URL) -> str:

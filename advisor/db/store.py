@@ -15,7 +15,6 @@ RDB storage to share the database; ``store.masked_url`` is the one to print.
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from advisor import settings as env_settings
 from advisor.db import queries, rows, schema, writes
 from advisor.db.engine import (
     WRITE_OPTION,
@@ -42,16 +42,16 @@ from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
-# A sweep stored as running whose heartbeat (`ResultStore.beat`, every
-# advisor.search.sweep.SWEEP_HEARTBEAT_S) is older than this is reported "dead": its process is gone
-# (kill -9, a crash, a lost host). Computed on read; nothing is written by a reader.
-SWEEP_DEAD_AFTER_S = 120.0  # the default of $ADVISOR_SWEEP_DEAD_AFTER_S
 
 
 def sweep_dead_after_s() -> float:
-    """Seconds without a heartbeat after which a running sweep is dead: $ADVISOR_SWEEP_DEAD_AFTER_S,
-    else `SWEEP_DEAD_AFTER_S` (read at each call: a long-lived reader follows a change)."""
-    return float(os.environ.get("ADVISOR_SWEEP_DEAD_AFTER_S") or SWEEP_DEAD_AFTER_S)
+    """Seconds without a heartbeat after which a running sweep is dead: its process is gone
+    (kill -9, a crash, a lost host). A sweep beats (`ResultStore.beat`) every
+    $ADVISOR_SWEEP_HEARTBEAT_S; this is $ADVISOR_SWEEP_DEAD_AFTER_S, else 120 (read at each
+    call: a long-lived reader follows a change). Computed on read; no reader writes."""
+    return env_settings.sweep_dead_after_s()
+
+
 _SWEEP_EXPORT_KEYS = (
     "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
     "started_at", "finished_at", "heartbeat_at",
@@ -276,7 +276,7 @@ class ResultStore:
                 raise StoreError(f"no sweep with id {sweep_id} in {self.masked_url}")
 
     def beat(self, sweep_id: int) -> None:
-        """The running sweep's heartbeat: its process is alive (see `SWEEP_DEAD_AFTER_S`)."""
+        """The running sweep's heartbeat: its process is alive (see `sweep_dead_after_s`)."""
         with self._write("recording a sweep's heartbeat") as session:
             session.execute(
                 update(queries.S)
@@ -318,7 +318,7 @@ class ResultStore:
     ) -> list[dict[str, Any]]:
         """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms. A sweep
         stored as running whose heartbeat is stale has status ``dead`` (``stored_status``
-        keeps "running"; see `SWEEP_DEAD_AFTER_S`)."""
+        keeps "running"; see `sweep_dead_after_s`)."""
         if status is not None and status not in SWEEP_STATUSES:
             raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
         where = queries.sweep_filters(workload, status, device_hash)
@@ -533,7 +533,7 @@ class ResultStore:
 
 
 def _liveness(sweep: dict[str, Any]) -> dict[str, Any]:
-    """A running sweep whose heartbeat is older than `SWEEP_DEAD_AFTER_S` is reported dead."""
+    """A running sweep whose heartbeat is older than `sweep_dead_after_s()` is reported dead."""
     sweep["stored_status"] = sweep["status"]
     seen = sweep.get("heartbeat_at") or sweep.get("started_at")
     if sweep["status"] == "running" and seen is not None:

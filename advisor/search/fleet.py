@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
+import logging
 import os
 import signal
 import subprocess
@@ -26,15 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from advisor import device_lock
+from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.dimensions import from_params
 from advisor.errors import ConfigError, WorkloadError
 from advisor.search.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
-from advisor.search.launcher import CACHE_ROOT_ENV, Launcher
+from advisor.search.launcher import Launcher
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
 from advisor.search.sweep import (
-    HEARTBEAT_INTERVAL_S,
     MAX_ASKS_PER_TRIAL,
     Observer,
     QuietObserver,
@@ -48,11 +48,7 @@ from advisor.search.sweep import (
 )
 from advisor.workload import load_workload, workload_sha256
 
-# A worker started by a sweep on the device the sweep probed gets that fingerprint here (JSON).
-PROBED_ENV = "ADVISOR_PROBED_FINGERPRINT"
-# Set (to the file's sha256) for the workers a sweep starts: the sweep imported and checked the
-# workload file already, so they only check its bytes (see Worker.check).
-WORKLOAD_CHECKED_ENV = "ADVISOR_WORKLOAD_CHECKED"
+log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
 
@@ -120,14 +116,14 @@ class Worker:
         self.device = device
         settings = self.sweep["settings"]
         self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0),
-                                             cache_root=os.environ.get(CACHE_ROOT_ENV) or None)
+                                             cache_root=env_settings.keep_caches())
         self.observer = observer or QuietObserver()
         self.space = space_of(self.sweep)
         self.stop = threading.Event()
 
     def check(self) -> tuple[Path, dict[str, Any]]:
         """The workload file (same source as the sweep's) and this device's fingerprint (same
-        too). A worker its sweep started (WORKLOAD_CHECKED_ENV) compares the file's bytes only:
+        too). A worker its sweep started ($ADVISOR_WORKLOAD_CHECKED) compares the file's bytes only:
         the sweep imported and checked that file, and every trial child imports it anyway, so
         the worker's trials start without the import (torch and the model's libraries, seconds).
         A worker joining from elsewhere imports it here: a broken file fails here, in one line."""
@@ -140,10 +136,10 @@ class Worker:
                 "(its source hash); not imported: use the same workload file on every worker"
             )
         path = Path(wl["path"])
-        if not os.environ.get(WORKLOAD_CHECKED_ENV):
+        if not env_settings.workload_checked():
             path = load_workload(path).path
-        probed = os.environ.get(PROBED_ENV)  # this device, probed by the sweep that started us
-        fingerprint = json.loads(probed) if probed else self.launcher.probe(self.device)
+        # this device, probed by the sweep that started us
+        fingerprint = env_settings.probed_fingerprint() or self.launcher.probe(self.device)
         if fingerprint["fingerprint_hash"] != self.sweep["fingerprint_hash"]:
             fields = [k for k, v in self.sweep["fingerprint"].items()
                       if not k.endswith("hash") and k not in ("hostname", "device_uuid", "os")
@@ -280,7 +276,7 @@ class Worker:
 
 
 class Heartbeat:
-    """Beats for a held trial every HEARTBEAT_INTERVAL_S until the block ends. Unlike Optuna's
+    """Beats for a held trial every $ADVISOR_HEARTBEAT_S until the block ends. Unlike Optuna's
     own thread it outlives a failed beat (a database restart): it beats again once the server
     answers, so the trial is not taken for dead while its worker is alive."""
 
@@ -293,7 +289,7 @@ class Heartbeat:
         while True:
             with contextlib.suppress(Exception):  # the next beat tries again
                 self.storage.record_heartbeat(self.trial_id)
-            if self.done.wait(HEARTBEAT_INTERVAL_S):
+            if self.done.wait(env_settings.heartbeat_s()):
                 return
 
     def __enter__(self) -> Heartbeat:
@@ -312,19 +308,21 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
     host keep their own) and a fair share of the host's cores (among all `workers` of the host)
     for Inductor's compile workers, less one core per GPU kept for measurements
     (`measure_cores`; not when ADVISOR_MEASURE_CORE or ADVISOR_RESERVED_CORES is set already)."""
-    env = dict(os.environ)
+    env = env_settings.child_env()
     here = f"cuda:{index}" if device.startswith("cuda") else "cpu"
     if device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = device_lock.gpu_of(here)
     if jobs > 1:
-        env[device_lock.ENV] = device_lock.lock_path(here)
         allowed = sorted(os.sched_getaffinity(0))
-        user_set = device_lock.MEASURE_CORE_ENV in env or device_lock.RESERVED_CORES_ENV in env
+        user_set = (env_settings.is_set(env_settings.MEASURE_CORE)
+                    or env_settings.is_set(env_settings.RESERVED_CORES))
         kept = ([] if user_set or not device.startswith("cuda")
                 else measure_cores(allowed, max(1, workers // jobs)))
-        if kept:
-            env[device_lock.MEASURE_CORE_ENV] = str(kept[index % len(kept)])
-            env[device_lock.RESERVED_CORES_ENV] = ",".join(map(str, kept))
+        env = env_settings.child_env(env, {
+            env_settings.DEVICE_LOCK: device_lock.lock_path(here),
+            env_settings.MEASURE_CORE: kept[index % len(kept)] if kept else None,
+            env_settings.RESERVED_CORES: set(kept) if kept else None,
+        })
         cores = len(allowed) - len(kept)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
     return env
@@ -351,20 +349,22 @@ class WorkerPool:
         workload file the sweep loaded; the workers check its bytes instead of importing it."""
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
+        self._t0 = time.monotonic()
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
         for index in range(n):
             for _ in range(jobs):
                 cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
                        "--device", worker_device]
-                env = worker_env(index, device, jobs, n * jobs)
-                env["ADVISOR_DB_URL"] = db_url  # not on the command line: `ps` shows it
-                if cache_root is not None:  # trials' caches kept for the leader's warm start
-                    env[CACHE_ROOT_ENV] = cache_root
-                if fingerprint is not None and index == 0:
-                    env[PROBED_ENV] = json.dumps(fingerprint)
-                if workload_sha256:
-                    env[WORKLOAD_CHECKED_ENV] = workload_sha256
+                env = env_settings.child_env(worker_env(index, device, jobs, n * jobs), {
+                    env_settings.DB_URL: db_url,  # not on the command line: `ps` shows it
+                    # trials' caches kept for the leader's warm start
+                    env_settings.KEEP_CACHES: cache_root,
+                    env_settings.PROBED_FINGERPRINT: fingerprint if index == 0 else None,
+                    env_settings.WORKLOAD_CHECKED: workload_sha256 or None,
+                })
                 self.procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+                log.debug("worker pid %d started on sweep %d (%s, device %d of %d)",
+                          self.procs[-1].pid, sweep_id, worker_device, index + 1, n)
 
     def wait(self, tick: Callable[[], None] | None = None, every_s: float = 0.5) -> list[int]:
         """Wait for every worker; `tick` is called every `every_s` meanwhile (progress)."""
@@ -374,7 +374,11 @@ class WorkerPool:
                 if tick is not None:
                     tick()
                 time.sleep(every_s)
-            return [p.wait() for p in self.procs]
+            codes = [p.wait() for p in self.procs]
+            for p, code in zip(self.procs, codes, strict=True):
+                log.debug("worker pid %d exited: rc %d after %.1f s", p.pid, code,
+                          time.monotonic() - self._t0)
+            return codes
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

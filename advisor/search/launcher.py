@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -17,16 +18,19 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from advisor import settings
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
 from advisor.records import empty_record
 
+log = logging.getLogger(__name__)
 PHASE_PREFIX = "ADVISOR_PHASE "
 STDERR_TAIL_CHARS = 4000
 DEFAULT_TIMEOUT_S = 900.0
@@ -52,6 +56,8 @@ class Child:
              str(self.result_path)],
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )
+        self._t0 = time.monotonic()
+        log.debug("child pid %d started: %s", self.proc.pid, _kind(spec))
         self._reader = threading.Thread(target=self._read, args=(on_phase,), daemon=True)
         self._reader.start()
 
@@ -77,6 +83,8 @@ class Child:
         self.kill()  # stragglers of the group (compile workers) die with the trial
         self._reader.join(timeout=5)
         self._stderr.close()
+        log.debug("child pid %d exited: rc %d after %.1f s%s", self.proc.pid, code,
+                  time.monotonic() - self._t0, " (timed out, killed)" if self.timed_out else "")
         return code
 
     def result(self) -> dict[str, Any] | None:
@@ -89,8 +97,17 @@ class Child:
         return text[-STDERR_TAIL_CHARS:]
 
 
+def _kind(spec: dict[str, Any]) -> str:
+    """What a child is, for the log: probe, warm start, confirmation, artifact or trial."""
+    if spec.get("probe"):
+        return f"probe of {spec.get('device')}"
+    kind = spec.get("child") or ("warm start" if spec.get("warm_only") else "trial")
+    config = spec.get("config") or {}
+    return f"{kind} {spec.get('trial_uuid', '')} {config.get('mode', '')} {config.get('dtype', '')}"
+
+
 def _child_env(cache_dir: Path, device: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = settings.child_env()
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
     env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
     env["PYTHONUNBUFFERED"] = "1"
@@ -113,11 +130,6 @@ def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, s
             )
         return "crash", f"the child died of signal {name}"
     return "crash", f"the child exited with code {code} without writing a result"
-
-
-# Workers of a pooled sweep keep their trials' caches under this folder (the sweep measures
-# its leader's warm start from there once the trials are done).
-CACHE_ROOT_ENV = "ADVISOR_KEEP_CACHES"
 
 
 class Probe:
@@ -285,7 +297,12 @@ class Launcher:
         code = child.wait(self.timeout_s)
         record = child.result()
         if record is not None and not self._interrupted:
+            if record.get("device_wait_s"):
+                log.debug("trial %s waited %.1f s for the device lock", spec["trial_uuid"],
+                          record["device_wait_s"])
             return record
+        log.info("trial %s left no record (rc %d%s): %s", spec["trial_uuid"], code,
+                 ", interrupted" if self._interrupted else "", child.stderr_tail()[-300:])
         fallback = empty_record()
         reason, message = _crash_reason(code, child.timed_out, self._interrupted)
         fallback.update(

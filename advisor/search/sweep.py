@@ -16,7 +16,6 @@ after it when the re-measurement picks another config.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import threading
 import time
@@ -27,6 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from advisor import device_lock, dimensions
+from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Recommendation, deciding_ms
@@ -39,13 +39,10 @@ from advisor.search.space import Space
 from advisor.workload import LoadedWorkload
 
 MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
-# Fleet workers beat every HEARTBEAT_INTERVAL_S while they hold a trial; a trial without a beat
-# for HEARTBEAT_GRACE_S is stale and queued again. Operators (and tests) may tune both.
-HEARTBEAT_INTERVAL_S = int(os.environ.get("ADVISOR_HEARTBEAT_S", "5"))
-HEARTBEAT_GRACE_S = int(os.environ.get("ADVISOR_HEARTBEAT_GRACE_S", "30"))
-# The parent of a running sweep refreshes the sweep row's heartbeat this often; readers report
-# a running sweep without one for advisor.db.store.SWEEP_DEAD_AFTER_S as dead.
-SWEEP_HEARTBEAT_S = float(os.environ.get("ADVISOR_SWEEP_HEARTBEAT_S", "20"))
+# Fleet workers beat every $ADVISOR_HEARTBEAT_S while they hold a trial; a trial without a beat
+# for $ADVISOR_HEARTBEAT_GRACE_S is stale and queued again. The parent of a running sweep
+# refreshes the sweep row's heartbeat every $ADVISOR_SWEEP_HEARTBEAT_S; readers report a running
+# sweep without one for $ADVISOR_SWEEP_DEAD_AFTER_S as dead (advisor.settings).
 SCREEN_FACTOR = 1.5
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 
@@ -141,12 +138,13 @@ def suggest_config(trial: Any, space: Space) -> CompileConfig:
 
 
 class Heartbeat:
-    """Refreshes a running sweep's heartbeat (`ResultStore.beat`) every `SWEEP_HEARTBEAT_S`
+    """Refreshes a running sweep's heartbeat (`ResultStore.beat`) every $ADVISOR_SWEEP_HEARTBEAT_S
     from a thread of its own, while the sweep's parent is alive; a beat that fails (the
     database briefly away) is tried again at the next one."""
 
-    def __init__(self, store: Any, sweep_id: int, interval_s: float = SWEEP_HEARTBEAT_S) -> None:
-        self.store, self.sweep_id, self.interval_s = store, sweep_id, interval_s
+    def __init__(self, store: Any, sweep_id: int, interval_s: float | None = None) -> None:
+        self.store, self.sweep_id = store, sweep_id
+        self.interval_s = interval_s or env_settings.sweep_heartbeat_s()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sweep-heartbeat", daemon=True)
 
@@ -379,8 +377,9 @@ class Sweeper:
         if due is None or not self.launcher.kept_caches({due[1].key: due[0]}):
             return None
         trial_uuid, config = due
-        env = ({} if device_lock.ENV in os.environ
-               else {device_lock.ENV: device_lock.lock_path(self.settings.device)})
+        env = ({} if env_settings.is_set(env_settings.DEVICE_LOCK)
+               else env_settings.child_env({}, {
+                   env_settings.DEVICE_LOCK: device_lock.lock_path(self.settings.device)}))
         side = Launcher(self.launcher.timeout_s, self.launcher.cache_root, env)
         return WarmStartBeside(side, lambda launcher: launcher.warm_start(
             self.loaded.path, config, self.settings.device, self.shapes(), trial_uuid),
@@ -559,7 +558,8 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
         kwargs["engine_kwargs"] = {"pool_pre_ping": True}
     if heartbeat:
         kwargs.update(
-            heartbeat_interval=HEARTBEAT_INTERVAL_S, grace_period=HEARTBEAT_GRACE_S,
+            heartbeat_interval=env_settings.heartbeat_s(),
+            grace_period=env_settings.heartbeat_grace_s(),
             heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
                 max_retry=3),
         )

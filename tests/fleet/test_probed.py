@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from advisor import settings
 from advisor.config import EAGER_FP32
 from advisor.db.store import ResultStore
 from advisor.errors import ConfigError, TrialFailed, WorkloadError
 from advisor.fingerprint import add_hashes, collect
-from advisor.search.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
+from advisor.search.fleet import Worker
 from advisor.workload import workload_sha256
 
 FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
@@ -31,16 +32,16 @@ def test_a_worker_takes_its_sweeps_probe(tmp_path: Path, monkeypatch: pytest.Mon
     gpu = add_hashes({**collect("cpu"), "device_kind": "cuda", "device_name": "NVIDIA H200"})
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
         sweep_id = _sweep(store, gpu, sha256=workload_sha256(FOUR))
-        monkeypatch.delenv(PROBED_ENV, raising=False)
+        monkeypatch.delenv(settings.PROBED_FINGERPRINT.name, raising=False)
         with pytest.raises(TrialFailed):
             Worker(store, sweep_id, "cuda").check()  # no CUDA here: the probe fails
-        monkeypatch.setenv(PROBED_ENV, json.dumps(gpu))
+        monkeypatch.setenv(settings.PROBED_FINGERPRINT.name, json.dumps(gpu))
         path, fingerprint = Worker(store, sweep_id, "cuda").check()
         assert path == FOUR.resolve()
         assert fingerprint == gpu
 
         other = add_hashes({**gpu, "torch_version": "0.0.1"})
-        monkeypatch.setenv(PROBED_ENV, json.dumps(other))
+        monkeypatch.setenv(settings.PROBED_FINGERPRINT.name, json.dumps(other))
         with pytest.raises(ConfigError, match="torch_version"):
             Worker(store, sweep_id, "cuda").check()
 
@@ -51,13 +52,13 @@ def test_a_worker_its_sweep_started_checks_the_files_bytes_without_importing_it(
     file = tmp_path / "wl.py"
     file.write_text("raise RuntimeError('imported')\n")
     cpu = add_hashes(collect("cpu"))
-    monkeypatch.setenv(PROBED_ENV, json.dumps(cpu))
+    monkeypatch.setenv(settings.PROBED_FINGERPRINT.name, json.dumps(cpu))
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
         sweep_id = _sweep(store, cpu, file, workload_sha256(file))
-        monkeypatch.delenv(WORKLOAD_CHECKED_ENV, raising=False)
+        monkeypatch.delenv(settings.WORKLOAD_CHECKED.name, raising=False)
         with pytest.raises(WorkloadError, match="import failed: RuntimeError: imported"):
             Worker(store, sweep_id, "cpu").check()  # a worker joining from elsewhere imports
-        monkeypatch.setenv(WORKLOAD_CHECKED_ENV, workload_sha256(file))
+        monkeypatch.setenv(settings.WORKLOAD_CHECKED.name, workload_sha256(file))
         path, _ = Worker(store, sweep_id, "cpu").check()
         assert path == file
 

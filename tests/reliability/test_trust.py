@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from advisor import settings
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
 from advisor.errors import ConfigError, WorkloadError
@@ -44,12 +45,13 @@ def test_a_worker_does_not_import_a_path_whose_hash_differs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from advisor.fingerprint import add_hashes, collect
-    from advisor.search.fleet import PROBED_ENV, WORKLOAD_CHECKED_ENV, Worker
+    from advisor.search.fleet import Worker
 
     planted, mark = _planted(tmp_path)
     cpu = add_hashes(collect("cpu"))
-    monkeypatch.setenv(PROBED_ENV, json.dumps(cpu))
-    monkeypatch.delenv(WORKLOAD_CHECKED_ENV, raising=False)  # a worker joining from elsewhere
+    monkeypatch.setenv(settings.PROBED_FINGERPRINT.name, json.dumps(cpu))
+    # a worker joining from elsewhere
+    monkeypatch.delenv(settings.WORKLOAD_CHECKED.name, raising=False)
     workload = {"name": "four-dtypes", "path": str(planted),
                 "source_sha256": workload_sha256(HONEST), "info": {}}
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor import device_lock
+from advisor import settings
 from advisor.search.fleet import measure_cores, worker_env
-from advisor.search.launcher import CACHE_ROOT_ENV
+
+LOCK = settings.DEVICE_LOCK.name
+MEASURE_CORE = settings.MEASURE_CORE.name
+RESERVED_CORES = settings.RESERVED_CORES.name
 
 
 def test_workers_take_the_gpus_this_process_may_see(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +27,7 @@ def test_workers_take_the_gpus_this_process_may_see(monkeypatch: pytest.MonkeyPa
     # The lock is named after the GPU: a sweep started on GPU 3 alone shares GPU 3's lock.
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
     alone = worker_env(0, "cuda", jobs=2)
-    assert alone[device_lock.ENV] == second[device_lock.ENV] != first[device_lock.ENV]
+    assert alone[LOCK] == second[LOCK] != first[LOCK]
     assert alone["CUDA_VISIBLE_DEVICES"] == "3"
 
 
@@ -32,21 +35,21 @@ def test_without_a_restriction_the_index_is_the_gpu(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     env = worker_env(1, "cuda", jobs=1)
     assert env["CUDA_VISIBLE_DEVICES"] == "1"
-    assert device_lock.ENV not in env  # one trial at a time: nothing to take turns with
+    assert LOCK not in env  # one trial at a time: nothing to take turns with
 
 
 def test_gpu_uuids_make_valid_lock_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8f2c1a/0")
     env = worker_env(0, "cuda", jobs=2)
     assert env["CUDA_VISIBLE_DEVICES"] == "GPU-8f2c1a/0"
-    assert env[device_lock.ENV].endswith("advisor-device-cuda-GPU-8f2c1a_0.lock")
+    assert env[LOCK].endswith("advisor-device-cuda-GPU-8f2c1a_0.lock")
 
 
 def test_cpu_workers_share_one_lock_and_split_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
-    monkeypatch.delenv(CACHE_ROOT_ENV, raising=False)
+    monkeypatch.delenv(settings.KEEP_CACHES.name, raising=False)
     a, b = worker_env(0, "cpu", jobs=2, workers=2), worker_env(0, "cpu", jobs=2, workers=2)
-    assert a[device_lock.ENV] == b[device_lock.ENV]
+    assert a[LOCK] == b[LOCK]
     assert int(a["TORCHINDUCTOR_COMPILE_THREADS"]) >= 1
 
 
@@ -59,25 +62,25 @@ def test_one_core_per_gpu_is_kept_for_measurements_when_the_host_has_cores() -> 
 
 
 def test_measure_cores_reach_gpu_workers_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (device_lock.MEASURE_CORE_ENV, device_lock.RESERVED_CORES_ENV,
+    for name in (MEASURE_CORE, RESERVED_CORES,
                  "TORCHINDUCTOR_COMPILE_THREADS"):
         monkeypatch.delenv(name, raising=False)
     cores = sorted(os.sched_getaffinity(0))
     kept = measure_cores(cores, 1)
     env = worker_env(0, "cuda", jobs=2, workers=2)
     if kept:
-        assert env[device_lock.MEASURE_CORE_ENV] == str(kept[0])
-        assert env[device_lock.RESERVED_CORES_ENV] == str(kept[0])
+        assert env[MEASURE_CORE] == str(kept[0])
+        assert env[RESERVED_CORES] == str(kept[0])
     else:  # this host has too few cores to keep one
-        assert device_lock.MEASURE_CORE_ENV not in env
+        assert MEASURE_CORE not in env
     assert env["TORCHINDUCTOR_COMPILE_THREADS"] == str(max(1, (len(cores) - len(kept)) // 2))
-    assert device_lock.MEASURE_CORE_ENV not in worker_env(0, "cpu", jobs=2, workers=2)
-    assert device_lock.MEASURE_CORE_ENV not in worker_env(0, "cuda", jobs=1)  # nobody to share
+    assert MEASURE_CORE not in worker_env(0, "cpu", jobs=2, workers=2)
+    assert MEASURE_CORE not in worker_env(0, "cuda", jobs=1)  # nobody to share
     # A user's choice stands, "none" included: nothing kept.
-    monkeypatch.setenv(device_lock.MEASURE_CORE_ENV, "none")
+    monkeypatch.setenv(MEASURE_CORE, "none")
     chosen = worker_env(0, "cuda", jobs=2, workers=2)
-    assert chosen[device_lock.MEASURE_CORE_ENV] == "none"
-    assert device_lock.RESERVED_CORES_ENV not in chosen
+    assert chosen[MEASURE_CORE] == "none"
+    assert RESERVED_CORES not in chosen
 
 
 PINNING = """
@@ -104,8 +107,8 @@ def test_the_measuring_thread_moves_to_its_core_and_others_keep_off_it(tmp_path:
     if len(cores) < 2:
         pytest.skip("needs two cores this process may use")
     core, rest = cores[-1], cores[:-1]
-    env = dict(os.environ, **{device_lock.MEASURE_CORE_ENV: str(core),
-                              device_lock.RESERVED_CORES_ENV: str(core)})
+    env = dict(os.environ, **{MEASURE_CORE: str(core),
+                              RESERVED_CORES: str(core)})
     done = subprocess.run([sys.executable, "-c", PINNING, str(tmp_path / "lock")], env=env,
                           capture_output=True, text=True, timeout=60, check=True)
     seen = json.loads(done.stdout)

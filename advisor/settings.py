@@ -1,0 +1,250 @@
+"""Every ``ADVISOR_*`` environment variable: the table (`SETTINGS`), a typed reader for each and
+the one function that writes them into a child's environment (`child_env`).
+
+Readers look at ``os.environ`` when called, never at import: a child gets its variables from
+its parent, and a test sets them per process. No other module names a variable; docs/settings.md
+is generated from `SETTINGS` (`markdown_table`) and a test keeps the two equal.
+
+Who reads a variable: ``parent`` (the `advisor` command, a sweep and its worker processes),
+``child`` (a trial, warm-start, probe or confirmation process a launcher starts), ``serving``
+(a process that calls `advisor.apply`, and the dashboard). ``set by``: ``user`` (an operator or
+a test), ``advisor`` (a parent, for the processes it starts), or both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable: its name, type, default (as the docs show it), meaning, the
+    processes that read it and who sets it."""
+
+    name: str
+    type: str
+    default: str
+    meaning: str
+    readers: tuple[str, ...]
+    set_by: str = "user"
+
+
+DB_URL = Setting(
+    "ADVISOR_DB_URL", "URL", "sqlite:///advisor.db",
+    "the results database when no `--db` is given (kept off command lines: `ps` shows those)",
+    ("parent", "serving"), "user, advisor")
+LOG_LEVEL = Setting(
+    "ADVISOR_LOG_LEVEL", "level", "unset (no log lines)",
+    "log lines of the `advisor` logger on stderr at this level (DEBUG, INFO, ...); "
+    "`advisor -v` is DEBUG",
+    ("parent",))
+FINGERPRINT_OVERRIDES = Setting(
+    "ADVISOR_FINGERPRINT_OVERRIDES", "JSON object", "unset",
+    "fingerprint fields replaced before hashing (to simulate another device or stack)",
+    ("child", "serving"))
+REPLAY_REQUESTS = Setting(
+    "ADVISOR_REPLAY_REQUESTS", "int > 0", "300",
+    "requests of the traffic replay (the holdout of a traffic log, or sampled by weight)",
+    ("child",))
+RECOMPILE_LIMIT = Setting(
+    "ADVISOR_RECOMPILE_LIMIT", "int > 0", "torch's `recompile_limit`",
+    "Dynamo's recompile limit in the traffic replay (raised to the bucket count when padding)",
+    ("child",))
+HEARTBEAT_S = Setting(
+    "ADVISOR_HEARTBEAT_S", "int > 0", "5",
+    "seconds between a fleet worker's heartbeats for the trial it holds",
+    ("parent",))
+HEARTBEAT_GRACE_S = Setting(
+    "ADVISOR_HEARTBEAT_GRACE_S", "int > 0", "30",
+    "seconds without a trial's heartbeat after which its config is queued again",
+    ("parent",))
+SWEEP_HEARTBEAT_S = Setting(
+    "ADVISOR_SWEEP_HEARTBEAT_S", "float > 0", "20",
+    "seconds between a running sweep's heartbeats in its stored row",
+    ("parent",))
+SWEEP_DEAD_AFTER_S = Setting(
+    "ADVISOR_SWEEP_DEAD_AFTER_S", "float > 0", "120",
+    "seconds without a sweep's heartbeat after which a running sweep is shown as dead",
+    ("parent", "serving"))
+DEVICE_LOCK = Setting(
+    "ADVISOR_DEVICE_LOCK", "path", "unset (no lock)",
+    "lock file through which trials sharing a device take turns to measure",
+    ("child",), "user, advisor")
+MEASURE_CORE = Setting(
+    "ADVISOR_MEASURE_CORE", "cores", "unset",
+    "the core a measurement moves onto (`none`: measure where the process runs)",
+    ("child",), "user, advisor")
+RESERVED_CORES = Setting(
+    "ADVISOR_RESERVED_CORES", "cores", "unset",
+    "cores kept for measurements, which workers and their compiles keep off (`14,15`)",
+    ("parent",), "user, advisor")
+KEEP_CACHES = Setting(
+    "ADVISOR_KEEP_CACHES", "path", "unset",
+    "folder where a sweep's workers keep their trials' caches (for the leader's warm start)",
+    ("parent",), "advisor")
+PROBED_FINGERPRINT = Setting(
+    "ADVISOR_PROBED_FINGERPRINT", "JSON object", "unset",
+    "the fingerprint a sweep probed, given to its worker on that device (no second probe)",
+    ("parent",), "advisor")
+WORKLOAD_CHECKED = Setting(
+    "ADVISOR_WORKLOAD_CHECKED", "sha256", "unset",
+    "the workload file's hash, given to a sweep's workers: they compare bytes, not import it",
+    ("parent",), "advisor")
+
+SETTINGS: tuple[Setting, ...] = (
+    DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
+    HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
+    RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED,
+)
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+# -- reading -----------------------------------------------------------------------------------
+def raw(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable's text in `env` (default: this process's environment); None when unset or
+    empty."""
+    return (os.environ if env is None else env).get(setting.name) or None
+
+
+def is_set(setting: Setting, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the variable is named in `env` at all (even empty): a user's choice to keep."""
+    return setting.name in (os.environ if env is None else env)
+
+
+def _number(setting: Setting, cast: type[int] | type[float]) -> int | float | None:
+    text = raw(setting)
+    if text is None:
+        return None
+    try:
+        value = cast(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{setting.name} must be a positive number ({setting.type}), "
+                          f"not {text!r}: set it to one or unset it")
+    return value
+
+
+def _json_object(setting: Setting) -> dict[str, Any] | None:
+    text = raw(setting)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{setting.name} must be a JSON object, not {text[:80]!r}")
+    return value
+
+
+def _cores(setting: Setting) -> set[int]:
+    """Cores named in the variable ("15" or "14,15"); none when unset, "none" or not numbers."""
+    text = (raw(setting) or "").strip()
+    if text in ("", "none"):
+        return set()
+    try:
+        return {int(c) for c in text.split(",") if c.strip()}
+    except ValueError:
+        return set()
+
+
+def db_url() -> str | None:
+    """$ADVISOR_DB_URL, or None (the store then uses sqlite:///advisor.db)."""
+    return raw(DB_URL)
+
+
+def log_level() -> str | None:
+    """$ADVISOR_LOG_LEVEL upper-cased, or None: the CLI then logs nothing (but at -v)."""
+    text = raw(LOG_LEVEL)
+    return text.strip().upper() if text else None
+
+
+def fingerprint_overrides() -> dict[str, Any]:
+    return _json_object(FINGERPRINT_OVERRIDES) or {}
+
+
+def replay_requests() -> int:
+    return int(_number(REPLAY_REQUESTS, int) or 300)
+
+
+def recompile_limit() -> int | None:
+    """The limit asked for, or None: torch's own."""
+    value = _number(RECOMPILE_LIMIT, int)
+    return None if value is None else int(value)
+
+
+def heartbeat_s() -> int:
+    return int(_number(HEARTBEAT_S, int) or 5)
+
+
+def heartbeat_grace_s() -> int:
+    return int(_number(HEARTBEAT_GRACE_S, int) or 30)
+
+
+def sweep_heartbeat_s() -> float:
+    return float(_number(SWEEP_HEARTBEAT_S, float) or 20.0)
+
+
+def sweep_dead_after_s() -> float:
+    return float(_number(SWEEP_DEAD_AFTER_S, float) or 120.0)
+
+
+def device_lock() -> str | None:
+    return raw(DEVICE_LOCK)
+
+
+def measure_core() -> set[int]:
+    return _cores(MEASURE_CORE)
+
+
+def reserved_cores() -> set[int]:
+    return _cores(RESERVED_CORES)
+
+
+def keep_caches() -> str | None:
+    return raw(KEEP_CACHES)
+
+
+def probed_fingerprint() -> dict[str, Any] | None:
+    return _json_object(PROBED_FINGERPRINT)
+
+
+def workload_checked() -> str | None:
+    return raw(WORKLOAD_CHECKED)
+
+
+# -- writing -----------------------------------------------------------------------------------
+def child_env(base: Mapping[str, str] | None = None,
+              values: Mapping[Setting, object] | None = None) -> dict[str, str]:
+    """The environment of a process advisor starts: `base` (default: this process's
+    environment) with each of `values` written as text (a set of cores as "14,15", a dict as
+    JSON); a value of None leaves the variable as `base` has it."""
+    env = dict(os.environ if base is None else base)
+    for setting, value in (values or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, set | frozenset | list | tuple):
+            text = ",".join(str(v) for v in sorted(value))
+        elif isinstance(value, dict):
+            text = json.dumps(value)
+        else:
+            text = str(value)
+        env[setting.name] = text
+    return env
+
+
+# -- documenting -------------------------------------------------------------------------------
+def markdown_table() -> str:
+    """The table of docs/settings.md."""
+    rows = ["| variable | type | default | read by | set by | meaning |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    rows += [f"| `{s.name}` | {s.type} | {s.default} | {', '.join(s.readers)} | {s.set_by} "
+             f"| {s.meaning} |" for s in SETTINGS]
+    return "\n".join(rows) + "\n"
