@@ -29,6 +29,7 @@ loaded across stacks). Imports torch, lazily, like every module that runs models
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 import warnings
 from pathlib import Path
@@ -53,6 +54,8 @@ from advisor.recommend import (
 )
 from advisor.recommend.answers import answer
 from advisor.workload import Workload, load_workload, trusted_path
+
+log = logging.getLogger(__name__)
 
 
 def apply(
@@ -171,6 +174,10 @@ def _lookup(
     artifact = None
     if use_artifact and staleness is None and rec.best.config["mode"] != "eager":
         artifact = store.get_artifact(name, here, key)
+    log.debug("apply(%s): %s on %s; artifact: %s", name, key, used[:12],
+              "found" if artifact is not None else "not looked up" if not use_artifact
+              else "none for another fingerprint" if staleness is not None
+              else "none for eager" if rec.best.config["mode"] == "eager" else "none stored")
     stored = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
     return rec, staleness, artifact, stored
 
@@ -205,6 +212,8 @@ def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
     import torch
 
     if artifact.get("fingerprint_hash") != fp.get("fingerprint_hash"):
+        log.debug("apply(%s): artifact %s skipped: saved on another fingerprint", name,
+                  artifact.get("uuid"))
         return None
     data = artifact["data"]
     if hashlib.sha256(data).hexdigest() != artifact["sha256"]:
@@ -212,7 +221,10 @@ def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
                       "compiling cold", RecommendationWarning, stacklevel=3)
         return None
     if artifact.get("torch_version") != torch.__version__:
-        return None  # another stack: its fingerprint would differ; never loaded across stacks
+        # another stack: its fingerprint would differ; never loaded across stacks
+        log.debug("apply(%s): artifact %s skipped: saved with torch %s, this is %s", name,
+                  artifact.get("uuid"), artifact.get("torch_version"), torch.__version__)
+        return None
     t0 = time.perf_counter()
     try:
         torch.compiler.load_cache_artifacts(data)
@@ -220,6 +232,8 @@ def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
         warnings.warn(f"advisor.apply({name}): loading the cache artifact failed ({e}); "
                       "compiling cold", RecommendationWarning, stacklevel=3)
         return None
+    log.debug("apply(%s): artifact %s loaded (%d bytes) in %.2f s", name, artifact["uuid"],
+              artifact["size_bytes"], time.perf_counter() - t0)
     return {"uuid": artifact["uuid"], "size_bytes": artifact["size_bytes"],
             "load_s": time.perf_counter() - t0}
 

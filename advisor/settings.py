@@ -240,6 +240,12 @@ def child_env(base: Mapping[str, str] | None = None,
     return env
 
 
+def hand_on(setting: Setting, value: object) -> None:
+    """Write `setting` into this process's own environment, so that every process it starts
+    from now on inherits it (the CLI hands `-v` on to a sweep's workers this way)."""
+    os.environ.update(child_env({}, {setting: value}))
+
+
 # -- documenting -------------------------------------------------------------------------------
 def markdown_table() -> str:
     """The table of docs/settings.md."""

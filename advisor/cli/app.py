@@ -30,5 +30,18 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v",
+        help="Log what advisor does (child processes, locks, retries, ...) to stderr at DEBUG; "
+             "$ADVISOR_LOG_LEVEL names another level.",
+    ),
 ) -> None:
     """Measure torch.compile configurations of a workload, keep the results, recommend one."""
+    from advisor.cli import logs
+    from advisor.cli.common import fail_on
+    from advisor.errors import ConfigError
+
+    try:
+        logs.configure(verbose)
+    except ConfigError as e:
+        fail_on(e)

@@ -8,6 +8,7 @@ IMMEDIATE`` for writes, so several processes can write to one file at once.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,8 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError, StatementError
 
 from advisor import settings
 from advisor.errors import StoreError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_URL = "sqlite:///advisor.db"
 ENV_VAR = settings.DB_URL.name  # named in messages
@@ -110,6 +113,7 @@ def make_engine(url: URL, *, read_only: bool = False) -> Engine:
 
     ``read_only``: a reader's engine; on SQLite it leaves the file's journal mode as it is
     (a writer switches the file to WAL; a reader never converts it)."""
+    log.debug("opening %s%s", masked_url(url), " (read-only)" if read_only else "")
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(url, read_only)
     try:

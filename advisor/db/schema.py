@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,8 @@ from sqlalchemy import Column, Connection, Engine, MetaData, String, Table, insp
 
 from advisor.db.engine import WRITE_OPTION, masked_url
 from advisor.errors import SchemaOutdated, StoreError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -133,6 +136,9 @@ def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
         _known_revision(before, engine)
         from alembic import command
 
+        log.info("%s: schema %s %s", masked_url(engine.url),
+                 "created at" if before.current is None else f"upgraded from {before.current} to",
+                 before.head)
         command.upgrade(alembic_config(connection), "head")
     return before
 
@@ -181,6 +187,7 @@ def ensure_optuna(engine: Engine, url: str) -> bool:
             kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
         storage = optuna.storages.RDBStorage(url, **kwargs)  # type: ignore[arg-type]
         storage.engine.dispose()
+    log.info("%s: Optuna's tables created", masked_url(engine.url))
     return True
 
 

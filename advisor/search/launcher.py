@@ -229,9 +229,13 @@ class Launcher:
         result. None when the cache is not here (no cache root, or the trial ran on another
         host) or the start failed."""
         if self.cache_root is None or not config.compiled:
+            log.debug("warm start of %s: %s", trial_uuid, "eager compiles nothing"
+                      if self.cache_root is not None else "no caches kept")
             return None
         workdir = self.cache_root / trial_uuid
         if not (workdir / "inductor-cache").is_dir():
+            log.debug("warm start of %s: no kept cache under %s (another host's trial?)",
+                      trial_uuid, self.cache_root)
             return None
         spec = {"workload_path": str(Path(workload_path).resolve()), "config": config.to_dict(),
                 "device": device, "shapes": shapes, "trial_uuid": trial_uuid}

@@ -15,7 +15,7 @@ after it when the re-measurement picks another config.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import signal
 import threading
 import time
@@ -38,6 +38,7 @@ from advisor.search.plan import Plan, make_sampler, sampler_reason
 from advisor.search.space import Space
 from advisor.workload import LoadedWorkload
 
+log = logging.getLogger(__name__)
 MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
 # Fleet workers beat every $ADVISOR_HEARTBEAT_S while they hold a trial; a trial without a beat
 # for $ADVISOR_HEARTBEAT_GRACE_S is stale and queued again. The parent of a running sweep
@@ -165,8 +166,11 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             # a missed beat (the database briefly away) is retried; the sweep goes on
-            with contextlib.suppress(Exception):
+            try:
                 self.store.beat(self.sweep_id)
+            except Exception as e:  # noqa: BLE001 - the next beat tries again
+                log.info("sweep %d: heartbeat failed, retried in %.0f s: %s", self.sweep_id,
+                         self.interval_s, str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 class WarmStartBeside:
@@ -247,6 +251,8 @@ class Sweeper:
                     "run it without --resume"
                 )
             sweep = max(candidates, key=lambda s: s["id"])
+            log.info("resuming sweep %d (%s; the newest of %d unfinished on this fingerprint)",
+                     sweep["id"], sweep["status"], len(candidates))
             self.store.finish_sweep(sweep["id"], "running")
             return sweep["id"], sweep["study_name"]
         study_name = f"advisor-{name}-{fingerprint['fingerprint_hash']}-{uuid.uuid4().hex[:8]}"
@@ -273,9 +279,11 @@ class Sweeper:
         fingerprint, sweep_id, study_name = self.prepare(resume)
         study = open_study(self.store.url, study_name, self.settings.seed,
                            sampler=self.settings.sampler)
-        if resume:
-            fail_orphans(study)
+        orphans = fail_orphans(study) if resume else 0
         done = set(self.store.config_keys_done(sweep_id))
+        if resume:
+            log.info("sweep %d resumed: %d configs stored already, %d trials its last run left "
+                     "running marked failed (measured again)", sweep_id, len(done), orphans)
         planned = self._planned()
         self._sweep_id = sweep_id
         self.plan = self.make_plan(fingerprint) if self.settings.budgeted else None
@@ -395,6 +403,8 @@ class Sweeper:
             return None
         record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
         if record is None or record.get("warm_compile_s") is not None:
+            log.debug("warm start of %s: %s", best.trial_uuid, "not a trial of this sweep"
+                      if record is None else "stored already")
             return None
         config = CompileConfig.from_dict(record["config"])
         return (best.trial_uuid, config) if config.compiled else None
@@ -409,6 +419,8 @@ class Sweeper:
         value = self.launcher.warm_start(self.loaded.path, config, self.settings.device,
                                          self.shapes(), trial_uuid)
         if value is None:
+            log.info("warm start of %s: none measured (no kept cache, or its child failed)",
+                     trial_uuid)
             return False
         self.store.set_warm_start(trial_uuid, value)
         return True
@@ -432,6 +444,8 @@ class Sweeper:
         if self.settings.priors:
             picks = fleet_picks(self.store, self.loaded.workload.name,
                                 self.loaded.source_sha256, fingerprint, self.space)
+            log.debug("fleet's picks for %s: %d (%s)", self.loaded.workload.name, len(picks),
+                      ", ".join(p.config.label for p in picks) or "no neighbour measured it")
         for pick in picks:
             self.observer.notice(f"warm start from the fleet: {pick.config.label} queued "
                                  f"first ({pick.reason})")
