@@ -21,9 +21,10 @@ import os
 import platform
 import socket
 import threading
-from typing import Any
+from typing import Any, cast
 
 from advisor import settings
+from advisor.records import Fingerprint, TelemetryFigures
 
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
@@ -173,7 +174,7 @@ def cuda_index(device: str) -> int:
     return torch.device(device).index or 0 if device != "cuda" else torch.cuda.current_device()
 
 
-def collect(device: str) -> dict[str, Any]:
+def collect(device: str) -> Fingerprint:
     """The fingerprint of `device` ("cpu", "cuda", "cuda:N") and the software stack."""
     fp: dict[str, Any] = dict.fromkeys(DEVICE_FIELDS + ENV_FIELDS + EXTRA_FIELDS)
     fp.update(_host())
@@ -183,7 +184,7 @@ def collect(device: str) -> dict[str, Any]:
     else:
         fp.update({"device_kind": "cpu", "device_name": fp["cpu_model"]})
     fp.update({k: v for k, v in settings.fingerprint_overrides().items() if k in fp})
-    return add_hashes(fp)
+    return cast(Fingerprint, add_hashes(fp))
 
 
 class Telemetry:
@@ -231,7 +232,7 @@ class Telemetry:
             self._thread.join()
             self._sample()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TelemetryFigures:
         if not self.samples:
             return {}
         clocks = sorted(s[0] for s in self.samples)

@@ -1,54 +1,28 @@
-"""The trial record: the plain dict a trial returns, the CLI prints and the store keeps.
+"""The trial record and its parts: the plain data a trial returns, the CLI prints, the store keeps.
 
-Only plain data (str, int, float, bool, None, lists and dicts of them) crosses processes. Every
-record has the keys below; figures that a trial could not obtain (a failed trial, a CPU run
-without CUDA events) are None. Units are in the names.
+The types below are the schema (`TrialRecord` and the parts it holds); what they cannot say:
 
-identity and outcome
-    record_version        int, `RECORD_VERSION`
-    trial_uuid            str, uuid4: stable across hosts, the merge key of export/import
-    status                "ok" | "failed"
-    failure_reason        None or one of `FAILURE_REASONS`
-    error_tail            None or the last lines of the error / the child's stderr
-    started_at, finished_at   ISO 8601 UTC timestamps
-    workload              {"name", "path", "source_sha256", "info": dict}
-    config                `CompileConfig.to_dict()`;   config_key  `CompileConfig.key`
-    device                "cpu" | "cuda" | "cuda:N" as asked
-    fingerprint           `advisor.fingerprint` dict (device + software stack, with hashes)
-
-measurement
-    method                "cuda_events" | "perf_counter"
-    warmup_iters          int, warm-up calls made per shape
-    shapes                list of per-shape results (`SHAPE_KEYS`):
-        shape, dims, weight, median_ms, mean_ms, min_ms, max_ms, p90_ms, p99_ms, stdev_ms,
-        iqr_ms, n_samples, noisy, throughput_per_s, warmup_iters
-    median_ms, p90_ms, p99_ms, mean_ms    weight-averaged over `shapes` (one shape: its figures)
-    noisy                 any shape noisy
-    cold_compile_s        torch.compile to first result, empty Inductor/Triton caches
-    warm_compile_s        the same in a second process reusing that cache dir (None if skipped)
-    eager_first_call_s    the fp32 eager reference's first call, for comparison
-    peak_mem_bytes        GPU: torch.cuda.max_memory_allocated; CPU: peak RSS of the child
-    telemetry             GPU: {"sm_clock_mhz", "sm_clock_max_mhz", "power_draw_w",
-                          "temperature_c", "throttle_reasons"} sampled during measurement; CPU: {}
-
-compiler facts
-    graph_count, graph_break_count, recompiles, generated_kernel_count   int or None
-    graph_breaks          list of {"reason", "count"}
-    kernels_per_call, launches_per_call   int or None (torch.profiler over one call)
-    kernel_names          list of str: distinct kernels executed in one call
-    eager_kernels_per_call, eager_launches_per_call, eager_kernel_names    the same for fp32 eager
-
-accuracy (against the fp32 eager reference)
-    max_abs_err, max_rel_err    float
-    atol, rtol            the tolerance applied
-    correct               bool: every output element within atol + rtol * |reference|
-    quality_name, quality_value, quality_threshold, quality_passed    None without a quality check
-    passed                correct and (quality_passed or no quality check)
+- Only plain data (str, int, float, bool, None, lists and dicts of them) crosses processes.
+- Every key of `TrialRecord` that is not ``NotRequired`` is in every record from the start
+  (`empty_record`); a figure a trial could not obtain (a failed trial, a CPU run without CUDA
+  events) is None. Units are in the names.
+- The headline figures (``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms``) are the
+  weight-averaged figures of ``shapes`` (one shape: its figures), or a replay's per-request
+  figures (advisor.child.replay); ``noisy``: any shape noisy.
+- ``cold_compile_s``: torch.compile to the first result with empty Inductor/Triton caches;
+  ``warm_compile_s``: the same in a second process reusing that cache dir (None if skipped).
+- ``peak_mem_bytes``: GPU, torch.cuda.max_memory_allocated; CPU, the child's peak RSS.
+- ``kernels_per_call``, ``launches_per_call``, ``kernel_names``: torch.profiler over one call;
+  the ``eager_`` ones the same for the fp32 eager reference.
+- ``correct``: every output element within atol + rtol * |reference|; ``passed``: correct and
+  (quality_passed or no quality check).
+- The store adds ``sweep_id`` and ``sweep_uuid`` to the records it reads back (``sweep`` in an
+  export) and keeps keys beyond `empty_record`'s as they were.
 """
 
-from __future__ import annotations
-
-from typing import Any
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 RECORD_VERSION = 1
 
@@ -64,6 +38,286 @@ FAILURE_REASONS: dict[str, str] = {
     "timeout": "the trial ran past its time limit and was killed",
     "interrupted": "the sweep was interrupted while this trial ran",
 }
+
+
+# --- the parts ---------------------------------------------------------------------------------
+
+
+class WorkloadInfo(TypedDict):
+    """Which workload a record measured (the store keys workloads by name and source hash)."""
+
+    name: str
+    path: str | None
+    source_sha256: str | None
+    info: dict[str, Any]  # the workload's own info() (model name, layers, ...)
+
+
+class Fingerprint(TypedDict):
+    """What a measurement belongs to: the device and its software stack (advisor.fingerprint).
+
+    Fields a host cannot tell (no GPU, no NVML) are None. ``device_hash`` hashes the device
+    fields (two identical GPUs share it), ``env_hash`` the stack, ``fingerprint_hash`` both."""
+
+    # the device (hashed into device_hash)
+    device_kind: str | None  # "cuda" | "cpu"
+    device_name: str | None
+    compute_capability: str | None
+    device_memory_bytes: int | None
+    sm_count: int | None
+    cpu_model: str | None
+    cpu_cores: int | None
+    host_memory_bytes: int | None
+    # the software stack (hashed into env_hash)
+    driver_version: str | None
+    cuda_driver_version: str | None
+    torch_version: str | None
+    triton_version: str | None
+    cuda_runtime_version: str | None
+    cudnn_version: str | None
+    python_version: str | None
+    # recorded, not hashed
+    device_uuid: str | None
+    power_limit_w: float | None
+    sm_clock_max_mhz: int | None
+    os: str | None
+    advisor_version: str | None
+    hostname: str | None
+    device_hash: str
+    env_hash: str
+    fingerprint_hash: str
+
+
+class TelemetryFigures(TypedDict, total=False):
+    """Sampled while the trial measured (GPU with NVML; empty on a CPU)."""
+
+    sm_clock_mhz: int  # the median sample
+    sm_clock_min_mhz: int
+    power_draw_w: float  # the highest sample
+    temperature_c: int  # the highest sample
+    throttle_reasons: list[str]
+    n_samples: int
+    measure_core: int  # the host core kept for measurements (advisor.device_lock)
+
+
+class SampleFigures(TypedDict):
+    """`advisor.stats.Stats.to_dict`: the figures of one set of timed samples."""
+
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+    p90_ms: float
+    p99_ms: float
+    stdev_ms: float
+    iqr_ms: float
+    n_samples: int
+    noisy: bool
+
+
+class ShapeFigures(SampleFigures):
+    """One entry of a record's ``shapes``: a traffic shape measured alone, or a replay's bucket."""
+
+    shape: str  # "batch=50,seq=128"
+    dims: dict[str, int]
+    weight: float  # its share of the traffic
+    throughput_per_s: float  # calls per second back to back
+    warmup_iters: int
+
+
+class BucketFigures(ShapeFigures):
+    """A replay's ``shapes`` entry: one bucket (advisor.child.replay); the store keeps only the
+    keys of `ShapeFigures`."""
+
+    requests: int  # requests of the stream it served
+    shapes_served: int  # distinct shapes padded to it
+    eager: bool  # it ran eagerly (past dynamo's recompile limit)
+
+
+class GraphBreak(TypedDict):
+    reason: str
+    count: int
+
+
+class ScreenedOut(TypedDict):
+    """A config cut short: its first short measurement was above the sweep's bar."""
+
+    median_ms: float
+    above_ms: float
+    samples: int
+
+
+class Flag(TypedDict):
+    """What a serving process of a config meets and must be told (advisor.serving.flags)."""
+
+    flag: str
+    message: str
+
+
+class StreamFigures(TypedDict):
+    """A replay's stream: the holdout served once, in order, as a fresh server meets it."""
+
+    requests: int
+    split: int
+    fit_requests: int
+    startup_shapes: int
+    startup_s: float  # start-up wall time
+    per_request_ms: list[float]  # each request's cost, in order
+    new_shape: list[int]  # positions of the requests that met a shape not executed before
+    mean_ms: float
+    new_shape_events: int
+    new_shape_mean_ms: float | None
+    new_shape_share: float
+    late_new_shape_share: float  # in the later half of the stream
+    last_new_shape_s: float | None  # from the stream's start
+    mem_startup_bytes: int | None  # GPU memory reserved by start-up (None off a GPU)
+    mem_growth_bytes: int | None  # its growth over the stream
+
+
+class ReplayFigures(TypedDict):
+    """A replay trial's own figures (advisor.child.replay.run_replay says how each is made)."""
+
+    strategy: str
+    traffic_source: str
+    traffic_shapes: int
+    varying_dims: list[str]
+    requests: int
+    trace_shapes: int
+    holdout: float | None  # a log's holdout share (None for declared traffic)
+    split: int  # where the holdout starts in the log (0 for declared traffic)
+    seed: int
+    passes: int
+    boundaries: dict[str, list[int]]  # per padded dim
+    buckets: int
+    expected_ms: float  # per shape: median request latency x traffic weight, summed
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    padding_waste: float
+    graphs: int
+    startup_compile_s: float
+    compile_s_total: float  # start-up + compiles met while serving
+    recompiles: int  # after start-up
+    stance: str | None
+    recompile_limit: int
+    recompile_limit_hit: bool
+    eager_fallbacks: int
+    eager_fallback_buckets: list[str]
+    eager_fallback_requests: float  # share of the trace
+    cudagraph_mem_bytes: int | None  # reserved by the compiled graphs, CUDA-graph modes only
+    stream: NotRequired[StreamFigures]
+    flags: NotRequired[list[Flag]]
+
+
+# --- the record --------------------------------------------------------------------------------
+
+Status = Literal["ok", "failed"]
+
+
+class TrialRecord(TypedDict):
+    """One trial: one config of one workload measured on one device (see the module doc)."""
+
+    # identity and outcome
+    record_version: int
+    trial_uuid: str | None  # uuid4: stable across hosts, the merge key of export/import
+    status: Status
+    failure_reason: str | None  # one of FAILURE_REASONS
+    error_tail: str | None  # the last lines of the error or of the child's stderr
+    started_at: str | None  # ISO 8601 UTC
+    finished_at: str | None
+    workload: WorkloadInfo | None
+    config: dict[str, Any] | None  # CompileConfig.to_dict()
+    config_key: str | None  # CompileConfig.key
+    device: str | None  # "cpu" | "cuda" | "cuda:N" as asked
+    fingerprint: Fingerprint | None
+    telemetry: TelemetryFigures
+    # measurement
+    median_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    mean_ms: float | None
+    noisy: bool | None
+    cold_compile_s: float | None
+    warm_compile_s: float | None
+    eager_first_call_s: float | None  # the fp32 eager reference's first call
+    peak_mem_bytes: int | None
+    # compiler facts
+    graph_count: int | None
+    graph_break_count: int | None
+    recompiles: int | None
+    generated_kernel_count: int | None
+    kernels_per_call: int | None
+    launches_per_call: int | None
+    eager_kernels_per_call: int | None
+    eager_launches_per_call: int | None
+    # accuracy against the fp32 eager reference
+    max_abs_err: float | None
+    max_rel_err: float | None
+    atol: float | None
+    rtol: float | None
+    correct: bool | None
+    quality_name: str | None
+    quality_value: float | None
+    quality_threshold: float | None
+    quality_passed: bool | None
+    passed: bool | None
+    method: str | None  # "cuda_events" | "perf_counter"
+    warmup_iters: int | None  # warm-up calls per shape
+    graph_breaks: list[GraphBreak]
+    kernel_names: list[str]  # distinct kernels executed in one call
+    eager_kernel_names: list[str]
+    shapes: list[ShapeFigures]  # BucketFigures in a replay
+    # present when they apply
+    median_ci_ms: NotRequired[list[float]]  # the traffic-weighted median's 95% interval
+    screened_out: NotRequired[ScreenedOut]
+    replay: NotRequired[ReplayFigures]
+    device_wait_s: NotRequired[float]  # waiting for turns on a shared device
+    measured_alone: NotRequired[list[list[float]]]  # wall-clock spans measured alone
+    tried_because: NotRequired[str]  # why a sweep tried it when it did (advisor.search.plan)
+    # where a record sits in a database (added by the store when it reads records back)
+    sweep_id: NotRequired[int | None]
+    sweep_uuid: NotRequired[str | None]
+    sweep: NotRequired[dict[str, Any] | None]  # an export's sweep
+
+
+# --- a confirmation (advisor.search.confirm; the store keeps it in advisor_confirmations) ----
+
+
+class ConfirmationEntry(TypedDict):
+    """One config of a confirmation; the figures are absent when it was not measured."""
+
+    config: dict[str, Any]
+    config_key: str
+    label: str
+    trial_uuid: str | None
+    compile_s: float | None
+    compiled_from_kept_cache: bool
+    compile_cache: dict[str, Any] | None
+    failure: NotRequired[str]
+    median_ms: NotRequired[float]
+    p90_ms: NotRequired[float]
+    p99_ms: NotRequired[float]
+    median_ci_ms: NotRequired[list[float]]
+    shape_medians_ms: NotRequired[list[float]]
+    speedup: NotRequired[float]  # paired over eager fp32: median over rounds of eager / config
+    speedup_ci: NotRequired[list[float]]
+    samples_ms: NotRequired[list[list[float]]]
+
+
+class Confirmation(TypedDict):
+    """Leading configs and eager fp32 re-measured interleaved in one process."""
+
+    uuid: str
+    created_at: str
+    method: str | None
+    rounds: dict[str, Any] | None
+    status: str
+    shapes: list[dict[str, Any]]
+    entries: list[ConfirmationEntry]
+    error_tail: str | None
+    workload: NotRequired[WorkloadInfo]
+    device: NotRequired[str]
+    fingerprint: NotRequired[Fingerprint]
 
 SHAPE_KEYS = (
     "shape", "dims", "weight", "median_ms", "mean_ms", "min_ms", "max_ms", "p90_ms", "p99_ms",
@@ -82,7 +336,7 @@ METRIC_KEYS = (
 LIST_KEYS = ("graph_breaks", "kernel_names", "eager_kernel_names", "shapes")
 
 
-def empty_record() -> dict[str, Any]:
+def empty_record() -> TrialRecord:
     """A record with every key present and no figures; trial and launcher fill it in."""
     record: dict[str, Any] = {
         "record_version": RECORD_VERSION,
@@ -101,14 +355,61 @@ def empty_record() -> dict[str, Any]:
     }
     record.update({key: None for key in METRIC_KEYS})
     record.update({key: [] for key in LIST_KEYS})
-    return record
+    return cast(TrialRecord, record)
 
 
-def weighted_headline(shapes: list[dict[str, Any]]) -> dict[str, Any]:
+class Headline(TypedDict):
+    median_ms: float
+    p90_ms: float
+    p99_ms: float
+    mean_ms: float
+    noisy: bool
+
+
+def weighted_headline(shapes: Sequence[Mapping[str, Any]]) -> Headline:
     """Weight-averaged median/p90/p99/mean over per-shape results (weights renormalised)."""
     total = sum(s["weight"] for s in shapes)
-    out: dict[str, Any] = {}
-    for key in ("median_ms", "p90_ms", "p99_ms", "mean_ms"):
-        out[key] = sum(s[key] * s["weight"] for s in shapes) / total
-    out["noisy"] = any(s["noisy"] for s in shapes)
+
+    def mean(key: str) -> float:
+        return float(sum(s[key] * s["weight"] for s in shapes) / total)
+
+    return {
+        "median_ms": mean("median_ms"), "p90_ms": mean("p90_ms"), "p99_ms": mean("p99_ms"),
+        "mean_ms": mean("mean_ms"), "noisy": any(s["noisy"] for s in shapes),
+    }
+
+
+def undeclared_keys(
+    data: Mapping[str, Any], kind: Any = TrialRecord, parts: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The keys of ``data`` that the TypedDict ``kind`` does not declare, through its typed parts
+    (dicts and lists of dicts), as paths (``shapes[0].requests``); empty when the types cover it.
+    ``parts``: the type to check a key's value (or its list's items) against instead of the
+    declared one (a replay's ``shapes`` are `BucketFigures`)."""
+    hints = typing.get_type_hints(kind)
+    out: list[str] = []
+    for key, value in data.items():
+        if key not in hints:
+            out.append(key)
+            continue
+        part = (parts or {}).get(key) or _typed_dict_in(hints[key])
+        if part is None:
+            continue
+        if isinstance(value, dict):
+            out += [f"{key}.{k}" for k in undeclared_keys(value, part)]
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    out += [f"{key}[{i}].{k}" for k in undeclared_keys(item, part)]
     return out
+
+
+def _typed_dict_in(hint: Any) -> Any:
+    """The TypedDict a hint holds (``X``, ``X | None``, ``list[X]``), or None."""
+    if typing.is_typeddict(hint):
+        return hint
+    for arg in typing.get_args(hint):
+        found = _typed_dict_in(arg)
+        if found is not None:
+            return found
+    return None

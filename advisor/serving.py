@@ -17,22 +17,24 @@ such a process meets that its operator should be told.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from typing import Any
 
 from advisor.config import CompileConfig
+from advisor.records import Flag
 
 DEFAULT_CALLS_PER_PROCESS = 10_000
 MEMORY_GROWTH_MIN_BYTES = 16 * 2**20  # reserved memory growth below this is allocator noise
 MEMORY_GROWTH_SHARE = 0.10  # ... and below this share of what start-up reserved
 
 
-def decides(replay: dict[str, Any] | None) -> bool:
+def decides(replay: Mapping[str, Any] | None) -> bool:
     """Whether a record's deciding figure is its process-life cost: a replay with a stream
     over traffic whose dims vary (otherwise the steady state decides)."""
     return bool(replay and replay.get("stream") and replay.get("varying_dims"))
 
 
-def process_life_ms(replay: dict[str, Any], calls: int) -> float | None:
+def process_life_ms(replay: Mapping[str, Any], calls: int) -> float | None:
     """Expected ms per request over a process that serves `calls` requests (module doc);
     None when the replay has no stream."""
     stream = replay.get("stream")
@@ -43,10 +45,10 @@ def process_life_ms(replay: dict[str, Any], calls: int) -> float | None:
     total = stream["startup_s"] * 1000 + sum(costs[:calls])
     if calls > len(costs):
         total += (calls - len(costs)) * (steady + late_new_shape_extra_ms(stream, steady))
-    return total / calls
+    return float(total / calls)
 
 
-def late_new_shape_extra_ms(stream: dict[str, Any], steady_ms: float) -> float:
+def late_new_shape_extra_ms(stream: Mapping[str, Any], steady_ms: float) -> float:
     """The extra cost per request that new shapes add once the stream is under way: the late
     new-shape share times a new shape's cost above the steady state."""
     costs, new = stream["per_request_ms"], set(stream["new_shape"])
@@ -58,9 +60,9 @@ def late_new_shape_extra_ms(stream: dict[str, Any], steady_ms: float) -> float:
     return share * max(0.0, statistics.fmean(late) - steady_ms)
 
 
-def flags(replay: dict[str, Any], *, cudagraphs: bool, compiled: bool) -> list[dict[str, str]]:
+def flags(replay: Mapping[str, Any], *, cudagraphs: bool, compiled: bool) -> list[Flag]:
     """What a serving process of this config meets and must be told: ``{"flag", "message"}``."""
-    out: list[dict[str, str]] = []
+    out: list[Flag] = []
 
     def flag(name: str, message: str) -> None:
         out.append({"flag": name, "message": message})

@@ -12,7 +12,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.records import SampleFigures
 
 NOISE_IQR_RATIO = 0.10  # IQR / median above this flags a noisy measurement
 
@@ -91,7 +94,7 @@ class Stats:
         tail = (1 - confidence) / 2 * 100
         return percentile(medians, tail), percentile(medians, 100 - tail)
 
-    def to_dict(self) -> dict[str, float | int | bool]:
+    def to_dict(self) -> SampleFigures:
         return {
             "median_ms": self.median_ms,
             "mean_ms": self.mean_ms,

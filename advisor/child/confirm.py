@@ -16,6 +16,7 @@ from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.device_lock import DeviceLock
+from advisor.records import Fingerprint
 from advisor.stats import Rounds
 
 ERROR_TAIL_CHARS = 4000
@@ -34,7 +35,7 @@ def child_main(spec: dict[str, Any]) -> dict[str, Any]:
                 "error_tail": traceback.format_exc()[-ERROR_TAIL_CHARS:]}
 
 
-def _setup(spec: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+def _setup(spec: dict[str, Any]) -> tuple[Any, str, Fingerprint]:
     """The workload, the device (set current), and this child's fingerprint."""
     import torch
 
@@ -180,7 +181,9 @@ def round_orders(n: int, seed: int = 0) -> Iterator[list[int]]:
         yield list(order)
 
 
-def _interleaved(runners: list[_Runner], n_shapes: int, rounds: Rounds) -> list[list[list]]:
+def _interleaved(
+    runners: list[_Runner], n_shapes: int, rounds: Rounds
+) -> list[list[list[float]]]:
     """samples[config][shape][round]: each round times every shape of every config, the configs
     in a fresh order (`round_orders`), each timed call right after an untimed one of its own."""
     samples: list[list[list[float]]] = [[[] for _ in range(n_shapes)] for _ in runners]

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Mapping
 from typing import Any
 
 from advisor import fingerprint
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
     # so all of the child is device work.
     if not str(spec.get("device", "")).startswith("cuda"):
         DeviceLock.from_env().hold("work")
-    result: dict[str, Any]
+    result: Mapping[str, Any]
     if spec.get("probe"):
         result = fingerprint.collect(spec["device"])
     elif spec.get("warm_only"):

@@ -13,9 +13,10 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from advisor.errors import WorkloadError
+from advisor.records import GraphBreak
 
 LAUNCH_NAMES = frozenset(
     {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
@@ -73,7 +74,9 @@ class Timer:
 
         self.torch = torch
         self.cuda = device.startswith("cuda")
-        self.mark_step = torch.compiler.cudagraph_mark_step_begin if cudagraphs else None
+        self.mark_step: Callable[[], None] | None = (
+            torch.compiler.cudagraph_mark_step_begin if cudagraphs else None
+        )
         self.method = "cuda_events" if self.cuda else "perf_counter"
         if self.cuda:
             self.start = torch.cuda.Event(enable_timing=True)
@@ -174,7 +177,13 @@ def throughput_per_s(timer: Timer, fn: Callable[[], Any], calls: int) -> float:
     return 1000 / median_ms if median_ms > 0 else math.inf
 
 
-def profile_call(timer: Timer, fn: Callable[[], Any]) -> dict[str, Any]:
+class KernelProfile(TypedDict):
+    kernels_per_call: int
+    launches_per_call: int | None
+    kernel_names: list[str]
+
+
+def profile_call(timer: Timer, fn: Callable[[], Any]) -> KernelProfile:
     """Kernels executed and launch calls made by one call, with the kernels' names.
 
     GPU: device-side events are kernels (and copies); launches are the CPU-side launch API calls
@@ -182,8 +191,7 @@ def profile_call(timer: Timer, fn: Callable[[], Any]) -> dict[str, Any]:
     generated C++ kernels (visible through `cpp.enable_kernel_profile`); there are no launches.
     """
     import torch
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import DeviceType, ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU]
     if timer.cuda:
@@ -223,13 +231,21 @@ def compiler_counters_reset() -> None:
     torch._inductor.metrics.reset()
 
 
-def compiler_facts() -> dict[str, Any]:
+class CompilerFacts(TypedDict):
+    graph_count: int
+    graph_break_count: int
+    graph_breaks: list[GraphBreak]
+    frames_compiled: int
+    generated_kernel_count: int
+
+
+def compiler_facts() -> CompilerFacts:
     """Graphs, graph breaks (with reasons), frames compiled and kernels generated so far."""
     import torch._dynamo.utils
     import torch._inductor.metrics
 
     counters = torch._dynamo.utils.counters
-    breaks = [
+    breaks: list[GraphBreak] = [
         {"reason": str(reason), "count": int(count)}
         for reason, count in counters["graph_break"].items()
     ]

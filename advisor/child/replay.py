@@ -55,14 +55,26 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor import settings
 from advisor.buckets import BucketPlan
 from advisor.child.tensors import tensors
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
+from advisor.records import (
+    BucketFigures,
+    Flag,
+    ReplayFigures,
+    ShapeFigures,
+    StreamFigures,
+    TelemetryFigures,
+    TrialRecord,
+)
 from advisor.traffic import TRACE_SEED, Traffic
+
+if TYPE_CHECKING:
+    from advisor.child.measure import CompilerFacts
 
 PASSES = 5
 LIMIT_HIT = "Dynamo recompile limit exceeded"
@@ -312,8 +324,8 @@ class _Replay:
                 heaviest = max(range(len(plan.shapes)), key=plan.weight)
                 profile = profile_call(timer, fns[heaviest])
         self._fill(per_request, passes, rows, facts, limit, timer.method, telemetry.summary())
-        self.run.record.update(profile)
-        replay = self.run.record["replay"]
+        self.run.keep_profile(profile)
+        replay: ReplayFigures = self.run.record["replay"]
         replay["cudagraph_mem_bytes"] = (
             (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
         )
@@ -367,7 +379,7 @@ class _Replay:
         self.mem_stream = _reserved(run.device)
         self.outs = outs
 
-    def _stream(self, mem0: int) -> dict[str, Any]:
+    def _stream(self, mem0: int) -> StreamFigures:
         """The stream's figures (see `run_replay`)."""
         plan, costs, new = self.plan, self.stream_ms, self.stream_new
         new_costs = [ms for ms, n in zip(costs, new, strict=True) if n]
@@ -390,7 +402,7 @@ class _Replay:
             "mem_growth_bytes": self.mem_stream - self.mem_startup if self.mem_stream else None,
         }
 
-    def _flags(self, replay: dict[str, Any]) -> list[dict[str, str]]:
+    def _flags(self, replay: ReplayFigures) -> list[Flag]:
         """What a serving process of this config meets that it should be told (never silent)."""
         from advisor.serving import flags
 
@@ -430,28 +442,25 @@ class _Replay:
         self,
         per_request: list[float],
         passes: int,
-        rows: list[dict[str, Any]],
-        facts: dict[str, Any],
+        rows: list[ShapeFigures],
+        facts: CompilerFacts,
         limit: int,
         method: str,
-        telemetry: dict[str, Any],
+        telemetry: TelemetryFigures,
     ) -> None:
         from advisor.child.measure import peak_mem
         from advisor.stats import Stats
 
-        rec, cfg, plan = self.run.record, self.config, self.plan
-        facts.pop("frames_compiled")
-        if cfg.compiled:
-            rec.update(facts)
-        else:
-            rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
+        rec: TrialRecord = self.run.record
+        cfg, plan = self.config, self.plan
+        self.run.keep_compiler_facts(facts)
         stats = Stats(per_request)
-        rec.update(
-            shapes=rows, telemetry=telemetry, method=method, recompiles=self.recompiles,
-            median_ms=stats.median_ms, p90_ms=stats.p90_ms, p99_ms=stats.p99_ms,
-            mean_ms=stats.mean_ms, noisy=stats.noisy, warmup_iters=max(self.warmups),
-            peak_mem_bytes=peak_mem(self.run.device),
-        )  # fmt: skip
+        rec.update({
+            "shapes": rows, "telemetry": telemetry, "method": method,
+            "recompiles": self.recompiles, "median_ms": stats.median_ms, "p90_ms": stats.p90_ms,
+            "p99_ms": stats.p99_ms, "mean_ms": stats.mean_ms, "noisy": stats.noisy,
+            "warmup_iters": max(self.warmups), "peak_mem_bytes": peak_mem(self.run.device),
+        })  # fmt: skip
         samples = self._samples(per_request)
         # Each shape's typical (median) request, weighted by how often the traffic sends it.
         expected = sum(plan.weight(i) * statistics.median(s) for i, s in enumerate(samples) if s)
@@ -491,12 +500,13 @@ class _Replay:
 
     def _bucket_rows(
         self, per_request: list[float], timer: Any, fns: list[Callable[[], Any]]
-    ) -> list[dict[str, Any]]:
+    ) -> list[ShapeFigures]:
         """One `shapes` entry per bucket: its traffic weight and its requests' latencies."""
         from advisor.child.measure import throughput_per_s
         from advisor.stats import Stats
 
-        plan, rows, keys = self.plan, [], self.plan.bucket_keys()
+        plan, keys = self.plan, self.plan.bucket_keys()
+        rows: list[ShapeFigures] = []
         samples = self._samples(per_request)
         for key in sorted(set(keys), key=lambda k: _size_key(plan, keys, k)):
             members = [i for i, k in enumerate(keys) if k == key]
@@ -504,19 +514,19 @@ class _Replay:
             if not bucket_samples:
                 continue
             heaviest = max(members, key=plan.weight)
-            row: dict[str, Any] = {
+            stats = Stats(bucket_samples)
+            calls = self.run.policy.throughput_count(stats.median_ms)
+            row: BucketFigures = {
                 "shape": key,
                 "dims": plan.buckets.bucket(plan.shapes[members[0]]),
                 "weight": sum(plan.weight(i) for i in members),
+                **stats.to_dict(),
+                "throughput_per_s": throughput_per_s(timer, fns[heaviest], calls),
+                "warmup_iters": max(self.warmups[i] for i in members),
+                "requests": sum(1 for i in plan.request_shape if i in members),
+                "shapes_served": len(members),
+                "eager": key in self.eager,
             }
-            stats = Stats(bucket_samples)
-            row.update(stats.to_dict())
-            calls = self.run.policy.throughput_count(stats.median_ms)
-            row["throughput_per_s"] = throughput_per_s(timer, fns[heaviest], calls)
-            row["warmup_iters"] = max(self.warmups[i] for i in members)
-            row["requests"] = sum(1 for i in plan.request_shape if i in members)
-            row["shapes_served"] = len(members)
-            row["eager"] = key in self.eager
             rows.append(row)
         return rows
 
@@ -548,7 +558,9 @@ class _padded:
         return self.wl.cut(out, self.from_dims)
 
 
-def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[str, list]:
+def _dim_axes(
+    plan: ReplayPlan, make: Callable[[dict[str, int]], Any]
+) -> dict[str, list[tuple[int, int]]]:
     """For every varying dim: the (tensor position, axis) pairs whose size is that dim.
 
     Found by building the inputs of two shapes that differ only in that dim and keeping the
@@ -556,7 +568,7 @@ def _dim_axes(plan: ReplayPlan, make: Callable[[dict[str, int]], Any]) -> dict[s
     """
     base = dict(plan.shapes[0])
     base_tensors = tensors(make(base))
-    axes: dict[str, list] = {}
+    axes: dict[str, list[tuple[int, int]]] = {}
     for dim in plan.traffic.varying_dims():
         other = next(v for v in plan.traffic.values(dim) if v != base[dim])
         probe = tensors(make({**base, dim: other}))

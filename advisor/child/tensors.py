@@ -49,7 +49,7 @@ def to_cpu_fp32(out: Any) -> Any:
     return out
 
 
-def _same_mapping(out: dict, items: dict) -> dict:
+def _same_mapping(out: dict[Any, Any], items: dict[Any, Any]) -> dict[Any, Any]:
     """``items`` in the type ``out`` had: a Hugging Face ``ModelOutput`` stays one (its fields
     as keyword arguments), another dict subclass is built from the items; a plain dict when
     the type cannot be rebuilt that way."""

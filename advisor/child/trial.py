@@ -1,4 +1,4 @@
-"""The trial child: run one config of one workload and write one record (see advisor.records).
+"""The trial child: run one config of one workload and write one record (advisor.records).
 
 Started by `advisor.search.launcher` as ``python -m advisor.child.main SPEC.json RESULT.json`` in
 a fresh process with its own empty Inductor cache dir. It reports phases on stdout as lines
@@ -20,6 +20,8 @@ from typing import Any
 from advisor import fingerprint
 from advisor.child.measure import (
     Call,
+    CompilerFacts,
+    KernelProfile,
     SamplingPolicy,
     Timer,
     compiler_counters_reset,
@@ -45,7 +47,14 @@ from advisor.child.tensors import to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
 from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
-from advisor.records import empty_record, weighted_headline
+from advisor.records import (
+    Headline,
+    ShapeFigures,
+    TrialRecord,
+    WorkloadInfo,
+    empty_record,
+    weighted_headline,
+)
 from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 
@@ -150,13 +159,13 @@ class TrialRun:
         self._samples: list[list[float]] = []
         self.lock = DeviceLock.from_env()  # trials sharing the device take turns to measure
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> TrialRecord:
         rec = self.record
-        rec.update(
-            trial_uuid=self.spec["trial_uuid"], config=self.config.to_dict(),
-            config_key=self.config.key, device=self.device,
-            started_at=self.spec.get("started_at"),
-        )
+        rec.update({
+            "trial_uuid": self.spec["trial_uuid"], "config": self.config.to_dict(),
+            "config_key": self.config.key, "device": self.device,
+            "started_at": self.spec.get("started_at"),
+        })
         try:
             self._run()
             rec["status"] = "ok"
@@ -182,10 +191,11 @@ class TrialRun:
         phase("loading")
         loaded = load_workload(self.spec["workload_path"])
         wl = loaded.workload
-        rec["workload"] = {
+        workload: WorkloadInfo = {
             "name": wl.name, "path": str(loaded.path), "source_sha256": loaded.source_sha256,
             "info": {},
         }
+        rec["workload"] = workload
         # From here on this child touches the device: imports and loading above overlap other
         # trials' measurements, everything below waits while one runs (advisor.device_lock).
         self.lock.hold("work")
@@ -203,14 +213,14 @@ class TrialRun:
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
         inductor_settings(self.device, self.config)
         torch.set_float32_matmul_precision("highest")
-        rec["workload"]["info"] = dict(wl.info()) if wl.info else {}
+        workload["info"] = dict(wl.info()) if wl.info else {}
         if replay is not None:
             # A replay prices a fresh serving process: the fp32 eager reference runs after the
             # stream, so that nothing of it (first calls, allocations) warms the stream.
             run_replay(self, wl, replay, lambda: self._reference_record(wl, shapes))
             return
         refs, eager_profile = self._reference(wl, shapes)
-        rec.update(eager_profile)
+        self.keep_eager_profile(eager_profile)
         self._candidate(wl, shapes, refs)
 
     def _reference_record(self, wl: Workload, shapes: list[dict[str, Any]]) -> list[Any]:
@@ -223,7 +233,7 @@ class TrialRun:
             refs, eager_profile = self._reference(wl, shapes)
         finally:
             torch.set_float32_matmul_precision(precision)
-        self.record.update(eager_profile)
+        self.keep_eager_profile(eager_profile)
         return refs
 
     def _inputs(self, wl: Workload, dims: dict[str, int]) -> Any:
@@ -247,7 +257,9 @@ class TrialRun:
             raise WorkloadError(f"build() returned {type(model).__name__}, which is not callable")
         return model
 
-    def _reference(self, wl: Workload, shapes: list[dict[str, Any]]) -> tuple[list[Any], dict]:
+    def _reference(
+        self, wl: Workload, shapes: list[dict[str, Any]]
+    ) -> tuple[list[Any], KernelProfile]:
         """fp32 eager outputs for every shape (on the CPU), and the eager kernel profile."""
         import torch
 
@@ -270,11 +282,43 @@ class TrialRun:
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
-        return refs, {
+        return refs, prof
+
+    def keep_eager_profile(self, prof: KernelProfile) -> None:
+        """The fp32 eager reference's kernel profile, into the record."""
+        self.record.update({
             "eager_kernels_per_call": prof["kernels_per_call"],
             "eager_launches_per_call": prof["launches_per_call"],
             "eager_kernel_names": prof["kernel_names"],
-        }
+        })
+
+    def keep_profile(self, prof: KernelProfile) -> None:
+        """The candidate's kernel profile (`profile_call`), into the record."""
+        self.record.update({
+            "kernels_per_call": prof["kernels_per_call"],
+            "launches_per_call": prof["launches_per_call"],
+            "kernel_names": prof["kernel_names"],
+        })
+
+    def keep_compiler_facts(self, facts: CompilerFacts) -> None:
+        """Graphs, graph breaks and kernels generated (none if eager), into the record."""
+        if self.config.compiled:
+            self.record.update({
+                "graph_count": facts["graph_count"],
+                "graph_break_count": facts["graph_break_count"],
+                "graph_breaks": facts["graph_breaks"],
+                "generated_kernel_count": facts["generated_kernel_count"],
+            })
+        else:
+            self.record.update({"graph_count": 0, "graph_break_count": 0,
+                                "generated_kernel_count": 0})
+
+    def keep_headline(self, headline: Headline) -> None:
+        self.record.update({
+            "median_ms": headline["median_ms"], "p90_ms": headline["p90_ms"],
+            "p99_ms": headline["p99_ms"], "mean_ms": headline["mean_ms"],
+            "noisy": headline["noisy"],
+        })
 
     def _grad_mode(self, wl: Workload) -> Any:
         import contextlib
@@ -313,17 +357,14 @@ class TrialRun:
                     for shape, call in zip(shapes, calls, strict=True)
                 ]
             facts = compiler_facts()
-            rec["recompiles"] = facts.pop("frames_compiled") - frames_before
-            if cfg.compiled:
-                rec.update(facts)
-            else:
-                rec.update(graph_count=0, graph_break_count=0, generated_kernel_count=0)
+            rec["recompiles"] = facts["frames_compiled"] - frames_before
+            self.keep_compiler_facts(facts)
             rec["telemetry"] = telemetry.summary()
             if self.lock.measure_core is not None:  # the host core kept for measurements
                 rec["telemetry"]["measure_core"] = self.lock.measure_core
             phase("profiling")
-            rec.update(profile_call(timer, rebind(calls[0], fn)))
-        rec.update(weighted_headline(rec["shapes"]))
+            self.keep_profile(profile_call(timer, rebind(calls[0], fn)))
+        self.keep_headline(weighted_headline(rec["shapes"]))
         rec["median_ci_ms"] = list(median_ci(self._samples, [s["weight"] for s in rec["shapes"]]))
         rec["method"] = timer.method
         rec["warmup_iters"] = rec["shapes"][0]["warmup_iters"]
@@ -333,34 +374,35 @@ class TrialRun:
         atol, rtol = wl.tolerance(self.config.dtype)
         checks = [compare(ref, out, atol, rtol) for ref, out in zip(refs, outs, strict=True)]
         rec = self.record
-        rec.update(
-            atol=atol, rtol=rtol,
-            max_abs_err=max(c["max_abs_err"] for c in checks),
-            max_rel_err=max(c["max_rel_err"] for c in checks),
-            correct=all(c["correct"] for c in checks),
-        )
+        rec.update({
+            "atol": atol, "rtol": rtol,
+            "max_abs_err": max(c["max_abs_err"] for c in checks),
+            "max_rel_err": max(c["max_rel_err"] for c in checks),
+            "correct": all(c["correct"] for c in checks),
+        })
         quality_passed = None
         if wl.quality is not None:
             values = [float(wl.quality.fn(r, o)) for r, o in zip(refs, outs, strict=True)]
             value = min(values) if wl.quality.higher_is_better else max(values)
             quality_passed = wl.quality.passes(value)
-            rec.update(
-                quality_name=wl.quality.name, quality_value=value,
-                quality_threshold=wl.quality.threshold, quality_passed=quality_passed,
-            )
+            rec.update({
+                "quality_name": wl.quality.name, "quality_value": value,
+                "quality_threshold": wl.quality.threshold, "quality_passed": quality_passed,
+            })
         rec["passed"] = rec["correct"] and quality_passed is not False
 
-    def _measure(self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer) -> dict:
+    def _measure(
+        self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer
+    ) -> ShapeFigures:
         warmups = warm_up(timer, call, self.policy)
         stats = self._screen(timer, call) or Stats(sample(timer, call, self.policy))
         self._samples.append(stats.samples_ms)  # for the median's confidence interval
-        result = {"shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
-                  "weight": float(shape["weight"])}
-        result.update(stats.to_dict())
         calls = self.policy.throughput_count(stats.median_ms)
-        result["throughput_per_s"] = throughput_per_s(timer, call, calls)
-        result["warmup_iters"] = warmups
-        return result
+        return {
+            "shape": shape_name(shape["dims"]), "dims": dict(shape["dims"]),
+            "weight": float(shape["weight"]), **stats.to_dict(),
+            "throughput_per_s": throughput_per_s(timer, call, calls), "warmup_iters": warmups,
+        }
 
     def _screen(self, timer: Timer, call: Callable[[], Any]) -> Stats | None:
         """A short first measurement; its stats when it shows the config clearly dominated.

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from advisor import units
 from advisor.cli.render import short_label
 from advisor.config import CompileConfig
+from advisor.records import TrialRecord
 
 
 class ProgressObserver:
@@ -80,7 +81,7 @@ class ProgressObserver:
     def notice(self, text: str) -> None:
         self.console.print(f"advisor: {text}")
 
-    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
+    def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None:
         self.durations.append(time.monotonic() - self.trial_started_at)
         if record["status"] == "ok":
             outcome = units.duration_ms(record["median_ms"]) + ("" if record["passed"]

@@ -24,6 +24,7 @@ from advisor.db.models import (
     Workload,
     table,
 )
+from advisor.records import TrialRecord
 
 T = table(Trial)
 S = table(Sweep)
@@ -89,7 +90,7 @@ def _trials_select(*columns: Any) -> Select[Any]:
 
 def trial_records(
     session: Session, where: list[ColumnElement[bool]], limit: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[TrialRecord]:
     """Full trial records (advisor.records shape + sweep_id/sweep_uuid), oldest first."""
     query = (
         _trials_select(
@@ -520,7 +521,7 @@ def server_time(connection: Any, dialect: str) -> datetime:
     """The server's current time in UTC (SQLite: the local clock, it has no server)."""
     if dialect == "sqlite":
         return datetime.now(UTC)
-    value = connection.execute(select(func.now())).scalar_one()
+    value: datetime = connection.execute(select(func.now())).scalar_one()
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 

@@ -10,6 +10,7 @@ beyond `records.empty_record()` are kept in the trial's ``extra`` JSON and come 
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,7 @@ from advisor.db.models import (
     table,
 )
 from advisor.errors import StoreError
-from advisor.records import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, empty_record
+from advisor.records import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, TrialRecord, empty_record
 
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
@@ -197,12 +198,12 @@ def check_record(record: Mapping[str, Any], what: str) -> None:
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
 
 
-def full_record(record: Any, index: int | None = None) -> dict[str, Any]:
+def full_record(record: Any, index: int | None = None) -> TrialRecord:
     """``record`` over `empty_record()`: every key present; raises StoreError if it is no record."""
     where = "trial record" if index is None else f"trial record {index}"
     if not isinstance(record, dict):
         raise StoreError(f"{where} is a {type(record).__name__}, not a dict")
-    full = empty_record() | record
+    full = typing.cast(TrialRecord, {**empty_record(), **record})
     if full["status"] not in TRIAL_STATUSES:
         raise StoreError(f"{where}: status {full['status']!r} is not one of {TRIAL_STATUSES}")
     uuid = full["trial_uuid"]
@@ -265,13 +266,13 @@ def shape_rows(record: Mapping[str, Any], what: str) -> list[dict[str, Any]]:
     ]
 
 
-def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> dict[str, Any]:
+def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> TrialRecord:
     """The trial record again, keys in `records.empty_record()` order, then sweep_id/sweep_uuid.
 
     ``trial`` holds the columns of the trial, of its details row, its workload's name,
     source_sha256 and info, and its sweep's uuid as ``sweep_uuid``.
     """
-    record = empty_record()
+    record: dict[str, Any] = dict(empty_record())
     record.update({key: trial[key] for key in METRIC_KEYS})
     record.update({key: trial[key] for key in JSON_KEYS})
     record.update(
@@ -291,7 +292,7 @@ def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> dict[str, An
     record.update(trial["extra"] or {})
     record["sweep_id"] = trial["sweep_id"]
     record["sweep_uuid"] = trial["sweep_uuid"]
-    return record
+    return typing.cast(TrialRecord, record)
 
 
 def workload_dict(workload: Mapping[Any, Any], path: str | None) -> dict[str, Any]:

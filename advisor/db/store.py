@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid as uuidlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +40,7 @@ from advisor.db.engine import (
 )
 from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
+from advisor.records import TrialRecord
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
 
@@ -216,12 +217,12 @@ class ResultStore:
 
     # writing
 
-    def add_trial(self, record: dict[str, Any], sweep_id: int | None = None) -> str:
+    def add_trial(self, record: Mapping[str, Any], sweep_id: int | None = None) -> str:
         """Store one trial record; returns its uuid. Storing the same uuid again is a no-op."""
         return self.add_trials([record], sweep_id)[0]
 
     def add_trials(
-        self, records: Iterable[dict[str, Any]], sweep_id: int | None = None
+        self, records: Iterable[Mapping[str, Any]], sweep_id: int | None = None
     ) -> list[str]:
         """Store many trial records in one transaction; returns their uuids, in order.
 
@@ -333,7 +334,7 @@ class ResultStore:
         status: str | None = None,
         fingerprint_hash: str | None = None,
         limit: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[TrialRecord]:
         """Trial records, oldest first, exactly as `advisor.records` describes them, plus
         ``sweep_id`` and ``sweep_uuid``. ``limit`` keeps the most recent ones."""
         if status is not None and status not in TRIAL_STATUSES:
@@ -372,7 +373,7 @@ class ResultStore:
 
     # moving results between databases
 
-    def export(self, workload: str | None = None) -> list[dict[str, Any]]:
+    def export(self, workload: str | None = None) -> list[TrialRecord]:
         """Trial records for another database: each with ``sweep_uuid`` and ``sweep`` (the
         sweep's uuid, workload, fingerprint, settings, status, ... or None)."""
         records = self.trials(workload=workload)
@@ -426,7 +427,7 @@ class ResultStore:
         with self._read("reading configs") as session:
             return queries.config_dicts(session, workload)
 
-    def group_trials(self, workload: str, device_hash: str, env_hash: str) -> list[dict[str, Any]]:
+    def group_trials(self, workload: str, device_hash: str, env_hash: str) -> list[TrialRecord]:
         """Full trial records (as `trials` returns them) of one workload on one device with
         one software stack, oldest first."""
         where = queries.trial_filters(workload=workload, device_hash=device_hash)
@@ -448,7 +449,7 @@ class ResultStore:
         with self._read("reading fingerprints") as session:
             return queries.fingerprints(session, workload)
 
-    def add_confirmation(self, confirmation: dict[str, Any]) -> str:
+    def add_confirmation(self, confirmation: Mapping[str, Any]) -> str:
         """Store a confirmation (`advisor.search.confirm`); returns its uuid (given or new).
 
         ``confirmation`` holds workload (record form), fingerprint, and optionally uuid,
@@ -470,7 +471,7 @@ class ResultStore:
         with self._write("storing a confirmation") as session:
             row |= _keyed(session, self._ids, confirmation, "confirmation")
             session.execute(insert(queries.C), row)
-        return row["uuid"]
+        return str(row["uuid"])
 
     def confirmations(
         self, workload: str, fingerprint_hash: str | None = None, limit: int | None = None
@@ -577,11 +578,13 @@ def _carried_sweeps(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _created_at(data: dict[str, Any]) -> datetime:
+def _created_at(data: Mapping[str, Any]) -> datetime:
     return rows.to_datetime(data.get("created_at"), "created_at") or datetime.now(UTC)
 
 
-def _keyed(session: Session, ids: writes.IdCache, owner: dict[str, Any], what: str) -> dict:
+def _keyed(
+    session: Session, ids: writes.IdCache, owner: Mapping[str, Any], what: str
+) -> dict[str, Any]:
     """workload_id, device_id, environment_id, fingerprint_hash and host of a row that belongs
     to ``owner["workload"]`` (record form) on ``owner["fingerprint"]``."""
     rows.check_workload(owner.get("workload"), what)

@@ -135,7 +135,9 @@ def _stmt(session: Session, kind: str) -> Any:
     return _statements(session.get_bind().dialect.name)[kind]
 
 
-def ensure(session: Session, cache: IdCache, kind: str, found: dict[Key, dict]) -> dict[Key, int]:
+def ensure(
+    session: Session, cache: IdCache, kind: str, found: dict[Key, dict[str, Any]]
+) -> dict[Key, int]:
     """Ids of the rows of a dimension by key, inserting the missing ones."""
     ids = {key: cache.get(kind, key) for key in found}
     missing = sorted(key for key, known in ids.items() if known is None)
@@ -156,7 +158,7 @@ def _dimension_ids(
     session: Session, cache: IdCache, items: list[PreparedTrial]
 ) -> dict[str, dict[Key, int]]:
     parts = {"workload": "workload", "device": "device", "env": "environment"}
-    found: dict[str, dict[Key, dict]] = {kind: {} for kind in parts}
+    found: dict[str, dict[Key, dict[str, Any]]] = {kind: {} for kind in parts}
     for item in items:
         for kind, key in item.keys.items():
             if key is not None:
@@ -261,6 +263,6 @@ def insert_sweep(session: Session, cache: IdCache, sweep: dict[str, Any]) -> int
                            or row["started_at"])
     session.execute(_stmt(session, "sweep"), row)
     sweeps = table(Sweep)
-    sweep_id = session.scalar(select(sweeps.c.id).where(sweeps.c.uuid == sweep["uuid"]))
+    sweep_id: int | None = session.scalar(select(sweeps.c.id).where(sweeps.c.uuid == sweep["uuid"]))
     assert sweep_id is not None
     return sweep_id

@@ -32,11 +32,18 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Constraints, Recommendation, recommend
+from advisor.records import (
+    Confirmation,
+    ConfirmationEntry,
+    Fingerprint,
+    TrialRecord,
+    WorkloadInfo,
+)
 from advisor.stats import Rounds, Stats, median_ci, paired_speedup
 
 DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
@@ -51,7 +58,7 @@ class Outcome:
     and the warm-start artifact saved for its best config (None: not saved, see
     ``artifact_note``)."""
 
-    confirmation: dict[str, Any]
+    confirmation: Confirmation
     recommendation: Recommendation
     artifact: dict[str, Any] | None
     artifact_note: str = ""
@@ -65,7 +72,9 @@ def _launcher(launcher: Any) -> Any:
     return Launcher()
 
 
-def _workload_of(records: list[dict[str, Any]], path: str | Path | None) -> tuple[dict, str]:
+def _workload_of(
+    records: list[TrialRecord], path: str | Path | None
+) -> tuple[WorkloadInfo, str]:
     """The newest record's workload dict and the file to load (``path`` when given)."""
     workload = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
     if workload is None:
@@ -100,9 +109,9 @@ def confirm(
     rounds: Rounds | None = None,
     launcher: Any = None,
     on_phase: Any = None,
-    records: list[dict[str, Any]] | None = None,
+    records: list[TrialRecord] | None = None,
     keys: list[str] | None = None,
-) -> tuple[dict[str, Any], Recommendation]:
+) -> tuple[Confirmation, Recommendation]:
     """Re-measure the policy's `top` configs (or the configs of ``keys``) and eager fp32 of
     ``workload`` on ``device`` (whose fingerprint is ``fingerprint``) interleaved in one
     process; store the confirmation and return it with the recommendation decided on it.
@@ -146,8 +155,8 @@ def confirm(
     kept = launcher.kept_caches(trials)
     result = launcher.run_child(spec, on_phase, seed=list(kept.values()))
     confirmation = summarize(result, configs, shapes, trials, set(kept))
-    confirmation.update(workload=wl_dict, device=device,
-                        fingerprint=result.get("fingerprint") or fingerprint)
+    fingerprint_here = cast(Fingerprint, result.get("fingerprint") or fingerprint)
+    confirmation.update({"workload": wl_dict, "device": device, "fingerprint": fingerprint_here})
     if confirmation["fingerprint"]["fingerprint_hash"] != here:
         raise ConfigError(
             f"this device's fingerprint ({confirmation['fingerprint']['fingerprint_hash']}) is "
@@ -165,11 +174,11 @@ def summarize(
     shapes: list[dict[str, Any]],
     trials: dict[str, str],
     kept: Collection[str] = (),
-) -> dict[str, Any]:
+) -> Confirmation:
     """A confirmation (the store's form) from a confirmation child's result; ``kept``: the
     config keys whose trial caches seeded the child's (their ``compile_s`` is a warm start).
     Pure."""
-    out: dict[str, Any] = {
+    out: Confirmation = {
         "uuid": str(uuid.uuid4()), "created_at": datetime.now(UTC).isoformat(),
         "method": result.get("method"), "rounds": result.get("rounds"),
         "status": result.get("status", "failed"), "shapes": shapes, "entries": [],
@@ -182,7 +191,7 @@ def summarize(
     weights = [s["weight"] for s in shapes]
     eager = samples[EAGER_FP32.key]
     for config in configs:
-        entry: dict[str, Any] = {
+        entry: ConfirmationEntry = {
             "config": config.to_dict(), "config_key": config.key, "label": config.label,
             "trial_uuid": trials.get(config.key),
             "compile_s": (result.get("compile_s") or {}).get(config.key),
@@ -197,14 +206,14 @@ def summarize(
         stats = [Stats(s) for s in mine]
         medians = [s.median_ms for s in stats]
         speedup, speedup_ci = paired_speedup(eager, mine, weights)
-        entry.update(
-            median_ms=_weighted(medians, weights),
-            p90_ms=_weighted([s.p90_ms for s in stats], weights),
-            p99_ms=_weighted([s.p99_ms for s in stats], weights),
-            median_ci_ms=list(median_ci(mine, weights)),
-            shape_medians_ms=medians, speedup=speedup, speedup_ci=list(speedup_ci),
-            samples_ms=mine,
-        )
+        entry.update({
+            "median_ms": _weighted(medians, weights),
+            "p90_ms": _weighted([s.p90_ms for s in stats], weights),
+            "p99_ms": _weighted([s.p99_ms for s in stats], weights),
+            "median_ci_ms": list(median_ci(mine, weights)),
+            "shape_medians_ms": medians, "speedup": speedup, "speedup_ci": list(speedup_ci),
+            "samples_ms": mine,
+        })
         out["entries"].append(entry)
     return out
 

@@ -23,13 +23,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from advisor import device_lock
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
 from advisor.dimensions import from_params
 from advisor.errors import ConfigError, WorkloadError
+from advisor.records import Fingerprint
 from advisor.search.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
 from advisor.search.launcher import Launcher
 from advisor.search.plan import sampler_reason
@@ -260,7 +261,7 @@ class Worker:
             trial.set_user_attr("interrupted", True)
             study.tell(trial, state=trial_state("FAIL"))
             return
-        record["fingerprint"] = record.get("fingerprint") or fingerprint
+        record["fingerprint"] = record.get("fingerprint") or cast(Fingerprint, fingerprint)
         best = record_outcome(self.store, study, trial, record, config, sweep_id,
                               self.sweep["settings"].get("calls_per_process"))
         self.observer.trial_finished(record, best)

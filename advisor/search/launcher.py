@@ -23,12 +23,12 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from advisor import settings
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
-from advisor.records import empty_record
+from advisor.records import TrialRecord, empty_record
 
 log = logging.getLogger(__name__)
 PHASE_PREFIX = "ADVISOR_PHASE "
@@ -90,7 +90,8 @@ class Child:
     def result(self) -> dict[str, Any] | None:
         if not self.result_path.exists():
             return None
-        return json.loads(self.result_path.read_text())
+        data: dict[str, Any] = json.loads(self.result_path.read_text())
+        return data
 
     def stderr_tail(self) -> str:
         text = self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
@@ -191,7 +192,7 @@ class Launcher:
             shapes: list[dict[str, Any]] | None = None, *, measure_warm: bool = True,
             policy: dict[str, Any] | None = None,
             on_phase: Callable[[str], None] | None = None,
-            screen_above_ms: float | None = None) -> dict[str, Any]:
+            screen_above_ms: float | None = None) -> TrialRecord:
         """Run one trial and return its record (see advisor.records); never raises for the trial.
         `screen_above_ms`: cut the measurement short when a first short one is above it (the
         config is clearly dominated; see TrialRun._screen); such a trial skips the warm start."""
@@ -296,10 +297,10 @@ class Launcher:
         return self._child
 
     def _run_child(self, spec: dict[str, Any], workdir: Path,
-                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+                   on_phase: Callable[[str], None] | None) -> TrialRecord:
         child = self._start(spec, workdir, on_phase)
         code = child.wait(self.timeout_s)
-        record = child.result()
+        record = cast("TrialRecord | None", child.result())  # what advisor.child.trial wrote
         if record is not None and not self._interrupted:
             if record.get("device_wait_s"):
                 log.debug("trial %s waited %.1f s for the device lock", spec["trial_uuid"],
@@ -309,12 +310,12 @@ class Launcher:
                  ", interrupted" if self._interrupted else "", child.stderr_tail()[-300:])
         fallback = empty_record()
         reason, message = _crash_reason(code, child.timed_out, self._interrupted)
-        fallback.update(
-            trial_uuid=spec["trial_uuid"], config=spec["config"],
-            config_key=CompileConfig.from_dict(spec["config"]).key, device=spec["device"],
-            started_at=spec["started_at"], status="failed", failure_reason=reason,
-            error_tail=(message + "\n" + child.stderr_tail()).strip(),
-        )
+        fallback.update({
+            "trial_uuid": spec["trial_uuid"], "config": spec["config"],
+            "config_key": CompileConfig.from_dict(spec["config"]).key, "device": spec["device"],
+            "started_at": spec["started_at"], "status": "failed", "failure_reason": reason,
+            "error_tail": (message + "\n" + child.stderr_tail()).strip(),
+        })
         return fallback
 
     def _warm(self, spec: dict[str, Any], workdir: Path,

@@ -23,7 +23,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from advisor import device_lock, dimensions
 from advisor import settings as env_settings
@@ -31,6 +31,7 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Recommendation, deciding_ms
 from advisor.recommend.answers import answer
+from advisor.records import Fingerprint, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
@@ -97,7 +98,7 @@ class Observer(Protocol):
     def trial_started(self, config: CompileConfig) -> None: ...
     def phase(self, name: str) -> None: ...
     def notice(self, text: str) -> None: ...
-    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None: ...
+    def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None: ...
 
 
 class QuietObserver:
@@ -113,7 +114,7 @@ class QuietObserver:
     def notice(self, text: str) -> None:
         pass
 
-    def trial_finished(self, record: dict[str, Any], best_ms: float | None) -> None:
+    def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None:
         pass
 
 
@@ -121,7 +122,7 @@ class QuietObserver:
 class SweepOutcome:
     sweep_id: int
     status: str  # finished | interrupted
-    records: list[dict[str, Any]]
+    records: list[TrialRecord]
     recommendation: Recommendation
     fingerprint: dict[str, Any]
     study_name: str
@@ -229,7 +230,7 @@ class Sweeper:
         self._sweep_id = 0
 
     # -- set-up ---------------------------------------------------------------------------
-    def _workload_dict(self) -> dict[str, Any]:
+    def _workload_dict(self) -> WorkloadInfo:
         wl = self.loaded.workload
         return {"name": wl.name, "path": str(self.loaded.path),
                 "source_sha256": self.loaded.source_sha256, "info": {}}
@@ -334,7 +335,7 @@ class Sweeper:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
 
-    def _confirm_leaders(self, rec: Recommendation, records: list[dict[str, Any]],
+    def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
                          fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """When other configs tie with the leader or come near it (`Recommendation.contenders`),
         re-measure the first `CONFIRMED_LEADERS` of them and eager fp32 interleaved in one
@@ -373,7 +374,7 @@ class Sweeper:
                 self.store.set_warm_start(beside.trial_uuid, value)
         return confirmation, ""
 
-    def _warm_start_beside(self, rec: Recommendation, records: list[dict[str, Any]]
+    def _warm_start_beside(self, rec: Recommendation, records: list[TrialRecord]
                            ) -> WarmStartBeside | None:
         """The leader's warm start, to run beside the leaders' re-measurement (it is the pick
         unless the re-measurement decides otherwise); None when `_warm_start` would not measure
@@ -393,7 +394,7 @@ class Sweeper:
             self.loaded.path, config, self.settings.device, self.shapes(), trial_uuid),
             trial_uuid)
 
-    def _warm_start_due(self, rec: Recommendation, records: list[dict[str, Any]]
+    def _warm_start_due(self, rec: Recommendation, records: list[TrialRecord]
                         ) -> tuple[str, CompileConfig] | None:
         """The leader's trial uuid and config when its warm start is still to be measured: the
         sweep measures warm starts, was not stopped, and the leader is a compiled config with no
@@ -409,7 +410,7 @@ class Sweeper:
         config = CompileConfig.from_dict(record["config"])
         return (best.trial_uuid, config) if config.compiled else None
 
-    def _warm_start(self, rec: Recommendation, records: list[dict[str, Any]]) -> bool:
+    def _warm_start(self, rec: Recommendation, records: list[TrialRecord]) -> bool:
         """Measure the leader's warm start from its kept cache; True when one was stored."""
         due = self._warm_start_due(rec, records)
         if due is None:
@@ -507,7 +508,7 @@ class Sweeper:
         return suggest_config(trial, self.space), trial
 
     def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
-                 trial: Any, study: Any) -> dict[str, Any] | None:
+                 trial: Any, study: Any) -> TrialRecord | None:
         self.observer.trial_started(config)
         record = self.launcher.run(
             self.loaded.path, config, self.settings.device, self.shapes(),
@@ -522,7 +523,7 @@ class Sweeper:
             study.tell(trial, state=trial_state("FAIL"))
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
-        record["fingerprint"] = record.get("fingerprint") or fingerprint
+        record["fingerprint"] = record.get("fingerprint") or cast(Fingerprint, fingerprint)
         best_ms = record_outcome(self.store, study, trial, record, config, sweep_id,
                                  self.settings.calls_per_process)
         self.observer.trial_finished(record, best_ms)
@@ -593,7 +594,7 @@ def fail_orphans(study: Any) -> int:
     return len(running)
 
 
-def record_outcome(store: Any, study: Any, trial: Any, record: dict[str, Any],
+def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
                    config: CompileConfig, sweep_id: int,
                    calls_per_process: int | None = None) -> float | None:
     """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""

@@ -23,13 +23,15 @@ from advisor.child.measure import SamplingPolicy
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.devices import cuda_device_count
 from advisor.fingerprint import add_hashes
-from advisor.records import empty_record
+from advisor.records import BucketFigures, empty_record, undeclared_keys
 from advisor.search.launcher import Launcher
+from advisor.traffic import Traffic
 from advisor.workload import DEFAULT_TOLERANCES
 
 WORKLOADS = Path(__file__).parents[1] / "workloads"
 TINY_MLP = WORKLOADS / "tiny_mlp.py"
 GRAPH_BREAK = WORKLOADS / "graph_break.py"
+TINY_SEQ = WORKLOADS / "tiny_seq.py"
 ADVISOR = Path(sys.executable).with_name("advisor")  # the console script of this environment
 
 # Short sampling: enough samples for the statistics to mean something, in well under a second.
@@ -480,3 +482,44 @@ def test_cli_bad_workload_file(tmp_path: Path, name: str, text: str | None, word
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"advisor: error: {path}: ")
     assert words in line
+
+
+# --- the record's types cover what a trial writes -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def replay() -> dict[str, Any]:
+    # eager fp32 over declared traffic: the replay path's record, with nothing to compile
+    traffic = Traffic.from_pairs([({"batch": 2, "seq": 5}, 0.7), ({"batch": 2, "seq": 9}, 0.3)])
+    record = Launcher(timeout_s=TRIAL_TIMEOUT_S).run(
+        TINY_SEQ, EAGER_FP32, "cpu", traffic.to_spec(), measure_warm=False, policy=FAST
+    )
+    assert record["status"] == "ok", record["error_tail"]
+    return record
+
+
+def test_every_key_of_a_trial_record_is_declared_by_its_types(
+    eager: dict[str, Any],
+    default: tuple[dict[str, Any], list[str], Path],
+    graph_break: dict[str, Any],
+) -> None:
+    for record in (eager, default[0], graph_break):
+        assert undeclared_keys(record) == [], record["config_key"]
+
+
+@pytest.mark.slow
+def test_every_key_of_replay_and_screened_records_is_declared_by_their_types(
+    replay: dict[str, Any],
+) -> None:
+    assert "stream" in replay["replay"] and replay["replay"]["flags"] is not None
+    assert undeclared_keys(replay, parts={"shapes": BucketFigures}) == []
+    assert undeclared_keys(run_trial_screened()) == []
+
+
+def run_trial_screened() -> dict[str, Any]:
+    """An eager trial cut short by the sweep's screen (``screened_out``)."""
+    record = Launcher(timeout_s=TRIAL_TIMEOUT_S).run(
+        TINY_MLP, EAGER_FP32, "cpu", measure_warm=False, policy=FAST, screen_above_ms=0.0
+    )
+    assert record["status"] == "ok" and record["screened_out"], record["error_tail"]
+    return record

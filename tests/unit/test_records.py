@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,12 @@ from advisor.records import (
     LIST_KEYS,
     METRIC_KEYS,
     RECORD_VERSION,
+    SHAPE_KEYS,
+    BucketFigures,
+    ShapeFigures,
+    TrialRecord,
     empty_record,
+    undeclared_keys,
     weighted_headline,
 )
 
@@ -85,3 +91,24 @@ def test_one_shape_headline_is_its_figures() -> None:
     for key in ("median_ms", "p90_ms", "p99_ms", "mean_ms"):
         assert out[key] == pytest.approx(shape[key])
     assert out["noisy"] is False
+
+
+def test_every_key_of_an_empty_record_is_a_required_key_of_the_type() -> None:
+    assert set(empty_record()) == TrialRecord.__required_keys__
+    assert set(SHAPE_KEYS) == ShapeFigures.__required_keys__  # what the store keeps of a shape
+    assert undeclared_keys(empty_record()) == []
+
+
+def test_a_key_the_types_do_not_declare_is_named_with_its_path() -> None:
+    record = empty_record()
+    record["shapes"].append({"shape": "batch=1", "weight": 1.0, "requests": 3})
+    record["telemetry"]["measure_core"] = 1
+    untyped: dict[str, Any] = dict(record)
+    untyped["new_figure_ms"] = 1.0
+    untyped["telemetry"]["fan_rpm"] = 900
+    untyped["replay"] = {"strategy": "static", "stream": {"requests": 5, "stall_ms": 2.0}}
+    assert sorted(undeclared_keys(untyped)) == [
+        "new_figure_ms", "replay.stream.stall_ms", "shapes[0].requests", "telemetry.fan_rpm",
+    ]
+    # a replay's shapes are buckets
+    assert "shapes[0].requests" not in undeclared_keys(untyped, parts={"shapes": BucketFigures})
