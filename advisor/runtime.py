@@ -174,7 +174,7 @@ def _lookup(
     artifact = None
     if use_artifact and staleness is None and rec.best.config["mode"] != "eager":
         artifact = store.get_artifact(name, here, key)
-    log.debug("apply(%s): %s on %s; artifact: %s", name, key, used[:12],
+    log.debug("apply(%s): %s on %s; artifact: %s", name, key, str(used)[:12],
               "found" if artifact is not None else "not looked up" if not use_artifact
               else "none for another fingerprint" if staleness is not None
               else "none for eager" if rec.best.config["mode"] == "eager" else "none stored")

@@ -27,6 +27,7 @@ The children (`advisor.child.confirm`) run as ``python -m advisor.child.main SPE
 from __future__ import annotations
 
 import base64
+import logging
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from advisor.records import (
 )
 from advisor.stats import Rounds, Stats, median_ci, paired_speedup
 
+log = logging.getLogger(__name__)
 DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
 
 
@@ -291,6 +293,8 @@ def confirm_and_save(
             launcher=kwargs.get("launcher"),
             on_phase=kwargs.get("on_phase"),
         )
+    log.info("warm-start artifact of %s: %s", workload,
+             f"saved ({artifact['size_bytes']} bytes)" if artifact else f"none ({note})")
     return Outcome(confirmation, rec, artifact, note)
 
 

@@ -137,10 +137,14 @@ class Worker:
                 "(its source hash); not imported: use the same workload file on every worker"
             )
         path = Path(wl["path"])
-        if not env_settings.workload_checked():
+        checked, probed = env_settings.workload_checked(), env_settings.probed_fingerprint()
+        if not checked:
             path = load_workload(path).path
         # this device, probed by the sweep that started us
-        fingerprint = env_settings.probed_fingerprint() or self.launcher.probe(self.device)
+        fingerprint = probed or self.launcher.probe(self.device)
+        log.debug("worker on sweep %s: workload %s, fingerprint %s", self.sweep["id"],
+                  "bytes checked (its sweep imported it)" if checked else "imported",
+                  "from its sweep's probe" if probed else "probed here")
         if fingerprint["fingerprint_hash"] != self.sweep["fingerprint_hash"]:
             fields = [k for k, v in self.sweep["fingerprint"].items()
                       if not k.endswith("hash") and k not in ("hostname", "device_uuid", "os")
@@ -288,8 +292,12 @@ class Heartbeat:
 
     def _beat(self) -> None:
         while True:
-            with contextlib.suppress(Exception):  # the next beat tries again
+            try:
                 self.storage.record_heartbeat(self.trial_id)
+            except Exception as e:  # noqa: BLE001 - the next beat tries again
+                log.info("trial %d: heartbeat failed, retried in %d s: %s", self.trial_id,
+                         env_settings.heartbeat_s(), str(e).splitlines()[0] if str(e) else
+                         type(e).__name__)
             if self.done.wait(env_settings.heartbeat_s()):
                 return
 
