@@ -15,7 +15,7 @@ shape_latencies   per traffic shape, the median of the named trials
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor import serving
@@ -89,7 +89,7 @@ def speedups(rec: Any) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: -row["speedup"])
 
 
-def shape_strategies(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def shape_strategies(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Shape strategies side by side: one row per ok trial that carries a ``replay`` result
     (the replay of sampled traffic), its scalar figures flattened (``stream.mean_ms``), the
     process-life figure when it decides, and its flags."""
@@ -131,7 +131,7 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def kernel_counts(best: dict[str, Any]) -> list[dict[str, Any]]:
+def kernel_counts(best: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Kernels and launches per call of one trial and of its fp32 eager reference: run, what,
     count (unknown counts left out)."""
     rows = [
@@ -144,7 +144,9 @@ def kernel_counts(best: dict[str, Any]) -> list[dict[str, Any]]:
             if _finite(count)]  # fmt: skip
 
 
-def shape_latencies(records: list[dict[str, Any]], uuids: dict[str, str]) -> list[dict[str, Any]]:
+def shape_latencies(
+    records: Sequence[Mapping[str, Any]], uuids: dict[str, str]
+) -> list[dict[str, Any]]:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
     rows = []
     for r in records:

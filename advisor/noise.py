@@ -34,7 +34,7 @@ def host_load_warning(load: float, cores: int) -> str | None:
 def interval_warning(rec: Any) -> str | None:
     """Why a recommendation's figures cannot carry it (None: they can)."""
     if rec.decision == "undecided: noise":
-        return rec.sentence
+        return str(rec.sentence)
     best = rec.best
     ci = best.median_ci_ms if best is not None else None
     if ci and best.median_ms and (ci[1] - ci[0]) / best.median_ms > WIDE_INTERVAL:

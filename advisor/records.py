@@ -226,7 +226,7 @@ class TrialRecord(TypedDict):
     started_at: str | None  # ISO 8601 UTC
     finished_at: str | None
     workload: WorkloadInfo | None
-    config: dict[str, Any] | None  # CompileConfig.to_dict()
+    config: dict[str, Any]  # CompileConfig.to_dict() (None only in `empty_record`'s template)
     config_key: str | None  # CompileConfig.key
     device: str | None  # "cpu" | "cuda" | "cuda:N" as asked
     fingerprint: Fingerprint | None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +36,7 @@ MODE_COLOURS = {"eager": "#7f7f7f", "default": "#1f77b4", "reduce-overhead": "#2
 # --- the data ---------------------------------------------------------------------------------
 
 
-def build(rec: Any, records: list[dict[str, Any]], fingerprint: dict[str, Any] | None,
+def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str, Any] | None,
           *, database: str = "", generated_at: datetime | None = None) -> dict[str, Any]:
     """What the report shows, as plain data (JSON-ready)."""
     fp = fingerprint or {}
@@ -108,11 +109,11 @@ def _evidence_row(r: Any, rec: Any) -> dict[str, str]:
     return dict(zip(EVIDENCE_COLUMNS, values, strict=True))
 
 
-def _passed(record: dict[str, Any]) -> bool:
+def _passed(record: Mapping[str, Any]) -> bool:
     return record.get("status") == "ok" and bool(record.get("passed"))
 
 
-def _failure_row(record: dict[str, Any]) -> dict[str, str]:
+def _failure_row(record: Mapping[str, Any]) -> dict[str, str]:
     if record.get("status") != "ok":
         outcome = f"failed: {record.get('failure_reason') or 'unknown'}"
     elif record.get("correct") is False:

@@ -32,6 +32,7 @@ import hashlib
 import logging
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def _serving(applied: Applied, wl: Workload | None, device: str,
 
 
 def _lookup(
-    store: Any, name: str, fp: dict[str, Any], policy: str, calls: int | None,
+    store: Any, name: str, fp: Mapping[str, Any], policy: str, calls: int | None,
     constraints: Constraints | None, use_artifact: bool,
 ) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None,
                 dict[str, Any] | None]:
@@ -182,7 +183,7 @@ def _lookup(
     return rec, staleness, artifact, stored
 
 
-def _eager(model: Any, reason: str, wl: Workload | None, fp: dict[str, Any]) -> Applied:
+def _eager(model: Any, reason: str, wl: Workload | None, fp: Mapping[str, Any]) -> Applied:
     warnings.warn(f"advisor.apply: {reason}; running the model eager", RecommendationWarning,
                   stacklevel=3)
     return Applied(fn=model, model=model, config=EAGER_FP32, fingerprint_hash=fp.get(
@@ -204,7 +205,7 @@ def _stored_workload(stored: dict[str, Any] | None, name: str) -> Workload | Non
     return None
 
 
-def _load_artifact(artifact: dict[str, Any], name: str, fp: dict[str, Any]
+def _load_artifact(artifact: dict[str, Any], name: str, fp: Mapping[str, Any]
                    ) -> dict[str, Any] | None:
     """Load warm-start bytes into this process's compile caches; None (and a warning) when
     they cannot be used. Only an artifact saved on this very fingerprint (device, driver,

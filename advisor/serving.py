@@ -17,7 +17,7 @@ such a process meets that its operator should be told.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.config import CompileConfig
@@ -101,7 +101,9 @@ def flags(replay: Mapping[str, Any], *, cudagraphs: bool, compiled: bool) -> lis
 # --- the strategies side by side (parent side: plain records in, rows out) --------------------
 
 
-def strategy_rows(records: list[dict[str, Any]], calls: int | None = None) -> list[dict[str, Any]]:
+def strategy_rows(
+    records: Sequence[Mapping[str, Any]], calls: int | None = None
+) -> list[dict[str, Any]]:
     """Replay records of one sweep as rows for a side-by-side table, best first.
 
     Only the strategies of the best compiled mode and dtype (the passed compiled replay with the
@@ -113,7 +115,7 @@ def strategy_rows(records: list[dict[str, Any]], calls: int | None = None) -> li
     if not replays:
         return []
 
-    def figure(r: dict[str, Any]) -> float:
+    def figure(r: Mapping[str, Any]) -> float:
         life = process_life_ms(r["replay"], calls) if decides(r["replay"]) else None
         return r["replay"]["expected_ms"] if life is None else life
 
@@ -158,7 +160,7 @@ def strategy_rows(records: list[dict[str, Any]], calls: int | None = None) -> li
     return rows
 
 
-def split_note(records: list[dict[str, Any]]) -> str | None:
+def split_note(records: Sequence[Mapping[str, Any]]) -> str | None:
     """How a log was split for the replays, and the holdout's new-shape rate (None: no log)."""
     for r in records:
         rp = (r.get("replay") if r.get("status") == "ok" else None) or {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,8 @@ def worker(
         raise typer.Exit(130)
 
 
-def _groups(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
+def _groups(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
         fp = r.get("fingerprint") or {}
         groups.setdefault(fp.get("fingerprint_hash") or "?", []).append(r)

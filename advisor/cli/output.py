@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ def resolve(fmt: str, as_json: bool, output: Path | None,
     return fmt
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested dicts as dotted keys (``config.mode``); lists kept as they are."""
     out: dict[str, Any] = {}
     for key, value in data.items():
@@ -74,7 +74,7 @@ def _cell(value: Any) -> str:
     return json.dumps(value, default=str)
 
 
-def to_csv(rows: list[dict[str, Any]], flat: bool = False) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], flat: bool = False) -> str:
     """Rows as CSV: a header of every key seen (in order), one line per row."""
     rows = [flatten(r) if flat else r for r in rows]
     columns: dict[str, None] = {}
@@ -88,7 +88,7 @@ def to_csv(rows: list[dict[str, Any]], flat: bool = False) -> str:
     return buffer.getvalue()
 
 
-def render_text(fmt: str, *, document: Any, rows: Callable[[], list[dict[str, Any]]],
+def render_text(fmt: str, *, document: Any, rows: Callable[[], Sequence[Mapping[str, Any]]],
                 table: Callable[[], None], flat: bool = False) -> str:
     """The text of one format: the document as JSON or YAML, the rows as CSV, or the table as
     the terminal shows it."""
@@ -108,7 +108,7 @@ def render_text(fmt: str, *, document: Any, rows: Callable[[], list[dict[str, An
 
 
 def emit(fmt: str, output: Path | None, *, document: Any,
-         rows: Callable[[], list[dict[str, Any]]], table: Callable[[], None],
+         rows: Callable[[], Sequence[Mapping[str, Any]]], table: Callable[[], None],
          flat: bool = False) -> None:
     """Print (or write to ``output``) the command's output in ``fmt``."""
     if output is None and fmt == "table":

@@ -9,7 +9,7 @@ terminal (80 columns keep the config, its figure and its speedup), and name conf
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -129,7 +129,7 @@ def last_line(text: str | None) -> str:
     return lines[-1] if lines else ""
 
 
-def trial_record(record: dict[str, Any]) -> None:
+def trial_record(record: Mapping[str, Any]) -> None:
     """One trial record as a two-column table."""
     cfg = record.get("config") or {}
     name = (record.get("workload") or {}).get("name", "?")

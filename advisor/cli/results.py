@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ def list_sweeps(
     """List sweeps, newest first."""
     try:
         fmt = output.resolve(fmt, as_json, out)
-        sweeps = _store(db).sweeps(workload=workload)  # type: ignore[attr-defined]
+        sweeps = _store(db).sweeps(workload=workload)
     except AdvisorError as e:
         fail_on(e)
     sweeps = sorted(sweeps, key=lambda s: s["id"], reverse=True)
@@ -68,12 +69,14 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
     render.console.print(render.fitted_table(title, columns, rows))
 
 
-def _picks(db: str | None, sweeps: list[dict]) -> dict[tuple[str, str | None], dict]:
+def _picks(
+    db: str | None, sweeps: list[dict[str, Any]]
+) -> dict[tuple[str, str | None], dict[str, Any]]:
     """(workload, fingerprint) -> the pick of the one answer, in brief."""
     from advisor.recommend.answers import answer, pick_label
 
     store = _store(db)
-    out: dict[tuple[str, str | None], dict] = {}
+    out: dict[tuple[str, str | None], dict[str, Any]] = {}
     for s in sweeps:
         key = (s["workload"]["name"], s.get("fingerprint_hash"))
         if key in out:
@@ -105,8 +108,8 @@ def show(
     try:
         fmt = output.resolve(fmt, as_json, out)
         store = _store(db)
-        sweep = store.get_sweep(sweep_id)  # type: ignore[attr-defined]
-        records = store.trials(sweep_id=sweep_id)  # type: ignore[attr-defined]
+        sweep = store.get_sweep(sweep_id)
+        records = store.trials(sweep_id=sweep_id)
         rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
     except AdvisorError as e:
         fail_on(e)
@@ -115,7 +118,7 @@ def show(
                 rows=lambda: records, table=lambda: _show_table(sweep, records, rec), flat=flat)
 
 
-def _show_table(sweep: dict[str, Any], records: list[dict[str, Any]],
+def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
                 rec: Recommendation) -> None:
     sweep_id = sweep["id"]
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Pat
     return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
 
 
-def print_replays(records: list[dict[str, Any]], calls: int | None = None) -> None:
+def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None) -> None:
     """The shape strategies of replay records side by side (best mode and dtype only), with the
     figure that decides, the stream beside the steady state, and the flags."""
     from advisor.serving import (

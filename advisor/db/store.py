@@ -482,8 +482,8 @@ class ResultStore:
 
     def put_artifact(
         self,
-        workload: dict[str, Any],
-        fingerprint: dict[str, Any],
+        workload: Mapping[str, Any],
+        fingerprint: Mapping[str, Any],
         config: dict[str, Any],
         data: bytes,
         **facts: Any,

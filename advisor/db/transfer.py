@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,7 +24,7 @@ TEXT_KEYS = frozenset({
 })  # fmt: skip
 
 
-def write_records(records: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
+def write_records(records: Sequence[Mapping[str, Any]], out: TextIO, fmt: str) -> None:
     """Write records to ``out`` as ``json`` or ``csv``."""
     if fmt == "json":
         json.dump(records, out, indent=1)
@@ -35,7 +35,7 @@ def write_records(records: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
         raise StoreError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
 
 
-def _columns(records: Iterable[dict[str, Any]]) -> list[str]:
+def _columns(records: Iterable[Mapping[str, Any]]) -> list[str]:
     columns: dict[str, None] = {}
     for record in records:
         columns.update(dict.fromkeys(record))
@@ -50,7 +50,7 @@ def _cell(key: str, value: Any) -> str:
     return json.dumps(value)
 
 
-def _write_csv(records: list[dict[str, Any]], out: TextIO) -> None:
+def _write_csv(records: Sequence[Mapping[str, Any]], out: TextIO) -> None:
     columns = _columns(records)
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)

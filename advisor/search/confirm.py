@@ -226,7 +226,7 @@ def _weighted(values: list[float], weights: list[float]) -> float:
 
 def save_artifact(
     store: Any,
-    workload: dict[str, Any],
+    workload: WorkloadInfo,
     fingerprint: dict[str, Any],
     device: str,
     config: CompileConfig,

@@ -91,4 +91,4 @@ def room_for_more(study: Any, done: set[str]) -> bool:
     if cap is None:
         return True
     held = study.get_trials(deepcopy=False, states=(trial_state("WAITING"), trial_state("RUNNING")))
-    return len(done) + len(held) < cap
+    return bool(len(done) + len(held) < cap)

@@ -31,7 +31,7 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommend import Recommendation, deciding_ms
 from advisor.recommend.answers import answer
-from advisor.records import Fingerprint, TrialRecord, WorkloadInfo
+from advisor.records import Confirmation, Fingerprint, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
@@ -336,7 +336,7 @@ class Sweeper:
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
 
     def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
-                         fingerprint: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+                         fingerprint: dict[str, Any]) -> tuple[Confirmation | None, str]:
         """When other configs tie with the leader or come near it (`Recommendation.contenders`),
         re-measure the first `CONFIRMED_LEADERS` of them and eager fp32 interleaved in one
         process, compiling from the trials' kept caches (`advisor.search.confirm.confirm`); returns
