@@ -3,6 +3,8 @@
 Public API (importing this package never imports torch)::
 
     from advisor import Workload, Quality, CompileConfig
+    outcome = advisor.sweep("workloads/reranker.py", budget="10m", db=URL)  # measure, recommend
+    rec = advisor.recommend("reranker", db=URL)                   # the answer on this device
     model = advisor.apply(model, workload="reranker", db=URL)   # the recommendation, applied
 """
 
@@ -20,6 +22,7 @@ from advisor.errors import (
 from advisor.workload import Quality, Workload, load_workload
 
 if TYPE_CHECKING:
+    from advisor.api import recommend, sweep
     from advisor.runtime import apply
 
 __version__ = "0.1.0"
@@ -37,6 +40,8 @@ __all__ = [
     "__version__",
     "apply",
     "load_workload",
+    "recommend",
+    "sweep",
 ]
 
 
@@ -47,4 +52,8 @@ def __getattr__(name: str) -> object:
         from advisor.runtime import apply
 
         return apply
+    if name in ("sweep", "recommend"):
+        from advisor import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'advisor' has no attribute {name!r}")

@@ -2,9 +2,9 @@
 rows out (lists of dicts; no pandas, no drawing). Both surfaces plot these rows, so a chart means
 the same wherever it is seen.
 
-latency_points    per config of the one answer (`advisor.recommend.answers`): pooled median, cold
-compile,
-                  speedup, whether it is on the Pareto front and whether it is the pick
+latency_points    per config of the one answer (`advisor.recommendation.answers`): pooled
+                  median, cold compile, speedup, whether it is on the Pareto front and
+                  whether it is the pick
 pareto            the rows no other row beats on both of two figures (lower is better)
 speedups          per config: the speedup against the recommendation's one named baseline
 shape_strategies  per trial that replayed traffic: its shape strategy and figures

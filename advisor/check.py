@@ -1,11 +1,10 @@
 """A regression gate: did the recommended config get slower on this stack than on a baseline?
 
 `Baseline` holds the figures a baseline recommendation rests on, per config key. It comes from
-the one answer (`advisor.recommend.answers`) on a fingerprint of the store (`from_recommendation`),
-or from
-a file (`read_baseline`): an `advisor export` (trial records: answered again, the same way, from
-a scratch database), an `advisor recommend --format json` document (the pick only) or an
-`advisor recommend --json` document (every ranked config).
+the one answer (`advisor.recommendation.answers`) on a fingerprint of the store
+(`from_recommendation`), or from a file (`read_baseline`): an `advisor export` (trial records:
+answered again, the same way, from a scratch database), an `advisor recommend --format json`
+document (the pick only) or an `advisor recommend --json` document (every ranked config).
 
 `verdict(here, baseline, threshold)` compares the config recommended here with the same config
 on the baseline (or, when the baseline never measured it, with the baseline's pick): the figure
@@ -99,7 +98,7 @@ def parse_threshold(text: str) -> float:
 
 
 def figure_of(ranked: Any) -> Figure:
-    """A `advisor.recommend.Ranked` (or its dict) as a Figure."""
+    """A `advisor.recommendation.Ranked` (or its dict) as a Figure."""
     data: dict[str, Any] = ranked if isinstance(ranked, dict) else vars(ranked)
     config = CompileConfig.from_dict(data["config"])
     return Figure(config.key, config.label, float(data["median_ms"]), data.get("median_ci_ms"))
@@ -158,10 +157,10 @@ def _from_document(data: dict[str, Any], path: str, workload: str) -> Baseline:
 
 def _from_export(path: str, workload: str, fingerprint: str | None) -> Baseline:
     """Answer the export's trials the way the store answers them: imported into a scratch
-    SQLite file, then `advisor.recommend.answers.answer`."""
+    SQLite file, then `advisor.recommendation.answers.answer`."""
     from advisor.db import ResultStore
     from advisor.db.transfer import read_records
-    from advisor.recommend.answers import answer
+    from advisor.recommendation.answers import answer
 
     records = [r for r in read_records(path) if (r.get("workload") or {}).get("name") == workload]
     if not records:

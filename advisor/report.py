@@ -1,13 +1,11 @@
 """A shareable report of one workload on one device and stack: `advisor report`.
 
 `build(rec, records, fingerprint)` gathers what the report shows, as plain data: the one answer
-(`advisor.recommend.answers`) with the device and stack named, the evidence table against its one
-named
-baseline, the noise and the flags, the failed and rejected trials, and the chart rows of
-`advisor.charts` (the same rows the dashboard plots). `to_html` writes it as one self-contained
-HTML page (inline CSS and hand-written SVG: nothing is fetched, it opens air-gapped and attaches
-to a pull request); `to_markdown` writes the same as Markdown tables.
-"""
+(`advisor.recommendation.answers`) with the device and stack named, the evidence table against its
+one named baseline, the noise and the flags, the failed and rejected trials, and the chart rows of
+`advisor.charts` (the same rows the dashboard plots). `to_html` writes it as one self-contained HTML
+page (inline CSS and hand-written SVG: nothing is fetched, it opens air-gapped and attaches to a
+pull request); `to_markdown` writes the same as Markdown tables."""
 
 from __future__ import annotations
 

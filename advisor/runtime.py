@@ -47,13 +47,13 @@ from advisor.child.serve import (
 )
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import AdvisorError, ConfigError
-from advisor.recommend import (
+from advisor.recommendation import (
     Constraints,
     Recommendation,
     Staleness,
     nearest_fingerprint,
 )
-from advisor.recommend.answers import answer
+from advisor.recommendation.answers import answer
 from advisor.workload import Workload, load_workload, trusted_path
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,7 @@ def _lookup(
             return f"no trials of {name} on this kind of device ({fp.get('device_kind')})"
         records = store.trials(workload=name, fingerprint_hash=staleness.measured_hash)
     used = staleness.measured_hash if staleness else here
-    # the one answer (advisor.recommend.answers)
+    # the one answer (advisor.recommendation.answers)
     rec = answer(store, name, used, policy=policy, calls_per_process=calls,
                  constraints=constraints, records=records)
     if rec.best is None:

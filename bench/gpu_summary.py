@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 from sweep_overhead import stored_time_s  # noqa: E402
 
 from advisor.db.store import ResultStore  # noqa: E402
-from advisor.recommend import recommend  # noqa: E402
+from advisor.recommendation import recommend  # noqa: E402
 from advisor.serving import strategy_rows  # noqa: E402
 
 

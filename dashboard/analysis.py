@@ -3,7 +3,8 @@
 labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...");
                  short group labels for chart axes ("H200 · d248d2a0 · torch 2.11.0")
 staleness        a group is stale when its stack is not the newest seen on its device model
-recommendations  the one answer (`advisor.recommend.answers`) per workload x device x stack, as rows
+recommendations  the one answer (`advisor.recommendation.answers`) per workload x device x
+                 stack, as rows
 break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
 pareto_front     configs no other config beats on both latency and cold compile time
 trials_frame     one row per trial, failures with their reasons
@@ -21,7 +22,7 @@ import pandas as pd
 
 from advisor import charts, units
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.recommend import TIE_RATIO, Recommendation
+from advisor.recommendation import TIE_RATIO, Recommendation
 
 ENV_FIELDS = (
     ("torch_version", "torch"),
@@ -175,9 +176,8 @@ def break_even_calls(cold_compile_s: Any, eager_ms: Any, best_ms: Any) -> float 
 
 def recommendations(groups: pd.DataFrame, recs: list[Recommendation]) -> pd.DataFrame:
     """One row per labelled group (workload x device x stack): the one answer there
-    (`advisor.recommend.answers.answer`, in the same order as ``groups``), its figures with their
-    interval
-    and noise, and the group's counts."""
+    (`advisor.recommendation.answers.answer`, in the same order as ``groups``), its figures
+    with their interval and noise, and the group's counts."""
     if groups.empty:
         return groups
     chosen = pd.DataFrame([recommended_row(rec) for rec in recs])

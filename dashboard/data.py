@@ -21,8 +21,8 @@ from advisor.db import ResultStore, database_revision, display_url, masked_url, 
 from advisor.db.engine import parse_url
 from advisor.errors import StoreError
 from advisor.fingerprint import stable_hash
-from advisor.recommend import Recommendation
-from advisor.recommend.answers import answer
+from advisor.recommendation import Recommendation
+from advisor.recommendation.answers import answer
 from dashboard import analysis
 
 TTL_S = 10
@@ -126,7 +126,7 @@ def recommendations(url: str, workload: str | None = None) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def recommendation(url: str, workload: str, device_hash: str, env_hash: str) -> Recommendation:
     """What is recommended for one workload on one device and stack:
-    `advisor.recommend.answers.answer`,
+    `advisor.recommendation.answers.answer`,
     the same function every other surface calls."""
     records = group_trials(url, workload, device_hash, env_hash)
     fp = next((r.get("fingerprint") or {} for r in records if r.get("fingerprint")), {})

@@ -19,7 +19,7 @@ from advisor.config import CompileConfig
 from advisor.workload import Workload
 
 if TYPE_CHECKING:
-    from advisor.recommend import Recommendation, Staleness
+    from advisor.recommendation import Recommendation, Staleness
 
 
 class RecommendationWarning(UserWarning):

@@ -48,8 +48,8 @@ def check_cmd(
     from advisor import check
     from advisor.cli.results import resolve_recommendation
     from advisor.db.store import ResultStore
-    from advisor.recommend import Constraints, check_policy
-    from advisor.recommend.answers import answer
+    from advisor.recommendation import Constraints, check_policy
+    from advisor.recommendation.answers import answer
 
     if against is None and baseline is None:
         fail("say what to check against: --against FINGERPRINT or --baseline FILE")

@@ -68,7 +68,7 @@ def compare(
 ) -> None:
     """Compare one workload across devices and stacks: recommended config, latency, speedup."""
     from advisor.db.store import ResultStore
-    from advisor.recommend.answers import answer, pick_label
+    from advisor.recommendation.answers import answer, pick_label
 
     try:
         fmt = output.resolve(fmt, as_json, out)

@@ -95,7 +95,7 @@ def render_text(fmt: str, *, document: Any, rows: Callable[[], Sequence[Mapping[
     if fmt == "json":
         return json.dumps(document, indent=2, default=str) + "\n"
     if fmt == "yaml":
-        from advisor.recommend import to_yaml
+        from advisor.recommendation import to_yaml
 
         return to_yaml(json.loads(json.dumps(document, default=str)))
     if fmt == "csv":

@@ -40,7 +40,7 @@ def report_cmd(
     from advisor import report
     from advisor.cli.results import resolve_recommendation
     from advisor.db.store import ResultStore
-    from advisor.recommend import Constraints, check_policy
+    from advisor.recommendation import Constraints, check_policy
 
     kind = "markdown" if str(output) == "-" else SUFFIXES.get(output.suffix.lower())
     if kind is None:

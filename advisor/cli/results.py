@@ -11,12 +11,12 @@ import typer
 from advisor import units
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on
+from advisor.cli.common import DbOption, fail_on
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
-    from advisor.recommend import Constraints, Recommendation
+    from advisor.recommendation import Constraints, Recommendation
 
 
 def _store(db: str | None) -> ResultStore:
@@ -73,7 +73,7 @@ def _picks(
     db: str | None, sweeps: list[dict[str, Any]]
 ) -> dict[tuple[str, str | None], dict[str, Any]]:
     """(workload, fingerprint) -> the pick of the one answer, in brief."""
-    from advisor.recommend.answers import answer, pick_label
+    from advisor.recommendation.answers import answer, pick_label
 
     store = _store(db)
     out: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -103,7 +103,7 @@ def show(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Show one sweep: every trial, failures with their reasons, and its recommendation."""
-    from advisor.recommend.answers import answer
+    from advisor.recommendation.answers import answer
 
     try:
         fmt = output.resolve(fmt, as_json, out)
@@ -195,7 +195,7 @@ def recommend_cmd(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Recommend the best measured config of a workload for this device and software stack."""
-    from advisor.recommend import Constraints, check_policy, parse_bytes
+    from advisor.recommendation import Constraints, check_policy, parse_bytes
 
     try:
         check_policy(policy, calls_per_process)
@@ -222,115 +222,23 @@ def resolve_recommendation(
     calls: int | None, constraints: Constraints, *, confirm: bool, top: int, artifact: bool,
     file: Path | None,
 ) -> Recommendation:
-    """The recommendation for this device (or ``fingerprint``), staleness and artifact filled
-    in: what `recommend`, `report` and `check` show."""
-    from dataclasses import replace
+    """`advisor.api.recommend`, saying what it notices on stderr: what `recommend`, `report`
+    and `check` show."""
+    from advisor.api import recommend
 
-    from advisor import __version__
-    from advisor.devices import resolve_device
-    from advisor.recommend import nearest_fingerprint, provenance
-    from advisor.recommend.answers import answer
-    from advisor.search.launcher import Launcher
+    def say(text: str) -> None:
+        typer.echo(f"advisor: {text}" if text.startswith("warning") else text, err=True)
 
-    store = _store(db)
-    if workload not in store.workloads():
-        fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
-    here: dict | None = None
-    if fingerprint is None or confirm:
-        device = resolve_device(device)
-        here = Launcher().probe(device)
-    staleness = None
-    if fingerprint is None:
-        assert here is not None
-        fingerprint = here["fingerprint_hash"]
-        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-        if not records:
-            staleness = nearest_fingerprint(here, store.fingerprints(workload))
-            if staleness.measured_hash is None:
-                fail(f"no trials of {workload} on this device and stack (fingerprint "
-                     f"{fingerprint}) nor on this kind of device; sweep it here, or pass "
-                     "--fingerprint")
-            if confirm:
-                fail(f"--confirm measures on this device, but {workload} was never swept on "
-                     f"this stack (fingerprint {fingerprint}); sweep it here first")
-            typer.echo(f"advisor: warning: {staleness.warning}", err=True)
-            fingerprint = staleness.measured_hash
-            records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-    else:
-        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-    if not records:
-        fail(f"no trials of {workload} on this device and stack (fingerprint {fingerprint}); "
-             "sweep it here, or pass --fingerprint")
-    kwargs: dict[str, Any] = {
-        "policy": policy, "calls_per_process": calls, "constraints": constraints
-    }
-    if confirm:
-        rec = _confirm(store, workload, here, device, fingerprint, kwargs, top, artifact, file)
-    else:
-        rec = answer(store, workload, fingerprint, records=records, **kwargs)
-    staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
-    return replace(rec, staleness=staleness.to_dict() if staleness else None,
-                   artifact=_artifact_of(store, rec))
-
-
-def _source_sha256(file: Path | None, records: list[dict]) -> str | None:
-    """The workload file's hash now: ``--file``, else the path its newest trial names."""
-    from advisor.workload import workload_sha256
-
-    path = file or next((Path(p) for r in reversed(records)
-                         if (p := (r.get("workload") or {}).get("path"))), None)
-    if path is None or not path.is_file():
-        return None
-    try:
-        return workload_sha256(path)
-    except AdvisorError:
-        return None
-
-
-def _confirm(store: ResultStore, workload: str, here: dict | None, device: str | None,
-             fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
-             file: Path | None) -> Recommendation:
-    from advisor.search.confirm import confirm_and_save
-    from advisor.search.launcher import Launcher
-
-    assert here is not None and device is not None
-    if here["fingerprint_hash"] != fingerprint:
-        fail(f"--confirm measures on this device (fingerprint {here['fingerprint_hash']}), "
-             f"not on fingerprint {fingerprint}; drop --fingerprint or run it there")
-
-    def phase(name: str) -> None:
-        typer.echo(f"confirming: {name}", err=True)
-
-    outcome = confirm_and_save(
-        store, workload, here, device, save=artifact, top=top, workload_path=file,
-        launcher=Launcher(), on_phase=phase, **kwargs,
-    )
-    if artifact and outcome.artifact is None:
-        typer.echo(f"advisor: no warm-start artifact saved: {outcome.artifact_note}", err=True)
-    return outcome.recommendation
-
-
-def _artifact_of(store: ResultStore, rec: Recommendation) -> dict | None:
-    """The newest stored artifact of the recommended config on its fingerprint (no bytes)."""
-    from advisor.config import CompileConfig
-
-    best = rec.best
-    if best is None:
-        return None
-    key = CompileConfig.from_dict(best.config).key
-    for found in store.artifacts(rec.workload):
-        if found["fingerprint_hash"] == rec.fingerprint_hash and found["config_key"] == key:
-            keep = ("uuid", "created_at", "size_bytes", "sha256", "torch_version",
-                    "cold_start_s", "warm_start_s")
-            return {k: found[k] for k in keep}
-    return None
+    return recommend(workload, db=db, device=device, fingerprint=fingerprint, policy=policy,
+                     calls_per_process=calls, constraints=constraints, confirm=confirm, top=top,
+                     artifact=artifact, file=file, notice=say)
 
 
 def recommendation_document(rec: Recommendation) -> dict[str, Any]:
     """`recommend`'s one JSON/YAML document: every field of the recommendation and its
     evidence (`Recommendation.to_dict`), then what to paste into a serving process
-    (`advisor.recommend.export_dict`: label, torch_compile, dtype, figures, ...)."""
-    from advisor.recommend import export_dict
+    (`advisor.recommendation.export_dict`: label, torch_compile, dtype, figures, ...)."""
+    from advisor.recommendation import export_dict
 
     return {**rec.to_dict(), **export_dict(rec)}
 
@@ -338,7 +246,7 @@ def recommendation_document(rec: Recommendation) -> dict[str, Any]:
 def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat: bool) -> None:
     from dataclasses import asdict
 
-    from advisor.recommend import to_python
+    from advisor.recommendation import to_python
 
     if fmt == "python":
         text = to_python(rec)

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import math
-import os
-import shutil
 import signal
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,41 +13,11 @@ from advisor import settings as env_settings
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail, fail_on
-from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.dimensions import BY_NAME as DIM
-from advisor.dimensions import OPTIONS_BY_NAME, parse_options
-from advisor.errors import AdvisorError, ConfigError
+from advisor.dimensions import OPTIONS_BY_NAME
+from advisor.errors import AdvisorError
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.traffic import HOLDOUT
-
-
-def _resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, Any, int]:
-    """`--resume`: the settings and space the sweep to resume was started with, and its id;
-    a flag that contradicts them, or nothing to resume, fails before anything is written.
-    ``given``: flag -> (settings, space) the flags given on this command line would make."""
-    from advisor.db.engine import display_url
-    from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
-    from advisor.search.resume import contradiction, resumable, stored_plan
-    from advisor.search.sweep import SweepSettings
-
-    found = None
-    if database_revision(db).current is not None:
-        with ResultStore.from_url(db, read_only=True) as store:
-            found = resumable(store.sweeps(workload))
-    if found is None:
-        raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
-                          "run it without --resume")
-    if found["status"] == "running":  # its heartbeat is fresh: its process is alive
-        raise ConfigError(
-            f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
-            f"process is measuring it; resume it once that stops, or once it is reported dead "
-            f"(no heartbeat for {sweep_dead_after_s():.0f} s)")
-    settings, space = stored_plan(found, SweepSettings)
-    refused = contradiction(found["id"], given, settings, space)
-    if refused:
-        raise ConfigError(refused)
-    return settings, space, found["id"]
-
 
 _RESUME_FLAGS = {
     "modes": "--modes", "dtypes": "--dtypes", "fullgraph": "--fullgraph", "shapes": "--shapes",
@@ -255,315 +221,58 @@ def sweep(
     ),
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
-    from advisor.cli.trial import check_shape, replay_options
-    from advisor.db.store import ResultStore
-    from advisor.devices import cuda_device_count, resolve_device
-    from advisor.search.launcher import Probe
-    from advisor.search.plan import SAMPLERS
-    from advisor.search.space import build_space, parse_budget, parse_list
-    from advisor.search.sweep import SweepSettings
+    from advisor.api import SweepRequest, plan_sweeps, run_sweep
+    from advisor.cli.progress import ProgressObserver
 
-    plans = []
-    probe = None
+    request = SweepRequest(
+        files=tuple(files), db=db, device=device, modes=parse_list(modes),
+        dtypes=parse_list(dtypes), fullgraph=fullgraph, shapes=parse_list(shapes),
+        options=tuple(option), shape=shape, traffic=traffic, holdout=holdout, trials=trials,
+        budget=budget, timeout_s=timeout_s, jobs=jobs, workers=workers, sampler=sampler,
+        priors=priors, calls_per_process=calls_per_process, screen=screen, warm=warm,
+        warm_all=warm_all, keep_caches=keep_caches, confirm=confirm,
+        confirm_leaders=confirm_leaders, resume=resume, given_flags=tuple(_given_flags(ctx)),
+        flags=_flags(ctx))
     try:
-        if trials is not None and trials < 1:
-            raise ConfigError("--trials must be at least 1")
-        budget_s = parse_budget(budget) if budget is not None else None  # "" is a mistake
-        if not timeout_s > 0 or not math.isfinite(timeout_s):
-            raise ConfigError(f"--timeout {timeout_s:g} is not a time limit: give the seconds a "
-                              "trial may take, e.g. --timeout 900")
-        if keep_caches is not None and keep_caches.exists() and not keep_caches.is_dir():
-            raise ConfigError(f"--keep-caches {keep_caches} is a file, not a directory: name a "
-                              "directory (it is created if missing)")
-        device = resolve_device(device)
-        _check_workers(workers, trials, budget_s, device, cuda_device_count())
-        jobs = _jobs(jobs, trials, budget_s, device, resume)
-        if sampler not in SAMPLERS:
-            raise ConfigError(f"unknown --sampler {sampler!r}: choose one of "
-                              f"{', '.join(SAMPLERS)}")
-        if jobs > 1 and device == "cpu":
-            typer.echo("advisor: warning: --jobs on the CPU: each measurement is alone, but "
-                       "shares the cores with the other jobs' process starts (tails widen); "
-                       "it pays off on a GPU", err=True)
-        if calls_per_process is not None and calls_per_process < 1:
-            raise ConfigError("--calls-per-process must be at least 1, e.g. 10000")
-        if screen < 0:
-            raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
-        # The device's probe is a child process (imports torch, initializes the device): it
-        # starts now and runs while the workloads load here. Bad input below kills it.
-        probe = Probe(device, min(timeout_s, 300.0))
-        for file in files:
-            loaded = load_bounded(file, min(timeout_s, IMPORT_TIMEOUT_S))
-            wl = loaded.workload
-            dims = parse_shape(shape) if shape else None
-            if dims is not None:
-                check_shape(dims, wl.shape, file)
-            note = None
-            if dims is None and device == "cpu":
-                # Full-size shapes of real models take seconds per call on a CPU: measure the
-                # smallest traffic shape unless told otherwise, and say so.
-                dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
-                note = (f"{wl.name}: measuring {shape_name(dims)}, the smallest traffic shape "
-                        "(CPU default; choose with --shape)")
-            strategies = parse_list(shapes) or ["static"]
-            replay = replay_options(file, wl, strategies, traffic, shape is not None, holdout)
-            if replay is not None:  # every config replays the traffic instead of one shape
-                dims, note = None, None
-            space = build_space(wl.dtypes, device, parse_list(modes), parse_list(dtypes),
-                                fullgraph, shapes=strategies, options=parse_options(option))
-            settings = SweepSettings(device=device, n_trials=trials, budget_s=budget_s,
-                                     timeout_s=timeout_s, measure_warm=warm or warm_all,
-                                     warm_all=warm_all, shape=dims,
-                                     traffic=replay, screen=screen or None,
-                                     confirm_leaders=confirm_leaders and not confirm,
-                                     sampler=sampler, priors=priors,
-                                     calls_per_process=calls_per_process, flags=_flags(ctx))
-            resume_id = None
-            if resume:  # the sweep's own settings and space; contradicting flags refused
-                given = {flag: (settings, space) for flag in _given_flags(ctx)}
-                settings, space, resume_id = _resumed(db, wl.name, given)
-                note = None
-                if settings.device != device:  # the resumed sweep's device, probed instead
-                    device = resolve_device(settings.device)
-                    probe.close()
-                    probe = Probe(device, min(settings.timeout_s, 300.0))
-            plans.append((file, loaded, space, settings, note, resume_id))
-        store = ResultStore.from_url(db)
-    except BaseException as e:  # a mistake, or a signal (SIGTERM): the probe's child ends too
-        if probe is not None:
-            probe.close()
-        if not isinstance(e, AdvisorError):
-            raise
+        planned = plan_sweeps(request)
+    except AdvisorError as e:
         fail_on(e)
+    for text in planned.warnings:
+        typer.echo(f"advisor: warning: {text}", err=True)
     _warn_host_load()
     outcomes = []
     try:
-        for file, loaded, space, settings, note, resume_id in plans:
-            if note:  # only once every flag is known to be good: a mistake stays one line
-                typer.echo(note, err=True)
+        for plan in planned.plans:
+            if plan.note:  # only once every flag is known to be good: a mistake stays one line
+                typer.echo(plan.note, err=True)
             try:
-                outcome = _run(store, loaded, space, settings, resume_id or resume, workers,
-                               jobs, keep_caches, confirm, probe)
+                if request.workers > 1 or planned.jobs > 1:
+                    outcome = run_sweep(planned, plan, request, notice=_say)
+                else:
+                    with ProgressObserver() as observer:
+                        outcome = run_sweep(planned, plan, request, observer=observer,
+                                            notice=_say)
             except AdvisorError as e:
                 fail_on(e)
-            outcomes.append((file, outcome))
+            outcomes.append((plan.file, outcome))
             if outcome.status == "interrupted":
                 break
     finally:
-        if probe is not None:
-            probe.close()
-    _report(outcomes, store, as_json, db)
+        planned.close()
+    _report(outcomes, planned.store, as_json, db)
 
 
-IMPORT_TIMEOUT_S = 300.0  # the parent's import of a workload file (the probe's bound too)
+def parse_list(text: str | None) -> list[str] | None:
+    from advisor.search.space import parse_list as parse
 
-
-def load_bounded(file: Path, limit_s: float) -> Any:
-    """`load_workload` in the parent, bounded: a workload file that hangs at import (a network
-    download, a lock, an endless loop) fails in one line after ``limit_s`` instead of hanging
-    the sweep. Only the main thread can be interrupted so; elsewhere it is unbounded."""
-    import threading
-
-    from advisor.errors import WorkloadError
-    from advisor.workload import load_workload
-
-    if threading.current_thread() is not threading.main_thread():
-        return load_workload(file)
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
-        return load_workload(file)
-    except WorkloadError as e:
-        if isinstance(e.__cause__, TimeoutError):
-            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
-                                "it download, wait or loop at import?); nothing ran") from None
-        raise
-    except TimeoutError:
-        raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s; nothing "
-                            "ran") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        return parse(text)
+    except AdvisorError as e:
+        fail_on(e)
 
 
-def _check_workers(workers: int, trials: int | None, budget_s: float | None, device: str,
-                   gpus: int) -> None:
-    if workers < 1:
-        raise ConfigError("--workers must be at least 1")
-    if workers == 1:
-        return
-    if trials is not None or budget_s is not None:
-        raise ConfigError("--workers measures every config of the space; drop --trials/--budget "
-                          "or narrow the space with --modes/--dtypes")
-    if device.startswith("cuda") and workers > gpus:
-        raise ConfigError(f"--workers {workers} asks for more workers than the {gpus} GPU(s) "
-                          "here; one worker per GPU")
-
-
-MAX_GPU_JOBS = 8
-
-
-def _jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
-          resume: bool) -> int:
-    """Trials at once per device, the same default with or without --trials/--budget: on a
-    GPU only (a CPU measures with the cores a compile needs)."""
-    whole_space = trials is None and budget_s is None
-    if jobs is None:
-        many = device.startswith("cuda") and not resume
-        return min(MAX_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 2)) if many else 1
-    if jobs < 1:
-        raise ConfigError("--jobs must be at least 1")
-    if jobs > 1 and resume and not whole_space:
-        raise ConfigError("--resume continues a --trials/--budget sweep one trial at a time; "
-                          "drop --jobs")
-    return jobs
-
-
-def _run(store: Any, loaded: Any, space: Any, settings: Any, resume: bool | int, workers: int,
-         jobs: int, keep_caches: Path | None, confirm: bool, probe: Any) -> Any:
-    from advisor.cli.progress import ProgressObserver
-    from advisor.search.launcher import Launcher
-    from advisor.search.sweep import QuietObserver, Sweeper
-
-    class PoolPhases(QuietObserver):
-        """What the parent of a pooled sweep does itself (the workers report their trials)."""
-
-        def phase(self, name: str) -> None:
-            typer.echo(f"advisor: {name}", err=True)
-
-        def notice(self, text: str) -> None:
-            typer.echo(f"advisor: {text}", err=True)
-
-    # Every trial's cache is kept until the sweep ends: the leader's warm start compiles from it.
-    _remove_orphaned_roots()
-    root = keep_caches or Path(tempfile.mkdtemp(prefix=f"advisor-sweep-{os.getpid()}-"))
-    launcher = Launcher(timeout_s=settings.timeout_s, cache_root=root)
-    try:
-        if workers > 1 or jobs > 1:
-            sweeper = Sweeper(store, loaded, space, settings, launcher, PoolPhases(), probe)
-            outcome = _run_pool(store, sweeper, resume, workers, jobs, root)
-        else:
-            with ProgressObserver() as observer:
-                outcome = Sweeper(store, loaded, space, settings, launcher, observer,
-                                  probe).run(resume)
-        if confirm and outcome.status == "finished":
-            outcome = _confirm(store, loaded, settings, outcome, launcher)
-        return outcome
-    finally:
-        if keep_caches is None:
-            shutil.rmtree(root, ignore_errors=True)
-
-
-def _remove_orphaned_roots() -> None:
-    """The cache directories of sweeps whose process is gone (kill -9 runs no cleanup): named
-    advisor-sweep-<pid>-*, removed once no process has that pid."""
-    for found in Path(tempfile.gettempdir()).glob("advisor-sweep-*-*"):
-        pid = found.name.split("-")[2]
-        if not pid.isdigit() or not found.is_dir():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(found, ignore_errors=True)
-        except PermissionError:
-            pass  # another user's live process
-
-
-def _confirm(store: Any, loaded: Any, settings: Any, outcome: Any, launcher: Any) -> Any:
-    """The sweep's recommendation, decided again on interleaved, paired re-measurements (the
-    child compiles from the trials' caches, still kept by ``launcher``)."""
-    from advisor.errors import TrialFailed
-    from advisor.search.confirm import confirm_and_save
-
-    typer.echo("confirming the leaders against eager fp32, interleaved in one process", err=True)
-    try:
-        done = confirm_and_save(store, loaded.workload.name, outcome.fingerprint,
-                                settings.device, workload_path=loaded.path,
-                                launcher=launcher)
-    except (ConfigError, TrialFailed) as e:
-        typer.echo(f"advisor: confirmation skipped: {str(e).splitlines()[0]}", err=True)
-        return outcome
-    a = done.artifact
-    typer.echo(
-        f"advisor: no warm-start artifact saved: {done.artifact_note}" if a is None else
-        f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB saved, cold start "
-        f"{a['cold_start_s']:.1f} s"
-        + ("" if a["warm_start_s"] is None else f", with the artifact {a['warm_start_s']:.1f} s"),
-        err=True)
-    outcome.recommendation = done.recommendation
-    return outcome
-
-
-def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: int,
-              cache_root: Path) -> Any:
-    """The sweep shared by worker processes on this host (advisor.search.fleet): `jobs` per device
-    on `workers` devices."""
-    from advisor.search.fleet import WorkerPool, queue_pool
-    from advisor.search.sweep import open_study
-
-    fingerprint, sweep_id, study_name = sweeper.prepare(resume)
-    study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
-    if resume:
-        from advisor.search.sweep import fail_orphans
-
-        fail_orphans(study)  # the dead run's trials: their configs are queued again
-    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, bool(resume),
-                                workers * jobs)
-    typer.echo(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
-               f"({jobs} per device)", err=True)
-    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
-                      str(cache_root), fingerprint, sweeper.loaded.source_sha256)
-    progress = _pool_progress(store, sweep_id, feeder.plan.cap if feeder else len(sweeper.space))
-
-    def tick() -> None:
-        if feeder is not None:
-            feeder.tick()
-        progress()
-
-    from advisor.search.sweep import Heartbeat
-
-    with Heartbeat(store, sweep_id):
-        codes = pool.wait(tick=tick)
-    progress()  # the trials stored after the last tick: the closing progress line
-    done = store.config_keys_done(sweep_id)
-    # a budgeted sweep is complete when its workers found nothing more to start
-    complete = set(sweeper.space.keys()) <= done or (feeder is not None and not any(codes))
-    status = "finished" if complete and not pool.interrupted else "interrupted"
-    store.finish_sweep(sweep_id, status)
-    if not complete and not pool.interrupted:
-        typer.echo(f"advisor: workers exited with {codes} before the sweep was complete; "
-                   f"continue with --resume", err=True)
-    outcome = sweeper.outcome(sweep_id, status, fingerprint, study_name)
-    outcome.signum = getattr(pool, "signum", None)
-    return outcome
-
-
-def _pool_progress(store: Any, sweep_id: int, planned: int) -> Any:
-    """A tick that prints a line whenever a worker stored a trial: done, failed, best so far."""
-    seen = [0]
-
-    def tick() -> None:
-        records = store.trials(sweep_id=sweep_id)
-        if len(records) == seen[0]:
-            return
-        for r in records[seen[0]:]:
-            if r.get("tried_because"):
-                label = CompileConfig.from_dict(r["config"]).label
-                typer.echo(f"  {label}: tried because {r['tried_because']}", err=True)
-        seen[0] = len(records)
-        failed = sum(r["status"] != "ok" for r in records)
-        passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
-        best = min(passed, key=lambda r: r["median_ms"]) if passed else None
-        best_text = (f"best {best['config']['dtype']} + {best['config']['mode']} "
-                     f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
-        typer.echo(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
-                   f"{best_text}", err=True)
-
-    return tick
+def _say(text: str) -> None:
+    typer.echo(f"advisor: {text}", err=True)
 
 
 def _warn_host_load() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from advisor.api import check_shape, replay_options
 from advisor.cli import render
 from advisor.cli.app import app
 from advisor.cli.common import fail, fail_on, print_json
@@ -19,30 +20,6 @@ from advisor.errors import AdvisorError, ConfigError
 from advisor.search.launcher import DEFAULT_TIMEOUT_S, Launcher
 from advisor.traffic import HOLDOUT
 from advisor.workload import load_workload
-
-
-def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Path | None,
-                   shape_given: bool, holdout: float = HOLDOUT) -> list[dict[str, Any]] | None:
-    """The traffic (trial spec entries) a replay serves, or None when nothing asks for a replay:
-    a `--traffic` file, or a shape strategy other than static (docs/shapes.md). A log's
-    `holdout` share, at its end, is what the replays serve."""
-    from advisor.config import shape_strategy
-    from advisor.traffic import Traffic, load_traffic
-
-    kinds = [shape_strategy(s)[0] for s in strategies]  # a ConfigError names the choices
-    traffic = load_traffic(traffic_file, list(wl.shape)) if traffic_file is not None else None
-    if traffic is not None:
-        traffic = traffic.with_holdout(holdout)
-    if traffic is None and all(kind == "static" for kind in kinds):
-        return None
-    if shape_given:
-        raise ConfigError("--shape measures one shape, but --traffic and shape strategies replay "
-                          "the traffic; drop --shape")
-    if "buckets" in kinds and wl.pad is None:
-        raise ConfigError(f"{file.name} has no pad() and cut(), which bucketed shape strategies "
-                          "need; add them (see advisor.workload) or choose static, dynamic or "
-                          "mark_dynamic")
-    return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
 
 
 def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None) -> None:
@@ -93,15 +70,6 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
         for flag in ((r.get("replay") or {}).get("flags") or []) if r.get("status") == "ok" else []:
             label = CompileConfig.from_dict(r["config"]).label
             render.console.print(f"[yellow]flag[/yellow] {label}: {flag['message']}")
-
-
-def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
-    if set(dims) != set(expected):
-        raise ConfigError(
-            f"shape dims {', '.join(dims)} do not match {path.name}'s dims "
-            f"{', '.join(expected)}; e.g. --shape "
-            + ",".join(f"{k}={v}" for k, v in expected.items())
-        )
 
 
 @app.command()

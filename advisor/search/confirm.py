@@ -11,7 +11,7 @@ for what eager left in the GPU's caches (the H200's paired runs favoured whichev
 second by 6-10%, five times out of five; docs/performance.md). Per config
 it keeps the samples, the traffic-weighted median with its bootstrap interval and the paired
 speedup over eager fp32 (the median over rounds of eager time / config time, with its interval);
-the store keeps it (``advisor_confirmations``) and `advisor.recommend.recommend` decides on it.
+the store keeps it (``advisor_confirmations``) and `advisor.recommendation.recommend` decides on it.
 
 Warm-start artifact (`save_artifact`): the recommended config is compiled in a fresh child with
 empty caches exactly as `advisor.apply` compiles it (same model build, dtype, compile call and one
@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
-from advisor.recommend import Constraints, Recommendation, recommend
+from advisor.recommendation import Constraints, Recommendation, recommend
 from advisor.records import (
     Confirmation,
     ConfirmationEntry,

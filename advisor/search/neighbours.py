@@ -2,7 +2,7 @@
 
 Nearest, in order: the same device model on another software stack (same ``device_hash``),
 then another device on this stack (same ``env_hash``). Only trials of the same workload file
-(name and source sha256) count, and each neighbour's best is what `advisor.recommend.recommend`
+(name and source sha256) count, and each neighbour's best is what `advisor.recommendation.recommend`
 says for it: the one answer every surface gives. A sweep enqueues these configs before any other.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.config import CompileConfig
-from advisor.recommend import recommend
+from advisor.recommendation import recommend
 from advisor.search.space import Space
 
 MAX_NEIGHBOURS = 3  # fingerprints whose best is tried first, at most

@@ -29,8 +29,8 @@ from advisor import device_lock, dimensions
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
-from advisor.recommend import Recommendation, deciding_ms
-from advisor.recommend.answers import answer
+from advisor.recommendation import Recommendation, deciding_ms
+from advisor.recommendation.answers import answer
 from advisor.records import Confirmation, Fingerprint, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
@@ -320,7 +320,7 @@ class Sweeper:
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         calls = self.settings.calls_per_process
-        # The one answer (advisor.recommend.answers): every sweep of it here, the newest
+        # The one answer (advisor.recommendation.answers): every sweep of it here, the newest
         # confirmation.
         rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         failed = ""

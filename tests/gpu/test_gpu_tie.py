@@ -15,7 +15,7 @@ import pytest
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
-from advisor.recommend import recommend
+from advisor.recommendation import recommend
 
 pytestmark = pytest.mark.gpu
 

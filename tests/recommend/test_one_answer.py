@@ -1,6 +1,6 @@
 """One answer everywhere, and only when the evidence carries it: stored trials in a real SQLite
 file, read through every surface (`advisor recommend`, `list`, `show`, `compare`, the dashboard's
-data, `advisor.apply`), each of which must show the pick `advisor.recommend.answers.answer`
+data, `advisor.apply`), each of which must show the pick `advisor.recommendation.answers.answer`
 decides."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from recommend_support import TINY_MLP, TINY_WORKLOAD, advisor, json_out, record
 import advisor as advisor_api
 from advisor.config import CompileConfig
 from advisor.db.store import ResultStore
-from advisor.recommend.answers import answer
+from advisor.recommendation.answers import answer
 from advisor.runtime import RecommendationWarning
 from advisor.workload import load_workload
 

@@ -11,7 +11,7 @@ from report_support import fingerprint_of, run
 
 from advisor import charts, report, units
 from advisor.db import ResultStore
-from advisor.recommend.answers import answer
+from advisor.recommendation.answers import answer
 
 H200, A100, NEW = "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "2.11.0+cu130"
 

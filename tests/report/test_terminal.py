@@ -11,7 +11,7 @@ from rich.console import Console
 
 from advisor.cli import render
 from advisor.db import ResultStore
-from advisor.recommend.answers import answer
+from advisor.recommendation.answers import answer
 
 
 @pytest.fixture

@@ -160,7 +160,7 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     cannot tell them apart (every shape already warm); the process-life cost can."""
     import random
 
-    from advisor.recommend import recommend
+    from advisor.recommendation import recommend
 
     rng = random.Random(7)
     rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(20)]

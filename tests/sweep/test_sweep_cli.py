@@ -27,7 +27,7 @@ from sweep_support import (
 )
 
 from advisor.config import EAGER_FP32
-from advisor.recommend import recommend
+from advisor.recommendation import recommend
 from advisor.search.space import build_space
 
 pytestmark = pytest.mark.slow
@@ -167,7 +167,8 @@ def test_show(swept: Swept) -> None:
     assert shown["recommendation"]["sentence"] == swept.out["recommendation"]["sentence"]
     table = advisor("show", sweep_id, "--db", swept.url, cwd=swept.cwd)
     assert table.returncode == 0, table.stderr
-    assert "fp32 + default" in table.stdout and "fp32 + eager" in table.stdout
+    # every trial is a row, by its short label (the sentence below names what it decided)
+    assert "fp32 default" in table.stdout and "fp32 eager" in table.stdout
 
 
 def test_show_an_unknown_sweep_is_one_line_and_exit_2(swept: Swept) -> None:
@@ -298,8 +299,8 @@ def test_sweep_with_confirm_says_what_became_of_the_warm_start_artifact(tmp_path
     assert "decided on paired figures" in rec["note"]
     lines = [line for line in done.stderr.splitlines() if "warm-start artifact" in line]
     assert len(lines) == 1, done.stderr
-    match = re.fullmatch(r"warm-start artifact: (\d+) KiB saved, cold start (\d+\.\d) s, with "
-                         r"the artifact (\d+\.\d) s", lines[0])
+    match = re.fullmatch(r"advisor: warm-start artifact: (\d+) KiB saved, cold start (\d+\.\d) s, "
+                         r"with the artifact (\d+\.\d) s", lines[0])
     assert match, lines[0]
     with open_store(url) as store:
         (confirmation,) = store.confirmations("many-small-ops")

@@ -9,7 +9,7 @@ import pytest
 from sweep_support import advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.recommend import TIE_RATIO, recommend
+from advisor.recommendation import TIE_RATIO, recommend
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_recommend import eager_fp32, trial
 
 from advisor.noise import LOAD_PER_CORE, host_load_warning, interval_warning
-from advisor.recommend import recommend
+from advisor.recommendation import recommend
 
 
 def test_a_loaded_host_is_named_with_its_load_and_cores() -> None:

@@ -20,6 +20,8 @@ EXPECTED = {
     "__version__",
     "apply",
     "load_workload",
+    "recommend",
+    "sweep",
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
-from advisor.recommend import (
+from advisor.recommendation import (
     NEAR_RATIO,
     TIE_RATIO,
     Constraints,
@@ -859,7 +859,7 @@ def test_break_even_is_against_the_best_eager_config_with_fp32_beside_it() -> No
 
 
 def test_staleness_names_the_workload_source_and_the_advisor_version() -> None:
-    from advisor.recommend import provenance
+    from advisor.recommendation import provenance
 
     records = [eager_fp32(10.0, workload={"source_sha256": "a" * 64},
                           fingerprint={"advisor_version": "0.1.0", "fingerprint_hash": "f1"})]

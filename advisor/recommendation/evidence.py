@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -243,13 +243,13 @@ def _per_call(r: Ranked) -> str:
     return ""
 
 
-def traffic_throughput(shapes: Sequence[dict[str, Any]]) -> float | None:
+def traffic_throughput(shapes: Sequence[Mapping[str, Any]]) -> float | None:
     """Calls per second of the traffic mix: 1 / sum(weight / throughput) (weights normalised)."""
     usable = [s for s in shapes if s.get("throughput_per_s") and s.get("weight")]
     if not usable or len(usable) != len(shapes):
         return None
     total = sum(s["weight"] for s in usable)
-    return 1.0 / sum(s["weight"] / total / s["throughput_per_s"] for s in usable)
+    return float(1.0 / sum(s["weight"] / total / s["throughput_per_s"] for s in usable))
 
 
 def break_even_calls(cold_compile_s: float | None, median_ms: float,
@@ -261,7 +261,7 @@ def break_even_calls(cold_compile_s: float | None, median_ms: float,
     return math.ceil(calls * (1 - 1e-9))  # float noise: 1000000.0000005 is 1 000 000 calls
 
 
-def deciding_ms(rec: dict[str, Any], calls: int | None) -> float:
+def deciding_ms(rec: Mapping[str, Any], calls: int | None) -> float:
     """A record's deciding figure: the expected cost per request over a process serving
     `calls` requests when its replay streams varying traffic (advisor.serving), else its
     steady-state median."""
@@ -269,14 +269,16 @@ def deciding_ms(rec: dict[str, Any], calls: int | None) -> float:
     return float(rec["median_ms"]) if life is None else life
 
 
-def _life_ms(rec: dict[str, Any], calls: int | None) -> float | None:
+def _life_ms(rec: Mapping[str, Any], calls: int | None) -> float | None:
     replay = rec.get("replay")
     if replay is None or not serving.decides(replay):
         return None
     return serving.process_life_ms(replay, calls or DEFAULT_CALLS_PER_PROCESS)
 
 
-def rank_record(rec: dict[str, Any], baseline_ms: float | None, calls: int | None = None) -> Ranked:
+def rank_record(
+    rec: Mapping[str, Any], baseline_ms: float | None, calls: int | None = None
+) -> Ranked:
     config = CompileConfig.from_dict(rec["config"])
     life = _life_ms(rec, calls)
     process = life is not None
@@ -309,7 +311,7 @@ def rank_record(rec: dict[str, Any], baseline_ms: float | None, calls: int | Non
     )
 
 
-def _buckets_of(config: CompileConfig, rec: dict[str, Any]) -> dict[str, Any] | None:
+def _buckets_of(config: CompileConfig, rec: Mapping[str, Any]) -> dict[str, Any] | None:
     """A shape strategy's measured buckets: strategy and boundaries per padded dim."""
     if config.shapes == "static":
         return None

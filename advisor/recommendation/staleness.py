@@ -3,11 +3,12 @@ whether the workload's source or the advisor changed since."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
-from advisor.recommend.evidence import STACK_FIELDS
+from advisor.recommendation.evidence import STACK_FIELDS
 
 COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
 
@@ -74,7 +75,7 @@ class Staleness:
         return data
 
 
-def provenance(staleness: Staleness | None, records: list[dict[str, Any]],
+def provenance(staleness: Staleness | None, records: Sequence[Mapping[str, Any]],
                source_sha256: str | None, advisor_version: str | None) -> Staleness | None:
     """``staleness`` (None: the fingerprint matched) with the workload source and advisor
     version checked against the trials' (newest first); None when all of it is current."""
@@ -98,7 +99,9 @@ def provenance(staleness: Staleness | None, records: list[dict[str, Any]],
     return replace(staleness, source_sha256=source, advisor_version=version)
 
 
-def fingerprint_changes(measured: dict[str, Any], current: dict[str, Any]) -> list[FieldChange]:
+def fingerprint_changes(
+    measured: Mapping[str, Any], current: Mapping[str, Any]
+) -> list[FieldChange]:
     """The device and stack fields (those hashed) whose values differ, in field order."""
     return [
         FieldChange(name, measured.get(name), current.get(name))
@@ -107,7 +110,7 @@ def fingerprint_changes(measured: dict[str, Any], current: dict[str, Any]) -> li
     ]
 
 
-def nearest_fingerprint(current: dict[str, Any], measured: list[dict[str, Any]]) -> Staleness:
+def nearest_fingerprint(current: Mapping[str, Any], measured: list[dict[str, Any]]) -> Staleness:
     """The measured fingerprint closest to ``current``: the same kind of device, then the
     fewest differing device fields, driver/CUDA/torch/triton fields, other stack fields, then
     the most trials. An exact match (same fingerprint hash) is itself."""

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from advisor.config import TORCH_DTYPE_NAMES, CompileConfig
-from advisor.recommend.evidence import Recommendation
+from advisor.recommendation.evidence import Recommendation
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
 

@@ -1,7 +1,7 @@
 """What is recommended here: the one answer every surface shows.
 
 `answer(store, workload, fingerprint_hash)` reads every trial of one workload on one fingerprint
-and the newest stored confirmation of it, and decides with `advisor.recommend.recommend`
+and the newest stored confirmation of it, and decides with `advisor.recommendation.recommend`
 (pooled figures per config, paired figures first, the tie rule, noise). The sweep's final
 table, `advisor list`, `show`, `recommend`, `compare`, every dashboard page and `advisor.apply`
 call it; none of them decides on its own figures. `answers(store, workload)` is the same per
@@ -10,9 +10,10 @@ fingerprint the workload was measured on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from advisor.recommend import Constraints, Recommendation, recommend
+from advisor.recommendation import Constraints, Recommendation, recommend
 
 
 def answer(
@@ -23,7 +24,7 @@ def answer(
     policy: str = "latency",
     calls_per_process: int | None = None,
     constraints: Constraints | None = None,
-    records: list[dict[str, Any]] | None = None,
+    records: Sequence[Mapping[str, Any]] | None = None,
 ) -> Recommendation:
     """The recommendation for ``workload`` on ``fingerprint_hash`` from the store (``records``:
     that workload's trials on that fingerprint, when the caller has read them already)."""

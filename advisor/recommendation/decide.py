@@ -4,12 +4,13 @@ noise, a confirmation's paired figures."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from advisor.config import EAGER_FP32
-from advisor.recommend.constraints import Constraints
-from advisor.recommend.evidence import (
+from advisor.recommendation.constraints import Constraints
+from advisor.recommendation.evidence import (
     NEAR_RATIO,
     Ranked,
     Recommendation,
@@ -19,7 +20,7 @@ from advisor.recommend.evidence import (
     rank_record,
     simplicity,
 )
-from advisor.recommend.policies import TIE_RATIO, BreakEven, Policy, make_policy
+from advisor.recommendation.policies import TIE_RATIO, BreakEven, Policy, make_policy
 from advisor.stats import CONFIDENCE, Stats
 
 
@@ -113,7 +114,7 @@ def _doubt_note(leader: Ranked, doubt: list[Ranked], policy: Policy, noise: bool
 
 def recommend(
     workload: str,
-    records: list[dict[str, Any]],
+    records: Sequence[Mapping[str, Any]],
     fingerprint_hash: str | None = None,
     *,
     policy: str = "latency",
@@ -134,7 +135,7 @@ def recommend(
     if baseline is not None:
         baseline = _pooled(base_recs, base_ms, calls)
     excluded: dict[str, int] = {}
-    by_key: dict[str, list[dict[str, Any]]] = {}
+    by_key: dict[str, list[Mapping[str, Any]]] = {}
     for rec in passed:  # one entry per config: its pooled evidence, never its best trial
         by_key.setdefault(rec["config_key"], []).append(rec)
     pooled = [_pooled(group, base_ms, calls) for group in by_key.values()]
@@ -191,7 +192,7 @@ def _source(baseline: Ranked | None) -> str:
     return f"median of {baseline.n_trials} trials' {what}s"
 
 
-def _pooled(recs: list[dict[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
+def _pooled(recs: list[Mapping[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
     """One config's figure from all its trials: the median of the full trials' deciding figures
     (screened trials only when there is nothing else: then ``short``), its interval the span of
     their intervals, and the trial nearest that median for the other facts."""

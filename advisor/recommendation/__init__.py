@@ -40,9 +40,9 @@ The package: `evidence` (Ranked, Recommendation, the figures), `policies` (the r
 (`export_dict`, `to_python`, `to_yaml`).
 """
 
-from advisor.recommend.constraints import Constraints, parse_bytes
-from advisor.recommend.decide import recommend
-from advisor.recommend.evidence import (
+from advisor.recommendation.constraints import Constraints, parse_bytes
+from advisor.recommendation.decide import recommend
+from advisor.recommendation.evidence import (
     NEAR_RATIO,
     STACK_FIELDS,
     Ranked,
@@ -52,8 +52,8 @@ from advisor.recommend.evidence import (
     overlaps,
     traffic_throughput,
 )
-from advisor.recommend.export import export_dict, to_python, to_yaml
-from advisor.recommend.policies import (
+from advisor.recommendation.export import export_dict, to_python, to_yaml
+from advisor.recommendation.policies import (
     CONFIRMED_POLICIES,
     POLICIES,
     TIE_RATIO,
@@ -61,7 +61,7 @@ from advisor.recommend.policies import (
     check_policy,
     make_policy,
 )
-from advisor.recommend.staleness import (
+from advisor.recommendation.staleness import (
     FieldChange,
     Staleness,
     fingerprint_changes,

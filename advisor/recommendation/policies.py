@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from advisor.errors import ConfigError
 
 if TYPE_CHECKING:
-    from advisor.recommend.evidence import Ranked
+    from advisor.recommendation.evidence import Ranked
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
 

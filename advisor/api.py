@@ -1,0 +1,612 @@
+"""The Python API: what the CLI does, for a notebook or a service. The CLI is a thin layer over it.
+
+    import advisor
+    outcome = advisor.sweep("workloads/reranker.py", budget="10m", db="sqlite:///advisor.db")
+    print(outcome.recommendation.sentence)
+    rec = advisor.recommend("reranker", db="sqlite:///advisor.db")   # on this device and stack
+
+`sweep` plans (`plan_sweeps`: every flag checked, the workload loaded with a time bound, the
+space and settings built, the device's probe started; a resumed sweep's stored settings reused)
+then runs (`run_sweep`: one process per trial, serial or a pool of jobs, the leaders confirmed
+when asked) and returns the `SweepOutcome`. `recommend` answers from the store for this device's
+fingerprint (or a given one), with staleness, provenance and the artifact filled in. Mistakes
+raise `advisor.errors.ConfigError` (the CLI prints them in one line, exit code 2); what a sweep
+says while it runs goes to ``notice`` (the CLI prints it) or the ``advisor`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from advisor.config import CompileConfig, parse_shape, shape_name
+from advisor.errors import AdvisorError, ConfigError, WorkloadError
+from advisor.search.launcher import DEFAULT_TIMEOUT_S
+from advisor.traffic import HOLDOUT
+
+if TYPE_CHECKING:
+    from advisor.recommendation import Constraints, Recommendation
+    from advisor.search.sweep import SweepOutcome
+
+log = logging.getLogger(__name__)
+
+IMPORT_TIMEOUT_S = 300.0  # the parent's import of a workload file (the probe's bound too)
+MAX_GPU_JOBS = 8
+Notice = Callable[[str], None]
+
+
+def _log_notice(text: str) -> None:
+    log.info("%s", text)
+
+
+# --- a sweep, planned -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """Everything a sweep is asked to do (the `advisor sweep` flags, typed). ``given_flags``:
+    the flags given explicitly (a resumed sweep refuses those that contradict its settings);
+    ``flags``: what the sweep's row keeps so that it can be rerun."""
+
+    files: tuple[Path, ...]
+    db: str | None = None
+    device: str | None = None
+    modes: Sequence[str] | None = None
+    dtypes: Sequence[str] | None = None
+    fullgraph: str = "off"
+    shapes: Sequence[str] | None = None
+    options: Sequence[str] = ()
+    shape: str | None = None
+    traffic: Path | None = None
+    holdout: float = HOLDOUT
+    trials: int | None = None
+    budget: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    jobs: int | None = None
+    workers: int = 1
+    sampler: str = "tpe"
+    priors: bool = True
+    calls_per_process: int | None = None
+    screen: float = 0.0
+    warm: bool = True
+    warm_all: bool = False
+    keep_caches: Path | None = None
+    confirm: bool = False
+    confirm_leaders: bool = True
+    resume: bool = False
+    given_flags: tuple[str, ...] = ()
+    flags: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SweepPlan:
+    """One workload file's sweep, ready to run."""
+
+    file: Path
+    loaded: Any  # advisor.workload.LoadedWorkload
+    space: Any  # advisor.search.space.Space
+    settings: Any  # advisor.search.sweep.SweepSettings
+    note: str | None  # said once the whole request is known to be good
+    resume_id: int | None
+
+
+@dataclass
+class Planned:
+    """The plans of a request, the store they write to, the device's probe (a child process:
+    close it), and the jobs per device."""
+
+    plans: list[SweepPlan]
+    store: Any
+    probe: Any
+    jobs: int
+    warnings: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self.probe is not None:
+            self.probe.close()
+
+
+def plan_sweeps(request: SweepRequest) -> Planned:
+    """Check every flag, load each workload (bounded), build its space and settings; start the
+    device's probe. Raises ConfigError/WorkloadError (nothing written, the probe ended)."""
+    from advisor.db.store import ResultStore
+    from advisor.devices import cuda_device_count, resolve_device
+    from advisor.dimensions import parse_options
+    from advisor.search.launcher import Probe
+    from advisor.search.plan import SAMPLERS
+    from advisor.search.space import build_space, parse_budget
+    from advisor.search.sweep import SweepSettings
+
+    r = request
+    probe = None
+    warnings: list[str] = []
+    try:
+        if r.trials is not None and r.trials < 1:
+            raise ConfigError("--trials must be at least 1")
+        budget_s = parse_budget(r.budget) if r.budget is not None else None  # "" is a mistake
+        if not r.timeout_s > 0 or not math.isfinite(r.timeout_s):
+            raise ConfigError(f"--timeout {r.timeout_s:g} is not a time limit: give the seconds "
+                              "a trial may take, e.g. --timeout 900")
+        if r.keep_caches is not None and r.keep_caches.exists() and not r.keep_caches.is_dir():
+            raise ConfigError(f"--keep-caches {r.keep_caches} is a file, not a directory: name "
+                              "a directory (it is created if missing)")
+        device = resolve_device(r.device)
+        check_workers(r.workers, r.trials, budget_s, device, cuda_device_count())
+        jobs = default_jobs(r.jobs, r.trials, budget_s, device, r.resume)
+        if r.sampler not in SAMPLERS:
+            raise ConfigError(f"unknown --sampler {r.sampler!r}: choose one of "
+                              f"{', '.join(SAMPLERS)}")
+        if jobs > 1 and device == "cpu":
+            warnings.append("--jobs on the CPU: each measurement is alone, but shares the cores "
+                            "with the other jobs' process starts (tails widen); it pays off on "
+                            "a GPU")
+        if r.calls_per_process is not None and r.calls_per_process < 1:
+            raise ConfigError("--calls-per-process must be at least 1, e.g. 10000")
+        if r.screen < 0:
+            raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
+        options = parse_options(r.options)
+        # The device's probe is a child process (imports torch, initializes the device): it
+        # starts now and runs while the workloads load here. Bad input below kills it.
+        probe = Probe(device, min(r.timeout_s, 300.0))
+        plans = []
+        for file in r.files:
+            loaded = load_bounded(file, min(r.timeout_s, IMPORT_TIMEOUT_S))
+            wl = loaded.workload
+            dims = parse_shape(r.shape) if r.shape else None
+            if dims is not None:
+                check_shape(dims, wl.shape, file)
+            note = None
+            if dims is None and device == "cpu":
+                # Full-size shapes of real models take seconds per call on a CPU: measure the
+                # smallest traffic shape unless told otherwise, and say so.
+                dims = min((s for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
+                note = (f"{wl.name}: measuring {shape_name(dims)}, the smallest traffic shape "
+                        "(CPU default; choose with --shape)")
+            strategies = list(r.shapes or ["static"])
+            replay = replay_options(file, wl, strategies, r.traffic, r.shape is not None,
+                                    r.holdout)
+            if replay is not None:  # every config replays the traffic instead of one shape
+                dims, note = None, None
+            space = build_space(wl.dtypes, device, r.modes, r.dtypes, r.fullgraph,
+                                shapes=strategies, options=options)
+            settings = SweepSettings(
+                device=device, n_trials=r.trials, budget_s=budget_s, timeout_s=r.timeout_s,
+                measure_warm=r.warm or r.warm_all, warm_all=r.warm_all, shape=dims,
+                traffic=replay, screen=r.screen or None,
+                confirm_leaders=r.confirm_leaders and not r.confirm, sampler=r.sampler,
+                priors=r.priors, calls_per_process=r.calls_per_process, flags=dict(r.flags))
+            resume_id = None
+            if r.resume:  # the sweep's own settings and space; contradicting flags refused
+                given = {flag: (settings, space) for flag in r.given_flags}
+                settings, space, resume_id = resumed(r.db, wl.name, given)
+                note = None
+                if settings.device != device:  # the resumed sweep's device, probed instead
+                    device = resolve_device(settings.device)
+                    probe.close()
+                    probe = Probe(device, min(settings.timeout_s, 300.0))
+            plans.append(SweepPlan(file, loaded, space, settings, note, resume_id))
+        store = ResultStore.from_url(r.db)
+    except BaseException:  # a mistake, or a signal (SIGTERM): the probe's child ends too
+        if probe is not None:
+            probe.close()
+        raise
+    return Planned(plans, store, probe, jobs, warnings)
+
+
+def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
+    """``--shape`` names the workload's own dims."""
+    if set(dims) != set(expected):
+        raise ConfigError(
+            f"shape dims {', '.join(dims)} do not match {path.name}'s dims "
+            + ",".join(f"{k}={v}" for k, v in expected.items())
+        )
+
+
+def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Path | None,
+                   shape_given: bool, holdout: float = HOLDOUT) -> list[dict[str, Any]] | None:
+    """The traffic (trial spec entries) a replay serves, or None when nothing asks for a replay:
+    a `--traffic` file, or a shape strategy other than static (docs/shapes.md). A log's
+    `holdout` share, at its end, is what the replays serve."""
+    from advisor.config import shape_strategy
+    from advisor.traffic import Traffic, load_traffic
+
+    kinds = [shape_strategy(s)[0] for s in strategies]  # a ConfigError names the choices
+    traffic = load_traffic(traffic_file, list(wl.shape)) if traffic_file is not None else None
+    if traffic is not None:
+        traffic = traffic.with_holdout(holdout)
+    if traffic is None and all(kind == "static" for kind in kinds):
+        return None
+    if shape_given:
+        raise ConfigError("--shape measures one shape, but --traffic and shape strategies replay "
+                          "the traffic; drop --shape")
+    if "buckets" in kinds and wl.pad is None:
+        raise ConfigError(f"{file.name} has no pad() and cut(), which bucketed shape strategies "
+                          "need; add them (see advisor.workload) or choose static, dynamic or "
+                          "mark_dynamic")
+    return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
+
+
+def load_bounded(file: Path, limit_s: float) -> Any:
+    """`load_workload` in the parent, bounded: a workload file that hangs at import (a network
+    download, a lock, an endless loop) fails in one line after ``limit_s`` instead of hanging
+    the sweep. Only the main thread can be interrupted so; elsewhere it is unbounded."""
+    import threading
+
+    from advisor.workload import load_workload
+
+    if threading.current_thread() is not threading.main_thread():
+        return load_workload(file)
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        return load_workload(file)
+    except WorkloadError as e:
+        if isinstance(e.__cause__, TimeoutError):
+            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
+                                "it download, wait or loop at import?); nothing ran") from None
+        raise
+    except TimeoutError:
+        raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s; nothing "
+                            "ran") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, Any, int]:
+    """`--resume`: the settings and space the sweep to resume was started with, and its id;
+    a flag that contradicts them, or nothing to resume, fails before anything is written.
+    ``given``: flag -> (settings, space) the flags given on this command line would make."""
+    from advisor.db.engine import display_url
+    from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
+    from advisor.search.resume import contradiction, resumable, stored_plan
+    from advisor.search.sweep import SweepSettings
+
+    found = None
+    if database_revision(db).current is not None:
+        with ResultStore.from_url(db, read_only=True) as store:
+            found = resumable(store.sweeps(workload))
+    if found is None:
+        raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
+                          "run it without --resume")
+    if found["status"] == "running":  # its heartbeat is fresh: its process is alive
+        raise ConfigError(
+            f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
+            f"process is measuring it; resume it once that stops, or once it is reported dead "
+            f"(no heartbeat for {sweep_dead_after_s():.0f} s)")
+    settings, space = stored_plan(found, SweepSettings)
+    refused = contradiction(found["id"], given, settings, space)
+    if refused:
+        raise ConfigError(refused)
+    return settings, space, found["id"]
+
+
+def check_workers(workers: int, trials: int | None, budget_s: float | None, device: str,
+                  gpus: int) -> None:
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if workers == 1:
+        return
+    if trials is not None or budget_s is not None:
+        raise ConfigError("--workers measures every config of the space; drop --trials/--budget "
+                          "or narrow the space with --modes/--dtypes")
+    if device.startswith("cuda") and workers > gpus:
+        raise ConfigError(f"--workers {workers} asks for more workers than the {gpus} GPU(s) "
+                          "here; one worker per GPU")
+
+
+def default_jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
+                 resume: bool) -> int:
+    """Trials at once per device, the same default with or without --trials/--budget: on a
+    GPU only (a CPU measures with the cores a compile needs)."""
+    whole_space = trials is None and budget_s is None
+    if jobs is None:
+        many = device.startswith("cuda") and not resume
+        return min(MAX_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 2)) if many else 1
+    if jobs < 1:
+        raise ConfigError("--jobs must be at least 1")
+    if jobs > 1 and resume and not whole_space:
+        raise ConfigError("--resume continues a --trials/--budget sweep one trial at a time; "
+                          "drop --jobs")
+    return jobs
+
+
+# --- a sweep, run -----------------------------------------------------------------------------
+
+
+def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
+              observer: Any = None, notice: Notice = _log_notice) -> SweepOutcome:
+    """One planned sweep, measured: serially (``observer`` sees each trial) or by a pool of
+    jobs and workers (``notice`` hears its progress lines); the leaders confirmed at the end
+    when ``request.confirm``. Every trial's cache is kept until the sweep ends (the leader's
+    warm start compiles from it), under ``request.keep_caches`` or a temporary directory."""
+    from advisor.search.launcher import Launcher
+    from advisor.search.sweep import QuietObserver, Sweeper
+
+    class PoolPhases(QuietObserver):
+        """What the parent of a pooled sweep does itself (the workers report their trials)."""
+
+        def phase(self, name: str) -> None:
+            notice(name)
+
+        def notice(self, text: str) -> None:
+            notice(text)
+
+    remove_orphaned_roots()
+    keep = request.keep_caches
+    root = keep or Path(tempfile.mkdtemp(prefix=f"advisor-sweep-{os.getpid()}-"))
+    launcher = Launcher(timeout_s=plan.settings.timeout_s, cache_root=root)
+    resume = plan.resume_id or request.resume
+    try:
+        if request.workers > 1 or planned.jobs > 1:
+            sweeper = Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
+                              PoolPhases(), planned.probe)
+            outcome = _run_pool(planned.store, sweeper, resume, request.workers, planned.jobs,
+                                root, notice)
+        else:
+            outcome = Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
+                              observer or QuietObserver(), planned.probe).run(resume)
+        if request.confirm and outcome.status == "finished":
+            outcome = _confirm_leaders(planned.store, plan, outcome, launcher, notice)
+        return outcome
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def remove_orphaned_roots() -> None:
+    """The cache directories of sweeps whose process is gone (kill -9 runs no cleanup): named
+    advisor-sweep-<pid>-*, removed once no process has that pid."""
+    for found in Path(tempfile.gettempdir()).glob("advisor-sweep-*-*"):
+        pid = found.name.split("-")[2]
+        if not pid.isdigit() or not found.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(found, ignore_errors=True)
+        except PermissionError:
+            pass  # another user's live process
+
+
+def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, launcher: Any,
+                     notice: Notice) -> SweepOutcome:
+    """The sweep's recommendation, decided again on interleaved, paired re-measurements (the
+    child compiles from the trials' caches, still kept by ``launcher``)."""
+    from advisor.errors import TrialFailed
+    from advisor.search.confirm import confirm_and_save
+
+    notice("confirming the leaders against eager fp32, interleaved in one process")
+    try:
+        done = confirm_and_save(store, plan.loaded.workload.name, outcome.fingerprint,
+                                plan.settings.device, workload_path=plan.loaded.path,
+                                launcher=launcher)
+    except (ConfigError, TrialFailed) as e:
+        notice(f"confirmation skipped: {str(e).splitlines()[0]}")
+        return outcome
+    a = done.artifact
+    if a is None:
+        notice(f"no warm-start artifact saved: {done.artifact_note}")
+    else:
+        warm = "" if a["warm_start_s"] is None else f", with the artifact {a['warm_start_s']:.1f} s"
+        notice(f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB saved, cold start "
+               f"{a['cold_start_s']:.1f} s{warm}")
+    outcome.recommendation = done.recommendation
+    return outcome
+
+
+def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: int,
+              cache_root: Path, notice: Notice) -> SweepOutcome:
+    """The sweep shared by worker processes on this host (advisor.search.fleet): `jobs` per
+    device on `workers` devices."""
+    from advisor.search.fleet import WorkerPool, queue_pool
+    from advisor.search.sweep import Heartbeat, fail_orphans, open_study
+
+    fingerprint, sweep_id, study_name = sweeper.prepare(resume)
+    study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
+    if resume:
+        fail_orphans(study)  # the dead run's trials: their configs are queued again
+    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, bool(resume),
+                                workers * jobs)
+    notice(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
+           f"({jobs} per device)")
+    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
+                      str(cache_root), fingerprint, sweeper.loaded.source_sha256)
+    progress = _pool_progress(store, sweep_id, feeder.plan.cap if feeder else len(sweeper.space),
+                              notice)
+
+    def tick() -> None:
+        if feeder is not None:
+            feeder.tick()
+        progress()
+
+    with Heartbeat(store, sweep_id):
+        codes = pool.wait(tick=tick)
+    progress()  # the trials stored after the last tick: the closing progress line
+    done = store.config_keys_done(sweep_id)
+    # a budgeted sweep is complete when its workers found nothing more to start
+    complete = set(sweeper.space.keys()) <= done or (feeder is not None and not any(codes))
+    status = "finished" if complete and not pool.interrupted else "interrupted"
+    store.finish_sweep(sweep_id, status)
+    if not complete and not pool.interrupted:
+        notice(f"workers exited with {codes} before the sweep was complete; continue with "
+               "--resume")
+    outcome: SweepOutcome = sweeper.outcome(sweep_id, status, fingerprint, study_name)
+    outcome.signum = getattr(pool, "signum", None)
+    return outcome
+
+
+def _pool_progress(store: Any, sweep_id: int, planned: int, notice: Notice) -> Callable[[], None]:
+    """A tick that says a line whenever a worker stored a trial: done, failed, best so far."""
+    seen = [0]
+
+    def tick() -> None:
+        records = store.trials(sweep_id=sweep_id)
+        if len(records) == seen[0]:
+            return
+        for r in records[seen[0]:]:
+            if r.get("tried_because"):
+                label = CompileConfig.from_dict(r["config"]).label
+                notice(f"  {label}: tried because {r['tried_because']}")
+        seen[0] = len(records)
+        failed = sum(r["status"] != "ok" for r in records)
+        passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
+        best = min(passed, key=lambda r: r["median_ms"]) if passed else None
+        best_text = (f"best {best['config']['dtype']} + {best['config']['mode']} "
+                     f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
+        notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
+               f"{best_text}")
+
+    return tick
+
+
+def sweep(workload: str | Path, *, notice: Notice = _log_notice, observer: Any = None,
+          **flags: Any) -> SweepOutcome:
+    """Sweep one workload file and return its outcome (status, trials, recommendation).
+    ``flags``: the fields of `SweepRequest` (``budget="10m"``, ``modes=["eager", "default"]``,
+    ``db=...``, ``jobs=4``, ...). Raises ConfigError/WorkloadError on a mistake."""
+    unknown = set(flags) - set(SweepRequest.__dataclass_fields__) | (
+        {"files"} & set(flags))
+    if unknown:
+        raise ConfigError(f"advisor.sweep: unknown argument(s) {', '.join(sorted(unknown))}; "
+                          "see advisor.api.SweepRequest")
+    request = SweepRequest(files=(Path(workload),), **flags)
+    planned = plan_sweeps(request)
+    try:
+        for text in planned.warnings:
+            notice(f"warning: {text}")
+        plan = planned.plans[0]
+        if plan.note:
+            notice(plan.note)
+        return run_sweep(planned, plan, request, observer=observer, notice=notice)
+    finally:
+        planned.close()
+
+
+# --- a recommendation -------------------------------------------------------------------------
+
+
+def recommend(workload: str, *, db: str | None = None, device: str | None = None,
+              fingerprint: str | None = None, policy: str = "latency",
+              calls_per_process: int | None = None, constraints: Constraints | None = None,
+              confirm: bool = False, top: int = 3, artifact: bool = True,
+              file: Path | None = None, notice: Notice = _log_notice) -> Recommendation:
+    """The recommendation for ``workload`` on this device's fingerprint (or ``fingerprint``),
+    with staleness, provenance and the stored artifact filled in: what `advisor recommend`,
+    `report` and `check` show. Measured only on another stack: that stack's answer, the
+    differences named in ``staleness`` (and said through ``notice``). ``confirm``: re-measure
+    the top configs and eager fp32 interleaved on this device first."""
+    from advisor import __version__
+    from advisor.db.store import ResultStore
+    from advisor.devices import resolve_device
+    from advisor.recommendation import Constraints, check_policy, nearest_fingerprint, provenance
+    from advisor.recommendation.answers import answer
+    from advisor.search.launcher import Launcher
+
+    check_policy(policy, calls_per_process)
+    if top < 1:
+        raise ConfigError("--top must be at least 1")
+    if file is not None and not file.is_file():
+        raise ConfigError(f"{file}: no such workload file")
+    store = ResultStore.from_url(db, read_only=True)
+    if workload not in store.workloads():
+        raise ConfigError(f"no results for workload {workload!r}; run `advisor sweep FILE` "
+                          "first")
+    here: dict[str, Any] | None = None
+    if fingerprint is None or confirm:
+        device = resolve_device(device)
+        here = Launcher().probe(device)
+    staleness = None
+    if fingerprint is None:
+        assert here is not None
+        fingerprint = here["fingerprint_hash"]
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+        if not records:
+            staleness = nearest_fingerprint(here, store.fingerprints(workload))
+            if staleness.measured_hash is None:
+                raise ConfigError(f"no trials of {workload} on this device and stack "
+                                  f"(fingerprint {fingerprint}) nor on this kind of device; "
+                                  "sweep it here, or pass --fingerprint")
+            if confirm:
+                raise ConfigError(f"--confirm measures on this device, but {workload} was "
+                                  f"never swept on this stack (fingerprint {fingerprint}); "
+                                  "sweep it here first")
+            notice(f"warning: {staleness.warning}")
+            fingerprint = staleness.measured_hash
+            records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+    else:
+        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+    if not records:
+        raise ConfigError(f"no trials of {workload} on this device and stack (fingerprint "
+                          f"{fingerprint}); sweep it here, or pass --fingerprint")
+    kwargs: dict[str, Any] = {"policy": policy, "calls_per_process": calls_per_process,
+                              "constraints": constraints or Constraints()}
+    if confirm:
+        assert here is not None and device is not None
+        rec = _confirm_here(store, workload, here, device, fingerprint, kwargs, top, artifact,
+                            file, notice)
+    else:
+        rec = answer(store, workload, fingerprint, records=records, **kwargs)
+    staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
+    return replace(rec, staleness=staleness.to_dict() if staleness else None,
+                   artifact=_artifact_of(store, rec))
+
+
+def _source_sha256(file: Path | None, records: Sequence[Mapping[str, Any]]) -> str | None:
+    """The workload file's hash now: ``file``, else the path its newest trial names."""
+    from advisor.workload import workload_sha256
+
+    path = file or next((Path(p) for r in reversed(records)
+                         if (p := (r.get("workload") or {}).get("path"))), None)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return workload_sha256(path)
+    except AdvisorError:
+        return None
+
+
+def _confirm_here(store: Any, workload: str, here: dict[str, Any], device: str,
+                  fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
+                  file: Path | None, notice: Notice) -> Recommendation:
+    from advisor.search.confirm import confirm_and_save
+    from advisor.search.launcher import Launcher
+
+    if here["fingerprint_hash"] != fingerprint:
+        raise ConfigError(f"--confirm measures on this device (fingerprint "
+                          f"{here['fingerprint_hash']}), not on fingerprint {fingerprint}; "
+                          "drop --fingerprint or run it there")
+    outcome = confirm_and_save(
+        store, workload, here, device, save=artifact, top=top, workload_path=file,
+        launcher=Launcher(), on_phase=lambda name: notice(f"confirming: {name}"), **kwargs,
+    )
+    if artifact and outcome.artifact is None:
+        notice(f"no warm-start artifact saved: {outcome.artifact_note}")
+    rec: Recommendation = outcome.recommendation
+    return rec
+
+
+def _artifact_of(store: Any, rec: Recommendation) -> dict[str, Any] | None:
+    """The newest stored artifact of the recommended config on its fingerprint (no bytes)."""
+    best = rec.best
+    if best is None:
+        return None
+    key = CompileConfig.from_dict(best.config).key
+    for found in store.artifacts(rec.workload):
+        if found["fingerprint_hash"] == rec.fingerprint_hash and found["config_key"] == key:
+            keep = ("uuid", "created_at", "size_bytes", "sha256", "torch_version",
+                    "cold_start_s", "warm_start_s")
+            return {k: found[k] for k in keep}
+    return None
