@@ -151,6 +151,19 @@ def twin_of(config: CompileConfig) -> CompileConfig | None:
                          dynamic=config.dynamic, options=config.options, shapes=config.shapes)
 
 
+def goes_after(config: CompileConfig) -> CompileConfig | None:
+    """The config measured before ``config`` while both are still to measure: a max-autotune
+    config's cheaper twin (`twin_of`: the same kernels without the autotuning), and an eager
+    config's compiled twin (``default``, same dtype). Fusion seldom loses to eager in the same
+    dtype, and an eager variant is cheap only per trial: in a budget's first wave, before the
+    baseline's profile is known, cheap half-precision eager configs ranked first by gain per
+    cost and crowded out the compiled ones (H200, bench/results/
+    search_bench_cuda_20261202T143054Z.md: the reranker missed by 4.17x)."""
+    if config.mode == "eager":
+        return CompileConfig(mode="default", dtype=config.dtype)
+    return twin_of(config)
+
+
 def twin_profile(profile: Profile, record: Mapping[str, Any] | None) -> Profile:
     """The profile an autotuning config is judged on once its twin is measured: the twin's own
     launches and median say how much of its time is in kernels (room for autotuning)."""
@@ -165,8 +178,9 @@ def twin_profile(profile: Profile, record: Mapping[str, Any] | None) -> Profile:
 def rank(todo: Iterable[CompileConfig], profile: Profile,
          measured: Mapping[str, Mapping[str, Any]] | None = None) -> list[Ranked]:
     """`todo` best first by expected gain per unit of cost (ties keep `todo`'s order). Each
-    max-autotune config stays after its cheaper twin while the twin is still to be measured;
-    once the twin is measured (`measured`: config key -> record), the twin's figures judge it."""
+    max-autotune config stays after its cheaper twin, and each eager config after its compiled
+    twin, while that twin is still to be measured (`goes_after`); once an autotuning config's
+    twin is measured (`measured`: config key -> record), the twin's figures judge it."""
     measured = measured or {}
     todo = list(todo)
     scored: dict[CompileConfig, Ranked] = {}
@@ -180,7 +194,7 @@ def rank(todo: Iterable[CompileConfig], profile: Profile,
         scored[config] = Ranked(config, speedup, c, score, f"expected x{speedup:.2f} for "
                                 f"{c:.1f} cost units ({why})")
     for config in todo:
-        twin = twin_of(config)
+        twin = goes_after(config)
         if twin is not None and twin in scored:  # the twin first
             r, t = scored[config], scored[twin]
             if r.score >= t.score:

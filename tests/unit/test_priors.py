@@ -189,3 +189,21 @@ def test_samplers_by_name() -> None:
     assert isinstance(make_sampler("grid", 0), optuna.samplers.BruteForceSampler)
     with pytest.raises(ConfigError, match="unknown sampler 'cmaes'"):
         make_sampler("cmaes", 0)
+
+
+def test_before_the_baseline_is_known_eager_variants_wait_for_their_compiled_twins() -> None:
+    """A budget's first wave starts before the baseline's profile is known: cheap eager
+    variants must not crowd out the compiled configs (the H200 reranker miss)."""
+    space = build_space(("fp32", "bf16", "fp16"), "cuda", ["eager", "default", "reduce-overhead"])
+    todo = [c for c in space.configs if c != EAGER_FP32]
+    ranked = [r.config for r in rank(todo, Profile("cuda"))]
+    for dtype in ("bf16", "fp16"):
+        eager = ranked.index(CompileConfig(mode="eager", dtype=dtype))
+        assert eager > ranked.index(CompileConfig(mode="default", dtype=dtype))
+    assert all(c.compiled for c in ranked[:4])
+    # once its compiled twin is measured (not in todo any more), an eager variant is ranked on
+    # its own prior: on a kernel-bound component half precision is most of the gain
+    rest = [c for c in todo if c != CompileConfig(mode="default", dtype="bf16")]
+    by_own = [r.config for r in rank(rest, KERNEL_BOUND)]
+    assert by_own.index(CompileConfig(mode="eager", dtype="bf16")) < by_own.index(
+        CompileConfig(mode="default", dtype="fp32"))
