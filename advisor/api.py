@@ -206,6 +206,7 @@ def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> N
     if set(dims) != set(expected):
         raise ConfigError(
             f"shape dims {', '.join(dims)} do not match {path.name}'s dims "
+            f"{', '.join(expected)}; e.g. --shape "
             + ",".join(f"{k}={v}" for k, v in expected.items())
         )
 
