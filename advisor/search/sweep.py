@@ -605,8 +605,7 @@ def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
     trial.set_user_attr("trial_uuid", record["trial_uuid"])
     trial.set_user_attr("config_key", config.key)
     if record["status"] == "ok":
-        # Correctness and quality are constraints: > 0 means infeasible.
-        trial.set_constraint("accuracy", 0.0 if record["passed"] else 1.0)
+        set_constraints(study, trial, accuracy=0.0 if record["passed"] else 1.0)
         study.tell(trial, deciding_ms(record, calls_per_process))
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
@@ -614,6 +613,16 @@ def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
     best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed")]
     return min(best) if best else None
+
+
+def set_constraints(study: Any, trial: Any, **values: float) -> None:
+    """Store a trial's constraints (> 0: infeasible) where every Optuna reader looks: the system
+    attribute `constraints` as a list of floats, the format of Optuna's samplers and of
+    optuna-dashboard, which does not read the per-name keys of `Trial.set_constraint`. Their names,
+    in the same order, go to the user attribute `constraint_names`."""
+    study._storage.set_trial_system_attr(trial._trial_id, "constraints",  # Optuna's key
+                                         [float(v) for v in values.values()])
+    trial.set_user_attr("constraint_names", list(values))
 
 
 def trial_state(name: str) -> Any:
