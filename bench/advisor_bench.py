@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "bench")]
+sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig, parse_shape, shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
@@ -128,12 +128,12 @@ class GridChild:
 
     def run(self) -> dict[str, Any]:
         import torch
-        from trial_vs_plain import plain_median_ms
 
         from advisor.child.prepare import cast_inputs, torch_dtype
         from advisor.child.tensors import to_cpu_fp32
         from advisor.child.trial import compare
         from advisor.workload import load_workload
+        from bench.trial_vs_plain import plain_median_ms
 
         spec, device = self.spec, self.spec["device"]
         config = CompileConfig.from_dict(spec["config"])

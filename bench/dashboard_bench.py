@@ -38,13 +38,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path.insert(0, str(ROOT))
 
-import db_bench  # noqa: E402  (bench/db_bench.py: the same data set)
 import streamlit as st  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from advisor.db import ResultStore  # noqa: E402
+from bench import db_bench  # noqa: E402  (the same data set)
 
 PAGES = ("recommendations", "workload", "fleet", "sweeps")
 TARGET_S = 2.0

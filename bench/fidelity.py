@@ -57,7 +57,6 @@ from typing import Any, NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
 from advisor.config import CompileConfig, parse_shape, shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
@@ -101,7 +100,7 @@ def advisor_ms(runner: Any) -> float:
 
 
 def plain_ms(runner: Any) -> float:
-    from trial_vs_plain import plain_median_ms
+    from bench.trial_vs_plain import plain_median_ms
 
     device = "cuda" if runner.timer.cuda else "cpu"
     return plain_median_ms(runner.calls[0], (), device, runner.config.uses_cudagraphs)

@@ -17,11 +17,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sweep_overhead import stored_time_s  # noqa: E402
-
 from advisor.db.store import ResultStore  # noqa: E402
 from advisor.recommendation import recommend  # noqa: E402
 from advisor.serving import strategy_rows  # noqa: E402
+from bench.common import stored_time_s  # noqa: E402
 
 
 def _f(value: object, fmt: str = ".3f") -> str:

@@ -4,18 +4,16 @@
 
 `bench/advisor_bench.py`'s regret compares two medians of the grid, each taken in its own
 process minutes apart. Where the host's launch rate moves between such windows (see
-bench/launch_noise.py), two configs that run alike can differ there by tens of percent, and the
-regret measures the host, not the pick. This script measures the same quantity (how much slower
-the pick is than the grid's best) the way `advisor.search.confirm` compares leaders: both configs
-and
-eager fp32 are built and compiled in ONE fresh child (the confirmation
-child,
-``advisor.search.confirm``), warmed up, then timed interleaved round after round at the report's
-shape
-(each round in a fresh seeded random order, each timed call after an untimed one of its own:
-the fixed order eager, best, pick of the runs before 2026-12-01 favoured the config timed last,
-see docs/performance.md). The paired regret is the median over rounds of
-pick time / best time, minus 1, with its bootstrap interval (`advisor.stats.paired_speedup`).
+bench/experiments/launch_noise.py), two configs that run alike can differ there by tens of
+percent, and the regret measures the host, not the pick. This script measures the same
+quantity (how much slower the pick is than the grid's best) the way `advisor.search.confirm`
+compares leaders: both configs and eager fp32 are built and compiled in ONE fresh child (the
+confirmation child, ``advisor.search.confirm``), warmed up, then timed interleaved round after
+round at the report's shape (each round in a fresh seeded random order, each timed call after
+an untimed one of its own: the fixed order eager, best, pick of the runs before 2026-12-01
+favoured the config timed last, see docs/performance.md). The paired regret is the median over
+rounds of pick time / best time, minus 1, with its bootstrap interval
+(`advisor.stats.paired_speedup`).
 
 It reads the report (workload file, device, shape, pick, grid best), adds ``paired`` to it and
 rewrites the report's JSON and markdown in place. When the pick is the grid's best there is
@@ -33,7 +31,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "bench")]
+sys.path.insert(0, str(REPO))
 
 from advisor.config import EAGER_FP32, CompileConfig, parse_shape  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
@@ -161,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         paired.update(measure(report, best, pick, args.timeout),
                       pick=pick.label, grid_best=best.label)
     report["paired"] = paired
-    from advisor_bench import markdown
+    from bench.advisor_bench import markdown
 
     path = args.report
     path.write_text(json.dumps(report, indent=2, default=str) + "\n")

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "bench")]
+sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig  # noqa: E402
 
@@ -288,9 +288,8 @@ def paired_set(runs: list[dict[str, Any]], reference: str) -> list[str]:
 def measure_paired(workload: Path, args: argparse.Namespace, runs: list[dict[str, Any]],
                    grid: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """The reference and every best-so-far config, re-measured interleaved in one child."""
-    from paired_regret import paired_ratios
-
     from advisor.search.launcher import Launcher
+    from bench.paired_regret import paired_ratios
 
     ref = grid["pick"]
     keys = paired_set(runs, ref["config"])

@@ -48,8 +48,8 @@ class SamplingPolicy:
     @classmethod
     def for_device(cls, device: str) -> SamplingPolicy:
         if device.startswith("cuda"):
-            # A GPU host's launch rate moves for seconds at a time (bench/launch_noise.py); a
-            # 4 s window spans its states where 1 s lands in one (bench/window_cv.py).
+            # A GPU host's launch rate moves for seconds at a time; a 4 s window spans its
+            # states where 1 s lands in one (bench/experiments/launch_noise.py, window_cv.py).
             return cls(min_time_s=4.0)
         # CPU calls of real models take tens to hundreds of ms: fewer, longer samples.
         return cls(warmup_iters=5, warmup_max_s=5.0, min_samples=30, max_time_s=10.0,

@@ -1,5 +1,5 @@
-"""bench/launch_noise.py on the CPU: unpinned and pinned windows give per-setting figures; a core
-this process may not use is refused in one line with nothing written."""
+"""bench/experiments/launch_noise.py on the CPU: unpinned and pinned windows give per-setting
+figures; a core this process may not use is refused in one line with nothing written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "bench" / "launch_noise.py"
+BENCH = REPO / "bench" / "experiments" / "launch_noise.py"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

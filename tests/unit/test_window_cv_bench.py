@@ -1,4 +1,5 @@
-"""bench/window_cv.py end to end on CPU: the tiny MLP, eager fp32, two windows; bad arguments."""
+"""bench/experiments/window_cv.py end to end on CPU: the tiny MLP, eager fp32, two windows; bad
+arguments."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "bench" / "window_cv.py"
+BENCH = REPO / "bench" / "experiments" / "window_cv.py"
 TINY = REPO / "tests" / "workloads" / "tiny_mlp.py"
 
 

@@ -1,6 +1,7 @@
 """How steady is this host's kernel-launch rate? The floor under every launch-bound median.
 
-    python bench/launch_noise.py --device cuda --seconds 6 --cores 0,1,8 --out bench/results
+    python bench/experiments/launch_noise.py --device cuda --seconds 6 --cores 0,1,8 \\
+        --out bench/results
 
 A launch-bound config (eager, or compiled without CUDA graphs) is timed by how fast the host's
 CPU issues its launches, not by the GPU. When that rate moves, every harness's median moves
@@ -145,7 +146,7 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=100, help="per window (default 100)")
     parser.add_argument("--cores", default="", help="cores to pin to, one setting each, e.g. "
                         "0,1,8 (default: none, unpinned only)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     args = parser.parse_args()
     if args.seconds <= 0 or args.launches <= 0:
         fail("--seconds and --launches must be positive")

@@ -1,6 +1,6 @@
 """A sweep's time outside its trials: two checkouts of advisor side by side, on one machine.
 
-    python bench/sweep_overhead.py --before /tmp/advisor-before --after . \\
+    python bench/experiments/sweep_overhead.py --before /tmp/advisor-before --after . \\
         [--workload tests/sweep/fixed_cost.py] [--device cpu] [--runs 3] \\
         [--sweep-args "--jobs 2 --modes default --dtypes fp32 --fullgraph both"] \\
         [--out bench/results]
@@ -34,11 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench.common import stored_time_s  # noqa: E402
+
 PHASES = ("start_s", "to_first_trial_s", "trials_s", "end_s", "wall_s")
 
 
@@ -46,12 +49,6 @@ def fail(message: str) -> NoReturn:
     """Bad arguments: one line, exit 2, nothing written."""
     print(f"sweep_overhead: {message}", file=sys.stderr)
     sys.exit(2)
-
-
-def stored_time_s(text: str) -> float:
-    """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
-    moment = datetime.fromisoformat(text)
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def one_run(checkout: Path, workload: Path, sweep_args: list[str], tmp: Path,

@@ -1,7 +1,7 @@
 """Warm-start benefit: cold compile vs compile after loading the saved cache artifact.
 
-    python bench/warm_start_bench.py [--workload tests/workloads/tiny_mlp.py] [--device cpu]
-        [--mode default] [--dtype fp32] [--repeats 3] [--out bench/results]
+    python bench/experiments/warm_start_bench.py [--workload tests/workloads/tiny_mlp.py]
+        [--device cpu] [--mode default] [--dtype fp32] [--repeats 3] [--out bench/results]
 
 Each repeat runs two fresh child processes, each with its own empty Inductor/Triton cache dir,
 exactly as `advisor.search.confirm.save_artifact` does: the first builds the workload, compiles the
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig  # noqa: E402

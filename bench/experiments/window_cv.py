@@ -1,13 +1,13 @@
 """Does sampling longer settle the advisor's median? Its CV over rounds, per sampling window.
 
-    python bench/window_cv.py --workload workloads/reranker.py --device cuda \
+    python bench/experiments/window_cv.py --workload workloads/reranker.py --device cuda \
         --shape batch=50,seq=128 --configs fp16:eager,bf16:default --windows 1,4 \
         --repeats 10 --out bench/results
 
-On a host whose speed moves for seconds at a time (bench/launch_noise.py), the median of a
-host-bound config moves from one measurement to the next, in every harness (bench/fidelity.py).
-A trial samples for at least ``SamplingPolicy.min_time_s`` (1 s on a GPU); this asks whether a
-longer window would average the host's states out, and at what cost.
+On a host whose speed moves for seconds at a time (bench/experiments/launch_noise.py), the
+median of a host-bound config moves from one measurement to the next, in every harness
+(bench/fidelity.py). A trial samples for at least ``SamplingPolicy.min_time_s`` (1 s on a GPU);
+this asks whether a longer window would average the host's states out, and at what cost.
 
 Each config (``dtype:mode``) is built, compiled and first-called once in this process, as
 bench/fidelity.py does. Each round then times every config with the advisor's warm-up and latency
@@ -34,14 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
-from fidelity import CV_LIMIT_PCT, build, check, environment  # noqa: E402
 
 from advisor.config import shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
+from bench.fidelity import CV_LIMIT_PCT, build, check, environment  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):

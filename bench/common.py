@@ -1,0 +1,28 @@
+"""What the benches share: the dated name every result file gets, and stored timestamps read back.
+
+A result is written under ``OUT/<stem>_<UTC yyyymmddThhmmssZ>.<ext>``, one stamp per run for all
+of its files, so a later run never overwrites an earlier one (bench/results/README.md).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def utc_stamp(moment: datetime | None = None) -> str:
+    """``yyyymmddThhmmssZ`` of ``moment`` (now when none), in UTC."""
+    return (moment or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def dated(out: Path, stem: str, stamp: str, ext: str) -> Path:
+    """``out/<stem>_<stamp>.<ext>``: the run's file of that kind."""
+    return Path(out) / f"{stem}_{stamp}.{ext.lstrip('.')}"
+
+
+def stored_time_s(text: str) -> float:
+    """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
+    moment = datetime.fromisoformat(text)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
