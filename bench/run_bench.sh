@@ -1,11 +1,18 @@
-# One bench script, whole, in one call of the lent machine (or here, on the CPU):
-#   bash bench/run_bench.sh SCRIPT.py [ARGS...]
-# The carried wheels are installed first when .whl/ is here (bench/gpu_env.sh); the host, its
-# cores, load average and GPUs are printed; SCRIPT runs with --out $R (default .gpu/results)
-# and --deadline set so that it ends, results written, within CALL_S seconds of this script's
-# start (default 570: a 600 s call less the copy); a script still running 15 s past that is
-# stopped with SIGINT (the search bench keeps what it measured). Its .md results are printed;
-# everything in $R is copied to $OUT when set (the lent machine's return folder).
+# The one runner: a bench script (or any command) run whole within one call of a lent GPU
+# machine, or here on the CPU. bench/README.md lists the invocations the GPU runs used.
+#   bash bench/run_bench.sh SCRIPT.py [ARGS...]     bench/SCRIPT.py (experiments/NAME.py too)
+#   bash bench/run_bench.sh -- COMMAND [ARGS...]    any command: python3 -m advisor sweep ...
+# The carried wheels are installed first when .whl/ is here (bench/gpu_env.sh, the one shared
+# setup step); the host, its cores, load average and GPUs are printed. A script that takes
+# --out gets --out $R (default .gpu/results), one that takes --deadline gets the seconds left
+# so that it ends, results written, within CALL_S seconds of this script's start (default 570:
+# a 600 s call less the copy); whatever still runs 15 s past that is stopped with SIGINT (the
+# search bench keeps what it measured). Its output is printed and kept in
+# $R/<name>_<UTC yyyymmddThhmmssZ>.txt (name: the script's, or NAME=... for a command); the
+# .md results it wrote are printed; everything in $R is copied to $OUT when set (the call's return
+# folder). Environment prefixes pass through: CUDA_VISIBLE_DEVICES=1 taskset -c 16-31 bash
+# bench/run_bench.sh ... pins a run to one GPU and half the cores; ADVISOR_DEVICE_LOCK=FILE
+# makes several runs started with & (then `wait`) take turns measuring on one GPU.
 # On the CPU (no .whl/): activate the project's virtual environment first.
 # .whl/ (git-ignored; carry it): the packages the lent machine lacks, for its Python 3.12:
 #   pip download --dest .whl --only-binary=:all: --no-deps --python-version 3.12 \
@@ -14,15 +21,24 @@
 #     colorlog Mako MarkupSafe greenlet psutil tqdm PyYAML
 set -u
 T0=$(date +%s)
-SCRIPT=${1:?bench script, e.g. search_bench.py}; shift
+FIRST=${1:?a bench script (e.g. search_bench.py) or -- and a command}; shift
 CALL_S=${CALL_S:-570}
 if [ -d .whl ]; then . bench/gpu_env.sh; fi
 R=${R:-.gpu/results}; mkdir -p "$R"
 echo "host $(hostname), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), start $(date -u +%T)"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 LEFT=$(( CALL_S - ($(date +%s) - T0) ))
-timeout --signal=INT --kill-after=20 $(( LEFT + 15 )) \
-    python3 "bench/$SCRIPT" "$@" --deadline "$LEFT" --out "$R"
-echo "$SCRIPT rc=$? after $(( $(date +%s) - T0 )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
-for f in "$R"/*.md; do [ -e "$f" ] && cut -c1-400 "$f"; done
+if [ "$FIRST" = -- ]; then
+    CMD=("$@"); NAME=${NAME:-command}
+else
+    CMD=(python3 "bench/$FIRST" "$@"); NAME=$(basename "${FIRST%.py}")
+    grep -q -- '"--deadline"' "bench/$FIRST" && CMD+=(--deadline "$LEFT")
+    grep -q -- '"--out"' "bench/$FIRST" && CMD+=(--out "$R")
+fi
+LOG="$R/${NAME}_$(date -u +%Y%m%dT%H%M%SZ).txt"; START=$(mktemp)
+timeout --signal=INT --kill-after=20 $(( LEFT + 15 )) "${CMD[@]}" 2>&1 | tee "$LOG"
+RC=${PIPESTATUS[0]}
+echo "$NAME rc=$RC after $(( $(date +%s) - T0 )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for f in "$R"/*.md; do [ "$f" -nt "$START" ] && cut -c1-400 "$f"; done; rm -f "$START"
 if [ -n "${OUT:-}" ]; then cp -r "$R"/. "$OUT"/; fi
+exit $RC
