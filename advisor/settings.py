@@ -96,11 +96,23 @@ WORKLOAD_CHECKED = Setting(
     "ADVISOR_WORKLOAD_CHECKED", "sha256", "unset",
     "the workload file's hash, given to a sweep's workers: they compare bytes, not import it",
     ("parent",), "advisor")
+DB_BUSY_TIMEOUT_S = Setting(
+    "ADVISOR_DB_BUSY_TIMEOUT_S", "float > 0", "60",
+    "seconds a SQLite statement waits for another process's lock before it fails "
+    "(advisor's and Optuna's connections)",
+    ("parent", "serving"))
+STORE_RETRY_S = Setting(
+    "ADVISOR_STORE_RETRY_S", "float > 0", "300",
+    "seconds a sweep keeps retrying a measured trial's write, with backoff, once the database "
+    "stayed locked or away past its busy timeout; then the record goes to a spill file, which "
+    "`advisor sweep --resume` or `advisor import` stores",
+    ("parent",))
 
 SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
-    RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED,
+    RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
+    STORE_RETRY_S,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -194,6 +206,14 @@ def sweep_heartbeat_s() -> float:
 
 def sweep_dead_after_s() -> float:
     return float(_number(SWEEP_DEAD_AFTER_S, float) or 120.0)
+
+
+def db_busy_timeout_s() -> float:
+    return float(_number(DB_BUSY_TIMEOUT_S, float) or 60.0)
+
+
+def store_retry_s() -> float:
+    return float(_number(STORE_RETRY_S, float) or 300.0)
 
 
 def device_lock() -> str | None:

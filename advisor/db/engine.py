@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError, StatementError
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError, StatementError
 
 from advisor import settings
 from advisor.errors import StoreError
@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_URL = "sqlite:///advisor.db"
 ENV_VAR = settings.DB_URL.name  # named in messages
-SQLITE_BUSY_TIMEOUT_MS = 60_000
 PG_CONNECT_TIMEOUT_S = 10
 URL_HINT = "use sqlite:///path.db or postgresql+psycopg://user:password@host:port/dbname"
 # An execution option: a connection that carries it begins with BEGIN IMMEDIATE on SQLite.
@@ -128,14 +127,15 @@ def make_engine(url: URL, *, read_only: bool = False) -> Engine:
 
 
 def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+    busy_s = settings.db_busy_timeout_s()  # $ADVISOR_DB_BUSY_TIMEOUT_S
+    engine = create_engine(url, connect_args={"timeout": busy_s})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event below decide how each transaction starts.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={round(busy_s * 1000)}")
         if url.database and url.database != ":memory:" and not read_only:
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -148,6 +148,12 @@ def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def transient(error: BaseException) -> bool:
+    """Whether a StoreError came from the database being busy or away (locked past its busy
+    timeout, a connection lost): the same write may succeed later. Not: refused or invalid."""
+    return isinstance(error.__cause__, OperationalError)
 
 
 def describe(error: BaseException, url: URL) -> str:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Column, Connection, Engine, MetaData, String, Table, inspect, select, text
 
+from advisor import settings
 from advisor.db.engine import WRITE_OPTION, masked_url
 from advisor.errors import SchemaOutdated, StoreError
 
@@ -184,7 +185,7 @@ def ensure_optuna(engine: Engine, url: str) -> bool:
 
         kwargs: dict[str, object] = {}
         if engine.dialect.name == "sqlite":
-            kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+            kwargs["engine_kwargs"] = {"connect_args": {"timeout": settings.db_busy_timeout_s()}}
         storage = optuna.storages.RDBStorage(url, **kwargs)  # type: ignore[arg-type]
         storage.engine.dispose()
     log.info("%s: Optuna's tables created", masked_url(engine.url))

@@ -37,6 +37,7 @@ from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, make_sampler, sampler_reason
 from advisor.search.space import Space
+from advisor.search.spill import spill_dir, store_spilled, store_trial
 from advisor.workload import LoadedWorkload
 
 log = logging.getLogger(__name__)
@@ -269,10 +270,15 @@ class Sweeper:
         return len(self.space) if n is None else min(n, len(self.space))
 
     def prepare(self, resume: bool | int = False) -> tuple[dict[str, Any], int, str]:
-        """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name)."""
+        """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name);
+        a reopened sweep first stores the trials it spilled (`advisor.search.spill`)."""
         fingerprint = (self.probe.result() if self.probe is not None
                        else self.launcher.probe(self.settings.device))
         sweep_id, study_name = self._open(fingerprint, resume)
+        spilled = store_spilled(self.store, sweep_id) if resume else 0
+        if spilled:  # advisor.search.spill: trials measured while the database was locked
+            self.observer.notice(f"stored {spilled} measured trial(s) this sweep kept in "
+                                 f"{spill_dir(self.store.url)} while its database was locked")
         return fingerprint, sweep_id, study_name
 
     # -- the loop ---------------------------------------------------------------------------
@@ -568,7 +574,7 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": env_settings.db_busy_timeout_s()}}
     else:  # reconnect after a database restart instead of failing on a dead pooled connection
         kwargs["engine_kwargs"] = {"pool_pre_ping": True}
     if heartbeat:
@@ -601,7 +607,7 @@ def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
     reason = trial.user_attrs.get("reason")
     if reason:  # why the config was tried when it was (advisor.search.plan), kept with the record
         record["tried_because"] = reason
-    store.add_trial(record, sweep_id=sweep_id)
+    store_trial(store, record, sweep_id)  # retried while the database is busy; else spilled
     trial.set_user_attr("trial_uuid", record["trial_uuid"])
     trial.set_user_attr("config_key", config.key)
     if record["status"] == "ok":
