@@ -18,17 +18,6 @@ layers, norms, activations: the bulk of an encoder at these sizes) and an undere
 attention, which grows with seq²; it is the same yardstick for every strategy. The expected cost
 of a set of boundaries is ``sum(weight * prod(padded dims))`` over the traffic; the padding waste
 is the share of that cost spent on padding, ``1 - sum(w * prod(dims)) / sum(w * prod(padded))``.
-
-Fitting. With one varying dim the problem is exact: the best boundaries lie on observed sizes
-(lowering a boundary to the largest size it covers only saves), and a dynamic programme over the
-sorted distinct sizes finds the optimal K (`fit_1d`; the group cost ``v_j * W(i..j)`` is Monge,
-so each of the K layers is solved by divide and conquer in O(n log n)). With several varying dims
-the product couples them: each dim is refitted exactly with the other dims' padding held fixed
-(each observation weighted by its other dims' padded sizes), round after round, until no dim
-changes (coordinate descent; the cost never rises, so it stops). It starts twice, from the
-per-dim fit against unpadded other dims (independent dims) and, when it fits in K, from the
-power-of-two boundaries lowered onto observed sizes, and keeps the cheaper: fitted-K is never
-worse than pow2 on its own traffic whenever pow2 needs no more than K boundaries per dim.
 """
 
 from __future__ import annotations
@@ -201,7 +190,19 @@ def _snap(bounds: Sequence[int], values: Sequence[int]) -> tuple[int, ...]:
 
 
 def fit(shapes: Shapes, k: int) -> dict[str, tuple[int, ...]]:
-    """At most `k` boundaries per varying dim minimising the expected padded cost."""
+    """At most `k` boundaries per varying dim minimising the expected padded cost.
+
+    With one varying dim the problem is exact: the best boundaries lie on observed sizes (lowering a
+    boundary to the largest size it covers only saves), and a dynamic programme over the sorted
+    distinct sizes finds the optimal K (`fit_1d`; the group cost ``v_j * W(i..j)`` is Monge, so each
+    of the K layers is solved by divide and conquer in O(n log n)). With several varying dims the
+    product couples them: each dim is refitted exactly with the other dims' padding held fixed (each
+    observation weighted by its other dims' padded sizes), round after round, until no dim changes
+    (coordinate descent; the cost never rises, so it stops). It starts twice, from the per-dim fit
+    against unpadded other dims (independent dims) and, when it fits in K, from the power-of-two
+    boundaries lowered onto observed sizes, and keeps the cheaper: fitted-K is never worse than pow2
+    on its own traffic whenever pow2 needs no more than K boundaries per dim.
+    """
     dims = varying_dims(shapes)
     if not dims:
         return {}

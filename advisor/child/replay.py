@@ -3,50 +3,8 @@
 A trial replays instead of timing one shape at a time when its config has a shape strategy other
 than ``static`` or when its spec carries traffic (``advisor sweep --traffic requests.csv``, or any
 sweep that compares shape strategies: every config of it, the eager baseline included, replays the
-same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) measures:
-
-1. Stream: a log (``--traffic``) is split in order (`Traffic.split`): what the strategy learns
-   (bucket boundaries, the shapes it warms) is fitted on the earlier part, and the replay serves
-   the first ``$ADVISOR_REPLAY_REQUESTS`` requests (300) of the later part, the
-   holdout, in order. Declared traffic: as many requests sampled by weight with a fixed seed,
-   the same for every config of the same traffic, fitted on the declared shapes.
-2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
-   reference step), computed after the stream and the timed passes, so that it warms nothing
-   the stream meets (a fresh serving process runs no reference first).
-3. Start-up: compile, then calls of each shape the strategy prepares before traffic (three in
-   CUDA-graph modes: warm-up, recording, a replay; else one): every bucket
-   the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
-   fitted traffic's `STARTUP_SHAPES` most frequent shapes, ties in order of first appearance
-   (static, dynamic, mark_dynamic). Its
-   compile time is `cold_compile_s` (empty caches); the warm start (second process, same cache
-   dir) repeats it.
-4. The stream, timed: each request once, in order, as a fresh server meets it, timed with
-   everything it triggers (CUDA events around it on a GPU, the host's compile and CUDA-graph
-   recording inside them; perf_counter on CPU), under the device lock like every measurement. A
-   request whose shape (bucket) was not executed before is a new-shape event. A call that
-   compiles is a recompile (counted, its time added to ``compile_s_total``); a shape first met
-   after dynamo hit ``torch._dynamo.config.recompile_limit`` without being compiled runs
-   eagerly: an eager fallback. The first output of every distinct shape, cut back, is checked
-   against its reference (tolerance and quality, as in every trial).
-5. Steady state: warm-up of every executed shape, then `PASSES` timed passes over the stream
-   (fewer if one pass outlasts the sampling policy's ``max_time_s``), every request timed on
-   its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call in
-   CUDA-graph modes). A request's latency is the median of its passes, so the tail is the tail
-   of the traffic (big buckets, eager shapes), not one stray OS hiccup. Bucketed strategies run
-   these passes under ``torch.compiler.set_stance("fail_on_recompile")``.
-
-The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
-timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
-with its share of the stream and the latencies of its requests; ``recompiles`` counts the
-recompiles after start-up; ``cold_compile_s`` is the start-up compile. The ``replay`` key holds
-the rest (see `run_replay`), its ``stream`` the stream's figures and ``flags`` what a serving
-process meets (advisor.serving turns them into the process-life cost that decides). A replay
-with eager fallbacks is not a candidate: its ``passed`` is False (``replay.eager_fallbacks``
-says why), so a sweep never recommends a config whose speed comes from silently running eager.
-
-Recompile limit: ``ADVISOR_RECOMPILE_LIMIT`` (env) sets ``torch._dynamo.config.recompile_limit``
-in the child (default: torch's own, 8); a bucketed strategy raises it to its number of buckets,
-as its deployment must (the value used is recorded).
+same trace). `replay_plan` (pure) decides; `run_replay` (in the trial child) measures; how, what
+it records and the recompile limit: its docstring.
 """
 
 from __future__ import annotations
@@ -599,8 +557,51 @@ def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, i
 def run_replay(
     run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[], list[Any]]
 ) -> None:
-    """Measure a replay inside the trial child and fill ``run.record`` (see the module doc);
-    ``reference()`` gives the fp32 eager outputs of ``plan.shapes``, run after the stream.
+    """Measure a replay inside the trial child and fill ``run.record``; ``reference()`` gives
+    the fp32 eager outputs of ``plan.shapes``, run after the stream.
+
+    1. Stream: a log (``--traffic``) is split in order (`Traffic.split`): what the strategy learns
+       (bucket boundaries, the shapes it warms) is fitted on the earlier part, and the replay serves
+       the first ``$ADVISOR_REPLAY_REQUESTS`` requests (300) of the later part, the
+       holdout, in order. Declared traffic: as many requests sampled by weight with a fixed seed,
+       the same for every config of the same traffic, fitted on the declared shapes.
+    2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
+       reference step), computed after the stream and the timed passes, so that it warms nothing
+       the stream meets (a fresh serving process runs no reference first).
+    3. Start-up: compile, then calls of each shape the strategy prepares before traffic (three in
+       CUDA-graph modes: warm-up, recording, a replay; else one): every bucket
+       the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
+       fitted traffic's `STARTUP_SHAPES` most frequent shapes, ties in order of first appearance
+       (static, dynamic, mark_dynamic). Its
+       compile time is `cold_compile_s` (empty caches); the warm start (second process, same cache
+       dir) repeats it.
+    4. The stream, timed: each request once, in order, as a fresh server meets it, timed with
+       everything it triggers (CUDA events around it on a GPU, the host's compile and CUDA-graph
+       recording inside them; perf_counter on CPU), under the device lock like every measurement. A
+       request whose shape (bucket) was not executed before is a new-shape event. A call that
+       compiles is a recompile (counted, its time added to ``compile_s_total``); a shape first met
+       after dynamo hit ``torch._dynamo.config.recompile_limit`` without being compiled runs
+       eagerly: an eager fallback. The first output of every distinct shape, cut back, is checked
+       against its reference (tolerance and quality, as in every trial).
+    5. Steady state: warm-up of every executed shape, then `PASSES` timed passes over the stream
+       (fewer if one pass outlasts the sampling policy's ``max_time_s``), every request timed on
+       its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call in
+       CUDA-graph modes). A request's latency is the median of its passes, so the tail is the tail
+       of the traffic (big buckets, eager shapes), not one stray OS hiccup. Bucketed strategies run
+       these passes under ``torch.compiler.set_stance("fail_on_recompile")``.
+
+    The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
+    timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
+    with its share of the stream and the latencies of its requests; ``recompiles`` counts the
+    recompiles after start-up; ``cold_compile_s`` is the start-up compile. The ``replay`` key holds
+    the rest (see `run_replay`), its ``stream`` the stream's figures and ``flags`` what a serving
+    process meets (advisor.serving turns them into the process-life cost that decides). A replay
+    with eager fallbacks is not a candidate: its ``passed`` is False (``replay.eager_fallbacks``
+    says why), so a sweep never recommends a config whose speed comes from silently running eager.
+
+    Recompile limit: ``ADVISOR_RECOMPILE_LIMIT`` (env) sets ``torch._dynamo.config.recompile_limit``
+    in the child (default: torch's own, 8); a bucketed strategy raises it to its number of buckets,
+    as its deployment must (the value used is recorded).
 
     ``record["replay"]``: strategy, traffic_source, traffic_shapes, varying_dims, requests,
     trace_shapes, seed, passes, boundaries (per padded dim), buckets, expected_ms (the

@@ -1,5 +1,18 @@
 """Trials -> a recommendation: pooled figures per config, the policy's order, the tie rule,
-noise, a confirmation's paired figures."""
+noise, a confirmation's paired figures.
+
+The decision (`Recommendation.decision`): a simpler config (eager < default < reduce-overhead <
+max-autotune-no-cudagraphs < max-autotune, then fewer graphs, then the shorter cold compile)
+wins only a **tie**: paired figures (a confirmation) within `TIE_RATIO`. Unpaired figures within
+`TIE_RATIO`, or overlapping intervals, are **undecided**: the leader stands and the note says
+so; on noisy timings, **undecided: noise**, and there is no pick. A short measurement never ties
+and never casts doubt.
+
+A stored confirmation (`advisor.search.confirm`) re-measured the leaders and eager fp32 in one
+process, interleaved. When it covers the current leader, the `latency` and `break-even` policies
+decide among the confirmed configs on the paired figures; otherwise the note says to confirm
+again.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,16 @@
 """The evidence: one config's pooled figures (`Ranked`), the recommendation that holds them
-(`Recommendation`), and the figures they rest on (`deciding_ms`, `break_even_calls`)."""
+(`Recommendation`), and the figures they rest on (`deciding_ms`, `break_even_calls`).
+
+One figure per config: the median of the deciding figures (`deciding_ms`) of its full trials
+(a screened trial, cut short after SCREEN_SAMPLES calls, counts only when the config has
+nothing else, and is then ``short``), its interval the span of their 95% intervals
+(``median_ci_ms``), ``noisy`` when any of them was; never the best of N. Every speedup is
+against one baseline figure, named by `Recommendation.baseline_name`: eager fp32 pooled the same
+way, or a confirmation's eager fp32 rounds. ``break_even_calls`` is the call count at which
+compiling has paid for itself against the fastest eager config of the stack (bf16 eager often
+beats fp32 eager), ``cold_compile_s / (eager_ms - median_ms) x 1000`` (None: never, it is not
+faster); ``break_even_calls_fp32`` is the same against eager fp32.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +26,9 @@ from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
-# confidence: on an H200 a CUDA-graph config's median moved 0.6-32% between two sweeps six
-# minutes apart while each interval was under 0.4% wide (docs/performance.md). Such contenders
-# are worth re-measuring side by side (advisor.search.sweep).
+# confidence (a config's median moves between processes by more than its interval says:
+# docs/performance.md, "Leaders re-measured side by side"). Such contenders are worth
+# re-measuring side by side (advisor.search.sweep).
 NEAR_RATIO = 0.10
 STACK_FIELDS = ("driver_version", "cuda_driver_version", "torch_version", "triton_version")
 

@@ -5,6 +5,17 @@ A policy scores each config's pooled evidence (`Ranked`); lower is better unless
 score reads); a policy says only how it scores, and, where its score rests on the median, its
 interval. `paired`: the policy can decide on a confirmation's paired medians. Adding a policy is
 one class and one registry entry.
+
+Each policy ranks the trials that ran and passed correctness and quality and meet the
+constraints (`Constraints`: ``max_compile_s`` on the cold compile, ``max_memory_bytes`` on the
+peak memory; a trial whose figure is unknown does not meet a constraint on it):
+
+- ``latency`` (the default): the lowest traffic-weighted median (``median_ms``).
+- ``tail``: the lowest traffic-weighted p99 (``p99_ms``).
+- ``throughput``: the most calls per second over the traffic (per-shape back-to-back throughput,
+  combined as 1 / sum(weight / throughput): the expected time per call of the traffic mix).
+- ``break-even``: for ``calls_per_process`` calls in a process's life, the lowest
+  ``cold_compile_s + calls x median_ms``.
 """
 
 from __future__ import annotations

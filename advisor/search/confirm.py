@@ -7,8 +7,8 @@ once, warmed up, then timed interleaved, round after round, as PyTorch's own ben
 alternates eager and compiled runs. Each round takes the configs in a fresh seeded random order
 (`round_orders`), and each config's timed call follows an untimed call of its own, as a serving
 process's calls follow each other: a fixed order let the config timed right after eager fp32 pay
-for what eager left in the GPU's caches (the H200's paired runs favoured whichever config came
-second by 6-10%, five times out of five; docs/performance.md). Per config
+for what eager left in the GPU's caches (docs/performance.md, "Leaders re-measured side by
+side"). Per config
 it keeps the samples, the traffic-weighted median with its bootstrap interval and the paired
 speedup over eager fp32 (the median over rounds of eager time / config time, with its interval);
 the store keeps it (``advisor_confirmations``) and `advisor.recommendation.recommend` decides on it.

@@ -157,8 +157,7 @@ def goes_after(config: CompileConfig) -> CompileConfig | None:
     config's compiled twin (``default``, same dtype). Fusion seldom loses to eager in the same
     dtype, and an eager variant is cheap only per trial: in a budget's first wave, before the
     baseline's profile is known, cheap half-precision eager configs ranked first by gain per
-    cost and crowded out the compiled ones (H200, bench/results/
-    search_bench_cuda_20261202T143054Z.md: the reranker missed by 4.17x)."""
+    cost and crowded out the compiled ones (docs/performance.md, "A budget")."""
     if config.mode == "eager":
         return CompileConfig(mode="default", dtype=config.dtype)
     return twin_of(config)
