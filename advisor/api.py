@@ -21,7 +21,6 @@ import math
 import os
 import shutil
 import signal
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -333,6 +332,7 @@ def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
     jobs and workers (``notice`` hears its progress lines); the leaders confirmed at the end
     when ``request.confirm``. Every trial's cache is kept until the sweep ends (the leader's
     warm start compiles from it), under ``request.keep_caches`` or a temporary directory."""
+    from advisor import tempdirs
     from advisor.search.launcher import Launcher
     from advisor.search.sweep import QuietObserver, Sweeper
 
@@ -347,7 +347,7 @@ def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
 
     remove_orphaned_roots()
     keep = request.keep_caches
-    root = keep or Path(tempfile.mkdtemp(prefix=f"advisor-sweep-{os.getpid()}-"))
+    root = keep or tempdirs.make("sweep")
     launcher = Launcher(timeout_s=plan.settings.timeout_s, cache_root=root)
     resume = plan.resume_id or request.resume
     try:
@@ -367,19 +367,14 @@ def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
             shutil.rmtree(root, ignore_errors=True)
 
 
-def remove_orphaned_roots() -> None:
-    """The cache directories of sweeps whose process is gone (kill -9 runs no cleanup): named
-    advisor-sweep-<pid>-*, removed once no process has that pid."""
-    for found in Path(tempfile.gettempdir()).glob("advisor-sweep-*-*"):
-        pid = found.name.split("-")[2]
-        if not pid.isdigit() or not found.is_dir():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(found, ignore_errors=True)
-        except PermissionError:
-            pass  # another user's live process
+def remove_orphaned_roots() -> list[Path]:
+    """The temporary directories of advisor processes that are gone (kill -9 runs no cleanup):
+    sweeps' cache roots, probes' and trial children's working directories, each named
+    advisor-<kind>-<pid>-* (`advisor.tempdirs`) and removed once no process has that pid;
+    returns them."""
+    from advisor import tempdirs
+
+    return tempdirs.remove_orphaned()
 
 
 def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, launcher: Any,

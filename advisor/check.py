@@ -15,6 +15,7 @@ is each side's deciding median (`Ranked.median_ms`) under the same policy. Slowe
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -174,7 +175,7 @@ def _from_export(path: str, workload: str, fingerprint: str | None) -> Baseline:
     if chosen not in found:
         raise ConfigError(f"{path} holds no trial of {workload} on fingerprint {chosen} "
                           f"(it has {', '.join(found)})")
-    with (tempfile.TemporaryDirectory(prefix="advisor-check-") as where,
+    with (tempfile.TemporaryDirectory(prefix=f"advisor-check-{os.getpid()}-") as where,
           ResultStore.from_url(f"sqlite:///{Path(where) / 'baseline.db'}") as store):
         store.import_records(records)
         rec = answer(store, workload, chosen)

@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -25,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from advisor import settings
+from advisor import settings, tempdirs
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
 from advisor.records import TrialRecord, empty_record
@@ -142,7 +141,7 @@ class Probe:
                  env: dict[str, str] | None = None) -> None:
         self.device = device
         self.timeout_s = timeout_s
-        self._workdir = Path(tempfile.mkdtemp(prefix="advisor-probe-"))
+        self._workdir = tempdirs.make("probe")
         self.child = Child({"probe": True, "device": device}, self._workdir,
                            {**_child_env(self._workdir / "inductor-cache", device), **(env or {})},
                            None)
@@ -210,7 +209,7 @@ class Launcher:
             workdir = self.cache_root / str(spec["trial_uuid"])
             workdir.mkdir(parents=True)
         else:
-            workdir = Path(tempfile.mkdtemp(prefix="advisor-trial-"))
+            workdir = tempdirs.make("trial")
         try:
             record = self._run_child(spec, workdir, on_phase)
             if (record["status"] == "ok" and measure_warm and config.compiled
@@ -273,7 +272,7 @@ class Launcher:
         from the kept caches in ``seed`` (their entries are named by content hashes, so they
         merge); returns its result. Raises TrialFailed when the child dies or times out
         without one."""
-        workdir = Path(tempfile.mkdtemp(prefix=f"advisor-{spec['child']}-"))
+        workdir = tempdirs.make(spec["child"])
         try:
             for cache in seed or []:
                 shutil.copytree(cache, workdir / "inductor-cache", dirs_exist_ok=True)
