@@ -1,16 +1,29 @@
 """The sweep's progress bar: trials done of planned, current config and phase, best, time left.
 
 On a terminal, a bar redrawn in place; piped (not a terminal), plain lines instead: one per
-finished trial with done/planned, the best so far, the time elapsed and the time left.
+finished trial with done/planned, the best so far, the time elapsed and the time left, and one
+per step after the trials (the leaders' re-measurement, the warm start). The time left is
+computed at every redraw: it counts down during a trial, and once the trials are done it names
+the step under way with the time it has taken so far (``warm start ... 12.0 s``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from advisor import units
 from advisor.cli.render import short_label
@@ -18,11 +31,25 @@ from advisor.config import CompileConfig
 from advisor.records import TrialRecord
 
 
-class ProgressObserver:
-    """A `advisor.search.sweep.Observer` drawing on stderr (stdout stays clean for --json)."""
+class _TimeLeft(ProgressColumn):
+    """The time left, computed again at each redraw (a text field would stand still)."""
 
-    def __init__(self) -> None:
-        self.console = Console(stderr=True, highlight=False)
+    def __init__(self, time_left: Callable[[], str]) -> None:
+        super().__init__()
+        self.time_left = time_left
+
+    def render(self, task: Task) -> Text:
+        return Text(self.time_left())
+
+
+class ProgressObserver:
+    """A `advisor.search.sweep.Observer` drawing on stderr (stdout stays clean for --json).
+    ``console`` and ``clock`` (seconds, monotonic): where it draws and how it tells time."""
+
+    def __init__(self, console: Console | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console or Console(stderr=True, highlight=False)
+        self.clock = clock
         self.plain = not self.console.is_terminal  # piped: no bar redrawn over itself
         self.progress = Progress(
             TextColumn("[bold]{task.fields[config]}[/bold] {task.fields[phase]}"),
@@ -30,7 +57,7 @@ class ProgressObserver:
             MofNCompleteColumn(),
             TextColumn("best {task.fields[best]}"),
             TimeElapsedColumn(),
-            TextColumn("{task.fields[left]}"),
+            _TimeLeft(self.time_left),
             console=self.console,
             transient=False,
             # Redrawing is the parent's only work while a child measures: once a second keeps
@@ -39,10 +66,11 @@ class ProgressObserver:
             disable=self.plain,
         )
         self.task: Any = None
-        self.started_at = time.monotonic()
+        self.started_at = self.clock()
         self.budget_s: float | None = None
         self.durations: list[float] = []
-        self.trial_started_at = 0.0
+        self.trial_started_at: float | None = None  # None: no trial running
+        self.step: tuple[str, float] | None = None  # a step after the trials, and its start
         self.planned = 0
 
     def __enter__(self) -> ProgressObserver:
@@ -56,33 +84,52 @@ class ProgressObserver:
         self.budget_s, self.planned = budget_s, planned
         self.console.print(f"sweep {sweep_id}: {planned} trials planned, {done} already done")
         self.task = self.progress.add_task(
-            "sweep", total=planned, completed=done, config="", phase="", best="-", left=""
+            "sweep", total=planned, completed=done, config="", phase="", best="-"
         )
 
-    def _left(self) -> str:
-        elapsed = time.monotonic() - self.started_at
+    def time_left(self) -> str:
+        """What the bar shows as time left now: the budget left; else, while trials remain,
+        their estimate (mean trial time) less the running trial's time so far; after the
+        trials, the step under way and its time so far."""
+        now = self.clock()
+        if self.step is not None:
+            name, since = self.step
+            return f"{name} {units.duration_s(now - since)}"
         if self.budget_s is not None:
-            return f"{units.duration_s(max(self.budget_s - elapsed, 0))} of budget left"
+            return f"{units.duration_s(max(self.budget_s - (now - self.started_at), 0))} " \
+                   "of budget left"
+        if not self.progress.tasks:
+            return ""
         task = self.progress.tasks[0]
         remaining = (task.total or 0) - task.completed
         if self.durations and remaining > 0:
             per = sum(self.durations) / len(self.durations)
-            return f"~{units.duration_s(remaining * per)} left"
+            running = 0.0 if self.trial_started_at is None else now - self.trial_started_at
+            return f"~{units.duration_s(max(remaining * per - min(running, per), 0))} left"
         return ""
 
     def trial_started(self, config: CompileConfig) -> None:
-        self.trial_started_at = time.monotonic()
-        self.progress.update(self.task, config=short_label(config.to_dict()), phase="starting",
-                             left=self._left())
+        self.trial_started_at = self.clock()
+        self.step = None
+        self.progress.update(self.task, config=short_label(config.to_dict()), phase="starting")
 
     def phase(self, name: str) -> None:
-        self.progress.update(self.task, phase=name)
+        if self.trial_started_at is not None:  # a trial's own phase (compiling, measuring)
+            self.progress.update(self.task, phase=name)
+            return
+        self.step = (name, self.clock())  # a step after the trials: the warm start, ...
+        self.progress.update(self.task, config="", phase="")  # named in the time-left column
+        if self.plain:
+            elapsed = units.duration_s(self.clock() - self.started_at)
+            self.console.print(f"  {name} ({elapsed} elapsed)")
 
     def notice(self, text: str) -> None:
         self.console.print(f"advisor: {text}")
 
     def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None:
-        self.durations.append(time.monotonic() - self.trial_started_at)
+        if self.trial_started_at is not None:
+            self.durations.append(self.clock() - self.trial_started_at)
+        self.trial_started_at = None
         if record["status"] == "ok":
             outcome = units.duration_ms(record["median_ms"]) + ("" if record["passed"]
                                                                 else " (rejected)")
@@ -92,11 +139,11 @@ class ProgressObserver:
         if record.get("tried_because"):
             self.console.print(f"    tried because {record['tried_because']}")
         best = units.duration_ms(best_ms) if best_ms else "-"
-        self.progress.update(self.task, advance=1, best=best, left=self._left())
+        self.progress.update(self.task, advance=1, best=best)
         if self.plain:
             task = self.progress.tasks[0]
-            left = self._left()
-            elapsed = units.duration_s(time.monotonic() - self.started_at)
+            left = self.time_left()
+            elapsed = units.duration_s(self.clock() - self.started_at)
             planned = int(task.total) if task.total else "?"
             self.console.print(f"  {int(task.completed)}/{planned} done, best {best}, "
                                f"{elapsed} elapsed" + (f", {left}" if left else ""))
