@@ -9,9 +9,10 @@
 
     # a grid longer than one sitting: its parts, each its own run (on GPUs of one kind and
     # stack, each part alone on its GPU), then the advisor against the parts put together
-    python bench/advisor_bench.py ... --grid-part 1/2     # writes ..._grid1of2.json
+    python bench/advisor_bench.py ... --grid-part 1/2     # writes ..._grid1of2_<UTC>.json
     python bench/advisor_bench.py ... --grid-part 2/2
-    python bench/advisor_bench.py ... --grid-from OUT/..._grid1of2.json,OUT/..._grid2of2.json
+    python bench/advisor_bench.py ... \\
+        --grid-from OUT/..._grid1of2_<UTC>.json,OUT/..._grid2of2_<UTC>.json
 
 Method.
 
@@ -52,7 +53,7 @@ the same shape:
 ``--shape``, else on a CPU the workload's smallest traffic shape (the advisor's CPU default),
 else the workload's default shape; it is passed to the advisor explicitly.
 
-Reported (``OUT/advisor_bench_<device>_<workload>.json`` and ``.md``): both walls and their
+Reported (``OUT/advisor_bench_<device>_<workload>_<UTC>.json`` and ``.md``): both walls and their
 ratio, the grid's configs, the advisor's trials (screened out, failed), the grid's best passed
 config and median, the advisor's pick with its median in its own records and in the grid, the
 regret (grid median of the pick / best grid median - 1; None with a reason when the pick has no
@@ -77,7 +78,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig, parse_shape, shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
+from bench.common import dated, utc_stamp  # noqa: E402
 
 STARTUP_RUNS = 3
 ORDERS = ("grid-first", "advisor-first")
@@ -252,6 +254,7 @@ class Plan:
     grid_part: tuple[int, int] | None = None  # (K, N): only the K-th of N parts of the grid
     grid_from: list[Path] | None = None  # parts run earlier, instead of the grid
     startup_runs: int = STARTUP_RUNS
+    stamp: str = field(default_factory=utc_stamp)  # this run's files: <stem>_<stamp>.<ext>
 
 
 class _Parser(argparse.ArgumentParser):
@@ -524,8 +527,8 @@ def write_grid_part(plan: Plan, grid: dict[str, Any]) -> Path:
     assert plan.grid_part is not None
     k, n = plan.grid_part
     plan.out.mkdir(parents=True, exist_ok=True)
-    path = plan.out / (f"advisor_bench_{plan.device.replace(':', '')}_{plan.workload_name}"
-                       f"_grid{k}of{n}.json")
+    stem = f"advisor_bench_{plan.device.replace(':', '')}_{plan.workload_name}_grid{k}of{n}"
+    path = dated(plan.out, stem, plan.stamp, "json")
     path.write_text(json.dumps({
         "kind": "grid-part", "part": [k, n], "workload": plan.workload_name,
         "shape": shape_name(plan.dims), "device": plan.device, "started": grid["started"],
@@ -789,12 +792,13 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(report: dict[str, Any], out: Path) -> Path:
+def write_report(report: dict[str, Any], out: Path, stamp: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     stem = f"advisor_bench_{report['device'].replace(':', '')}_{report['workload']}"
-    (out / f"{stem}.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    (out / f"{stem}.md").write_text(markdown(report))
-    return out / f"{stem}.json"
+    path = dated(out, stem, stamp, "json")
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    path.with_suffix(".md").write_text(markdown(report))
+    return path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -822,7 +826,7 @@ def main(argv: list[str] | None = None) -> None:
         order = ["grid", "advisor"] if plan.order == "grid-first" else ["advisor", "grid"]
         done = {step: steps[step](plan, tmp) for step in order}
     report = build_report(plan, startup, done["grid"], done["advisor"])
-    path = write_report(report, plan.out)
+    path = write_report(report, plan.out, plan.stamp)
     regret = "-" if report["regret"] is None else f"{report['regret'] * 100:.1f}%"
     ratio = report["ratio_advisor_to_grid"]
     say(f"grid {report['grid_wall_s']:.1f} s, advisor {report['advisor_wall_s']:.1f} s "

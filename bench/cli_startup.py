@@ -10,7 +10,7 @@ listed from a separate process that registers every command as `advisor` does. T
 average before and after is kept beside the figures: on a loaded host the wall times say more
 about the host than about advisor. Target: under 0.3 s on a quiet machine.
 
-Writes bench/results/cli_startup_<UTC timestamp>.json (never overwrites).
+Writes OUT/cli_startup_<UTC timestamp>.json (``--out``, default bench/results; never overwrites).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--command", default="--help", help="advisor's arguments to time")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     args = parser.parse_args()
     argv = shlex.split(args.command)
     command = [*advisor_command(), *argv]
@@ -91,8 +92,8 @@ def main() -> None:
         },
         "taken_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"cli_startup_{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"cli_startup_{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     if out.exists():
         raise SystemExit(f"{out} exists: results are never overwritten; run again")
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -10,7 +10,8 @@ CPU, --trials 2: eager fp32 and eager bf16, no warm start, no re-measurement, no
 started at once. Counted afterwards: exit codes, processes whose stderr holds a traceback,
 stored trials (expected 2 per sweep), sweep rows per status (expected every one finished) and
 Optuna studies and their trials per state. Raw results: one file per backend,
-bench/results/concurrency_<backend>_<UTC timestamp>.json (never overwritten).
+OUT/concurrency_<backend>_<UTC timestamp>.json (``--out``, default bench/results; never
+overwritten).
 """
 
 from __future__ import annotations
@@ -168,9 +169,10 @@ def main() -> None:
     parser.add_argument("--pg", default=os.environ.get("ADVISOR_TEST_PG_URL"),
                         help="A PostgreSQL server URL (a scratch database is created on it).")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Results folder.")
     args = parser.parse_args()
     sizes = [int(n) for n in args.counts.split(",")]
-    RESULTS.mkdir(exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     for backend in args.backends.split(","):
         if backend == "postgresql" and not args.pg:
             print("postgresql: skipped (no --pg or ADVISOR_TEST_PG_URL)")
@@ -183,7 +185,7 @@ def main() -> None:
                    "workload": "eager-only Linear(16,16)+ReLU, batch 4, cpu",
                    "sweep_flags": sweep_command(Path("WORKLOAD"), "URL")[1:],
                    "finished_at": datetime.now(UTC).isoformat()}
-        path = RESULTS / f"concurrency_{backend}_{stamp}.json"
+        path = args.out / f"concurrency_{backend}_{stamp}.json"
         path.write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {path}")
 

@@ -14,7 +14,8 @@ shapes per trial, about 8% failed), then times every page two ways:
   page's URL until the script has finished and every chart is drawn (the whole first render a
   user waits for, the app's imports in a fresh server process included).
 
-Target: every page's first render under 2 s. Results: bench/results/dashboard_bench.json, .md.
+Target: every page's first render under 2 s. Results: bench/results/dashboard_bench_<UTC>.json
+and .md.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from advisor.db import ResultStore  # noqa: E402
 from bench import db_bench  # noqa: E402  (the same data set)
+from bench.common import dated, utc_stamp  # noqa: E402
 
 PAGES = ("recommendations", "workload", "fleet", "sweeps")
 TARGET_S = 2.0
@@ -342,9 +344,11 @@ def main() -> None:
         print("no PostgreSQL URL (--pg, $ADVISOR_TEST_PG_URL): SQLite only", file=sys.stderr)
     report["machine"] = machine()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "dashboard_bench.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "dashboard_bench.md").write_text(markdown(report))
+    path = dated(args.out, "dashboard_bench", utc_stamp(), "json")
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    path.with_suffix(".md").write_text(markdown(report))
     print(markdown(report))
+    print(f"wrote {path} and .md")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Writes 100,000 trial records (20 workloads x 50 devices, one sweep of 100 trials
 traffic shapes per trial, about 8% failed) through `ResultStore.add_trials`, into a fresh SQLite
 file and into a scratch database created on the PostgreSQL server (dropped afterwards). Then
 times each dashboard query several times and reports the median; the target is 200 ms each.
-Results: bench/results/db_bench.json and db_bench.md.
+Results: bench/results/db_bench_<UTC>.json and .md.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ import sqlalchemy
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from advisor.config import DTYPES, MODES, CompileConfig
-from advisor.db import ResultStore
-from advisor.records import FAILURE_REASONS, empty_record
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from advisor.config import DTYPES, MODES, CompileConfig  # noqa: E402
+from advisor.db import ResultStore  # noqa: E402
+from advisor.records import FAILURE_REASONS, empty_record  # noqa: E402
+from bench.common import dated, utc_stamp  # noqa: E402
 
 TARGET_MS = 200.0
 RESULTS = Path(__file__).parent / "results"
@@ -135,7 +138,8 @@ def record(
 def shape(rng: random.Random, name: str, weight: float, base: float) -> dict[str, Any]:
     median = base * (1 + rng.random())
     return {
-        "shape": name, "dims": dict(p.split("=") for p in name.split(",")), "weight": weight,
+        "shape": name, "dims": {k: int(v) for k, v in (p.split("=") for p in name.split(","))},
+        "weight": weight,
         "median_ms": median, "mean_ms": median * 1.01, "min_ms": median * 0.95,
         "max_ms": median * 1.3, "p90_ms": median * 1.1, "p99_ms": median * 1.2,
         "stdev_ms": median * 0.02, "iqr_ms": median * 0.03, "n_samples": 200,
@@ -320,9 +324,11 @@ def main() -> None:
         print("no PostgreSQL URL (--pg, $ADVISOR_TEST_PG_URL): SQLite only", file=sys.stderr)
     report["machine"] = machine()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "db_bench.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "db_bench.md").write_text(markdown(report))
+    path = dated(args.out, "db_bench", utc_stamp(), "json")
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    path.with_suffix(".md").write_text(markdown(report))
     print(markdown(report))
+    print(f"wrote {path} and .md")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ goes first. Per config: the median over rounds of each method's figure; advisor/
 advisor/do_bench and back_to_back/do_bench (the median of the per-round ratios); the CV over the
 rounds of each method's figure. A config that fails to compile or to run is
 reported as failed with its one-line error, and the others go on. Results go to
-``OUT/fidelity_<device>_<workload>.json`` and ``.md``. Bad arguments: one line on stderr, exit
+``OUT/fidelity_<device>_<workload>_<UTC>.json`` and ``.md``. Bad arguments: one line on stderr, exit
 code 2, nothing written.
 
 Under ``ADVISOR_DEVICE_LOCK`` (`advisor.device_lock`) the bench shares the device while it
@@ -60,6 +60,7 @@ sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig, parse_shape, shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
+from bench.common import dated, utc_stamp  # noqa: E402
 
 AGREE_WITHIN = 0.03  # |advisor / reference - 1| at most this
 CV_LIMIT_PCT = 2.0  # the advisor's median repeats this well over rounds
@@ -396,10 +397,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{e['config']:36s} failed: {e['error']}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"fidelity_{device.replace(':', '')}_{wl.name}"
-    Path(f"{stem}.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
-    Path(f"{stem}.md").write_text(markdown(result))
-    print(f"wrote {stem}.json and .md", flush=True)
+    path = dated(args.out, f"fidelity_{device.replace(':', '')}_{wl.name}", utc_stamp(), "json")
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    path.with_suffix(".md").write_text(markdown(result))
+    print(f"wrote {path} and .md", flush=True)
     print(verdict(result), flush=True)
     return 0 if any(e["status"] == "ok" for e in result["configs"]) else 1
 

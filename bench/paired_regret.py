@@ -1,6 +1,6 @@
 """The advisor's pick against the grid's best, re-measured side by side in one process.
 
-    python bench/paired_regret.py bench/results/advisor_bench_cuda_reranker.json
+    python bench/paired_regret.py bench/results/advisor_bench_cuda_reranker_<UTC>.json
 
 `bench/advisor_bench.py`'s regret compares two medians of the grid, each taken in its own
 process minutes apart. Where the host's launch rate moves between such windows (see

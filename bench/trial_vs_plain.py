@@ -15,9 +15,12 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def plain_median_ms(
@@ -81,10 +84,11 @@ def main() -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("--sweep", type=int, required=True)
     parser.add_argument("--caches", type=Path, required=True)
-    parser.add_argument("--out", type=Path, default=Path("bench/results"))
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
 
     from advisor.db.store import ResultStore
+    from bench.common import dated, utc_stamp
 
     store = ResultStore.from_url(args.db)
     rows = []
@@ -111,7 +115,8 @@ def main() -> None:
             flush=True,
         )
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "trial_vs_plain.json").write_text(json.dumps(rows, indent=2))
+    path = dated(args.out, "trial_vs_plain", utc_stamp(), "json")
+    path.write_text(json.dumps(rows, indent=2))
     lines = [
         "| config | shape | advisor median ms | plain median ms | ratio | cold compile s "
         "| kernels/call | launches/call |",
@@ -123,7 +128,7 @@ def main() -> None:
             f"{r['plain_median_ms']:.4f} | {r['ratio']:.3f} | {r['cold_compile_s']:.1f} | "
             f"{r['kernels_per_call']} | {r['launches_per_call']} |"
         )
-    (args.out / "trial_vs_plain.md").write_text("\n".join(lines) + "\n")
+    path.with_suffix(".md").write_text("\n".join(lines) + "\n")
     worst = max(abs(r["ratio"] - 1) for r in rows) if rows else None
     print(f"{len(rows)} configs; worst |ratio - 1| = {worst:.3f}" if rows else "no trials")
 

@@ -16,7 +16,7 @@ Per setting: the median window in microseconds per launch, the CV over windows, 
 the medians of consecutive half-second blocks (the time scale of one harness's round, where
 round-to-round swings show), with the slowest block over the fastest. The host's steal time
 (``/proc/stat``, a virtual machine's time taken by its hypervisor) over each setting is read
-too. Results: ``OUT/launch_noise_<device>.json`` and ``.md``. Bad arguments: one line, exit 2.
+too. Results: ``OUT/launch_noise_<device>_<UTC>.json`` and ``.md``. Bad arguments: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.common import RESULTS, dated, utc_stamp  # noqa: E402
 
 BLOCK_S = 0.5
 
@@ -146,7 +150,7 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=100, help="per window (default 100)")
     parser.add_argument("--cores", default="", help="cores to pin to, one setting each, e.g. "
                         "0,1,8 (default: none, unpinned only)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.seconds <= 0 or args.launches <= 0:
         fail("--seconds and --launches must be positive")
@@ -181,11 +185,12 @@ def main() -> None:
         "launches": args.launches, "seconds": args.seconds, "rows": rows,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"launch_noise_{device.split(':')[0]}"
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    path = dated(args.out, f"launch_noise_{device.split(':')[0]}", utc_stamp(), "json")
+    path.write_text(json.dumps(result, indent=2) + "\n")
     text = markdown(result)
-    stem.with_suffix(".md").write_text(text)
+    path.with_suffix(".md").write_text(text)
     print(text)
+    print(f"wrote {path} and .md")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ its launch to its exit; the run's database splits that wall into:
   start, the report).
 
 Reported: each run's phases, and per checkout the median of each phase and of the wall, with
-the after / before ratio of the medians. Results: ``OUT/sweep_overhead_<device>_<workload>.json``
-and ``.md``. Nothing is asserted: the figures are for reading side by side.
+the after / before ratio of the medians. Results:
+``OUT/sweep_overhead_<device>_<workload>_<UTC>.json`` and ``.md``. Nothing is asserted: the
+figures are for reading side by side.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any, NoReturn
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.common import stored_time_s  # noqa: E402
+from bench.common import dated, stored_time_s, utc_stamp  # noqa: E402
 
 PHASES = ("start_s", "to_first_trial_s", "trials_s", "end_s", "wall_s")
 
@@ -95,7 +96,8 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 def write(report: dict[str, Any], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"sweep_overhead_{report['device']}_{report['workload']}.json"
+    path = dated(out, f"sweep_overhead_{report['device']}_{report['workload']}", utc_stamp(),
+                 "json")
     path.write_text(json.dumps(report, indent=2) + "\n")
     m, r = report["medians"], report["after_over_before"]
     lines = [f"# A sweep's time outside its trials: {report['workload']} on {report['device']}",

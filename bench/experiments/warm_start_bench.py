@@ -9,7 +9,8 @@ config as `advisor.apply` does and calls it once per traffic shape (the cold sta
 ``torch.compiler.save_cache_artifacts()``; the second loads those bytes
 (``torch.compiler.load_cache_artifacts``) and does the same (the artifact-warm start). Reported:
 median cold and warm start, their ratio, the artifact's size and load time and the compile-cache
-hits. Results go to ``OUT/warm_start_<device>_<workload>.json`` and ``.md``. Nothing is asserted.
+hits. Results go to ``OUT/warm_start_<device>_<workload>_<UTC>.json`` and ``.md``. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ sys.path.insert(0, str(REPO))
 from advisor.config import CompileConfig  # noqa: E402
 from advisor.search.launcher import Launcher  # noqa: E402
 from advisor.workload import load_workload  # noqa: E402
+from bench.common import dated, utc_stamp  # noqa: E402
 
 
 def one_repeat(launcher: Launcher, spec: dict[str, Any]) -> dict[str, Any]:
@@ -84,9 +86,11 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"warm_start_{fp.get('device_kind') or args.device}_{workload.name}"
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(_markdown(result))
+    path = dated(out, stem, utc_stamp(), "json")
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    path.with_suffix(".md").write_text(_markdown(result))
     print(_markdown(result))
+    print(f"wrote {path} and .md")
 
 
 def _markdown(r: dict[str, Any]) -> str:

@@ -17,8 +17,8 @@ policy's
 of the windows rotates every round. Per config and window: the median over rounds of the medians,
 their CV (stdev / mean), the median number of samples a round took and the seconds each round's
 sampling took. Results go to
-``OUT/window_cv_<device>_<workload>.json`` and ``.md``. Bad arguments: one line on stderr, exit
-code 2, nothing written.
+``OUT/window_cv_<device>_<workload>_<UTC>.json`` and ``.md``. Bad arguments: one line on stderr,
+exit code 2, nothing written.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from advisor.config import shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
+from bench.common import dated, utc_stamp  # noqa: E402
 from bench.fidelity import CV_LIMIT_PCT, build, check, environment  # noqa: E402
 
 
@@ -178,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     result = run(wl, configs, dims, device, windows, args.repeats)
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"window_cv_{result['device'].replace(':', '')}_{result['workload']}"
-    Path(f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    Path(f"{stem}.md").write_text(markdown(result))
+    stem = f"window_cv_{result['device'].replace(':', '')}_{result['workload']}"
+    path = dated(args.out, stem, utc_stamp(), "json")
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    path.with_suffix(".md").write_text(markdown(result))
     print(markdown(result), flush=True)
-    print(f"wrote {stem}.json and .md", flush=True)
+    print(f"wrote {path} and .md", flush=True)
     return 0 if any(e["status"] == "ok" for e in result["configs"]) else 1
 
 

@@ -29,11 +29,14 @@ def test_grid_parts_put_together_make_the_grid(tmp_path: Path) -> None:
     for k in (1, 2):
         done = _run(out, "--grid-part", f"{k}/2")
         assert done.returncode == 0, done.stderr
-    parts = [out / f"advisor_bench_cpu_four-dtypes_grid{k}of2.json" for k in (1, 2)]
+    # each run's files carry its UTC stamp: ..._grid1of2_<yyyymmddThhmmssZ>.json
+    parts = [p for k in (1, 2)
+             for p in out.glob(f"advisor_bench_cpu_four-dtypes_grid{k}of2_*.json")]
+    assert len(parts) == 2
     rows = [json.loads(p.read_text())["rows"] for p in parts]
     assert [len(r) for r in rows] == [1, 1]  # every 2nd config: one each
     assert {rows[0][0]["label"], rows[1][0]["label"]} == {"fp32 + eager", "bf16 + eager"}
-    assert not (out / "advisor_bench_cpu_four-dtypes.json").exists()  # a part: no report yet
+    assert not list(out.glob("advisor_bench_cpu_four-dtypes_2*.json"))  # a part: no report yet
 
     lonely = _run(tmp_path / "refused", "--grid-from", str(parts[0]))
     assert lonely.returncode == 2
@@ -44,15 +47,15 @@ def test_grid_parts_put_together_make_the_grid(tmp_path: Path) -> None:
     done = _run(out, "--grid-from", ",".join(map(str, parts)),
                 "--sweep-args=--no-warm --no-confirm-leaders")
     assert done.returncode == 0, done.stderr
-    report = json.loads((out / "advisor_bench_cpu_four-dtypes.json").read_text())
+    (path,) = out.glob("advisor_bench_cpu_four-dtypes_2*.json")
+    report = json.loads(path.read_text())
     walls = [json.loads(p.read_text())["wall_s"] for p in parts]
     assert report["grid_wall_s"] == pytest.approx(sum(walls))
     assert [p["configs"] for p in report["grid_parts"]] == [1, 1]
     assert report["grid_ran"] == 2 and report["advisor_trials"] == 2
     assert report["ratio_advisor_to_grid"] == pytest.approx(
         report["advisor_wall_s"] / sum(walls))
-    assert "grid parts (one after another: the sum)" in (
-        out / "advisor_bench_cpu_four-dtypes.md").read_text()
+    assert "grid parts (one after another: the sum)" in path.with_suffix(".md").read_text()
 
 
 def test_a_grid_part_that_is_not_json_is_one_line(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_measures_eager_with_both_cpu_methods(tmp_path: Path) -> None:
     done = _run("--configs", "fp32:eager", "--repeats", "2", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    result = json.loads((tmp_path / "fidelity_cpu_tiny-mlp.json").read_text())
+    (path,) = tmp_path.glob("fidelity_cpu_tiny-mlp_*.json")  # the run's dated file
+    result = json.loads(path.read_text())
     (entry,) = result["configs"]
     assert entry["config"] == "fp32:eager" and entry["status"] == "ok"
     assert entry["advisor_median_ms"] > 0 and entry["plain_median_ms"] > 0
@@ -29,7 +30,7 @@ def test_measures_eager_with_both_cpu_methods(tmp_path: Path) -> None:
     assert entry["back_to_back_ms"] > 0 and entry["back_to_back_over_do_bench"] is None
     assert len(entry["rounds_ms"]["advisor"]) == 2 == len(entry["rounds_ms"]["back_to_back"])
     assert result["device_name"] == "cpu" and result["shape"] == "batch=16"
-    assert "| fp32:eager |" in (tmp_path / "fidelity_cpu_tiny-mlp.md").read_text()
+    assert "| fp32:eager |" in path.with_suffix(".md").read_text()
     assert "worst |ratio - 1|: advisor/plain " in done.stdout
 
 

@@ -23,7 +23,8 @@ def test_settings_unpinned_and_pinned(tmp_path: Path) -> None:
     done = _run("--seconds", "1.2", "--launches", "20", "--cores", str(core), "--out",
                 str(tmp_path))
     assert done.returncode == 0, done.stderr
-    result = json.loads((tmp_path / "launch_noise_cpu.json").read_text())
+    (path,) = tmp_path.glob("launch_noise_cpu_*.json")  # the run's dated file
+    result = json.loads(path.read_text())
     assert [r["setting"] for r in result["rows"]] == ["unpinned", f"core {core}",
                                                       "unpinned again"]
     for row in result["rows"]:
@@ -33,7 +34,7 @@ def test_settings_unpinned_and_pinned(tmp_path: Path) -> None:
             assert figures["cv_windows_pct"] >= 0
             assert figures["blocks"] == len(figures["block_medians_us"]) >= 1
     assert result["launches"] == 20 and result["device"] == "cpu"
-    assert f"| core {core} |" in (tmp_path / "launch_noise_cpu.md").read_text()
+    assert f"| core {core} |" in path.with_suffix(".md").read_text()
 
 
 def test_a_core_out_of_reach_is_one_line(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_pick_and_grid_best_are_measured_side_by_side(tmp_path: Path) -> None:
                 "--modes", "eager", "--dtypes", "fp32,bf16", "--out", str(tmp_path),
                 "--sweep-args=--no-warm --no-confirm-leaders", "--startup-runs", "1")
     assert done.returncode == 0, done.stderr
-    path = tmp_path / "advisor_bench_cpu_four-dtypes.json"
+    (path,) = tmp_path.glob("advisor_bench_cpu_four-dtypes_2*.json")  # <stem>_<UTC>.json
     report = json.loads(path.read_text())
     assert len(report["startup"]["runs_wall_s"]) == 1
 

@@ -22,7 +22,8 @@ def test_each_window_gets_its_median_and_cv(tmp_path: Path) -> None:
     done = _run("--configs", "fp32:eager", "--windows", "0.05,0.2", "--repeats", "3",
                 "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    result = json.loads((tmp_path / "window_cv_cpu_tiny-mlp.json").read_text())
+    (path,) = tmp_path.glob("window_cv_cpu_tiny-mlp_*.json")  # the run's dated file
+    result = json.loads(path.read_text())
     (entry,) = result["configs"]
     assert entry["status"] == "ok" and result["windows_s"] == [0.05, 0.2]
     short, long = entry["windows"]
@@ -32,7 +33,7 @@ def test_each_window_gets_its_median_and_cv(tmp_path: Path) -> None:
         # The CPU policy's 30 calls at the least, and never less time than the window.
         assert w["samples"] >= 30
         assert min(w["rounds_sampled_s"]) >= w["window_s"]
-    assert "| fp32:eager | 0.2 |" in (tmp_path / "window_cv_cpu_tiny-mlp.md").read_text()
+    assert "| fp32:eager | 0.2 |" in path.with_suffix(".md").read_text()
 
 
 def test_bad_window_is_one_line_and_exit_2(tmp_path: Path) -> None:
