@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from advisor.cli import output
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on
 from advisor.errors import AdvisorError
@@ -40,15 +42,25 @@ def upgrade(db: str | None = DbOption) -> None:
 
 
 @db_app.command("current")
-def current(db: str | None = DbOption) -> None:
+def current(
+    db: str | None = DbOption,
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
+) -> None:
     """Show the database's schema revision and whether it needs `advisor db upgrade`."""
     from advisor.db import database_revision, display_url  # SQLAlchemy: not for `--help`
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         revision = database_revision(db)
     except AdvisorError as e:
         fail_on(e)
-    typer.echo(f"{display_url(db)}: {_describe(revision, display_url(db))}")
+    where = display_url(db)
+    document = {"database": where, "current": revision.current, "head": revision.head,
+                "at_head": revision.at_head}
+    output.emit(fmt, out, document=document, rows=lambda: [document],
+                table=output.line(f"{where}: {_describe(revision, where)}"))
 
 
 def _describe(revision: Revision, where: str) -> str:

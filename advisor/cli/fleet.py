@@ -23,6 +23,9 @@ def worker(
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
     ),
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
 ) -> None:
     """Join a sweep: measure its queued configs on this device until none is left."""
     from advisor.db.store import ResultStore
@@ -30,6 +33,7 @@ def worker(
     from advisor.search.fleet import Worker
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         store = ResultStore.from_url(db)
         w = Worker(store, sweep_id, resolve_device(device))
         previous = {s: signal.signal(s, lambda *_: w.interrupt())
@@ -41,7 +45,9 @@ def worker(
                 signal.signal(sig, handler)
     except AdvisorError as e:
         fail_on(e)
-    typer.echo(f"worker: {ran} trial(s) measured for sweep {sweep_id}", err=True)
+    document = {"sweep_id": sweep_id, "trials": ran, "interrupted": w.stop.is_set()}
+    output.emit(fmt, out, document=document, rows=lambda: [document], table=lambda: typer.echo(
+        f"worker: {ran} trial(s) measured for sweep {sweep_id}", err=True))
     if w.stop.is_set():
         raise typer.Exit(130)
 

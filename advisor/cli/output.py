@@ -1,4 +1,5 @@
-"""One output contract for the read commands (list, show, recommend, compare, export).
+"""One output contract for the read commands (list, show, recommend, compare, export) and the
+reports of import, worker, db current and trial.
 
 ``-f/--format {table,json,yaml,csv}`` (``--json`` is ``-f json``), ``-o/--output FILE`` (the
 same text to a file instead of stdout), ``--flatten`` (CSV: one column per field, nested objects
@@ -105,6 +106,16 @@ def render_text(fmt: str, *, document: Any, rows: Callable[[], Sequence[Mapping[
     with render.console.capture() as captured:
         table()
     return captured.get()
+
+
+def line(text: str) -> Callable[[], None]:
+    """The table of a command whose table is one line of text (printed whole, never wrapped)."""
+    def table() -> None:
+        from advisor.cli import render
+
+        render.console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    return table
 
 
 def emit(fmt: str, output: Path | None, *, document: Any,

@@ -58,16 +58,22 @@ def import_(
         ..., help="An `advisor export` file (.json or .csv; - reads stdin).", show_default=False
     ),
     db: str | None = DbOption,
+    fmt: str = output.format_option(),
+    as_json: bool = output.JsonOption,
+    out: Path | None = output.OutputOption,
 ) -> None:
     """Merge exported trial records into the database; trials already there are skipped."""
     from advisor.db import ResultStore  # SQLAlchemy: not for `--help`
     from advisor.db.transfer import read_records
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         records = read_records(file)
         with ResultStore.from_url(db) as store:
             added, skipped = store.import_records(records)
             where = store.masked_url
     except AdvisorError as e:
         fail_on(e)
-    typer.echo(f"imported {added} trials into {where}; skipped {skipped} already there")
+    document = {"database": where, "added": added, "skipped": skipped}
+    output.emit(fmt, out, document=document, rows=lambda: [document], table=output.line(
+        f"imported {added} trials into {where}; skipped {skipped} already there"))

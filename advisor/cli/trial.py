@@ -10,9 +10,9 @@ import typer
 from rich.table import Table
 
 from advisor.api import check_shape, replay_options
-from advisor.cli import render
+from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import fail, fail_on, print_json
+from advisor.cli.common import fail, fail_on
 from advisor.config import CompileConfig, parse_shape
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME, parse_options
@@ -100,7 +100,10 @@ def trial(
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the record as JSON on stdout."),
+    fmt: str = output.format_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the record as JSON on stdout "
+                                 "(the same as -f json)."),
+    out: Path | None = output.OutputOption,
     timeout_s: float = typer.Option(
         DEFAULT_TIMEOUT_S, "--timeout", help="Kill after this many seconds."
     ),
@@ -110,6 +113,7 @@ def trial(
     from advisor.devices import resolve_device
 
     try:
+        fmt = output.resolve(fmt, as_json, out)
         options = {}
         for name, values in parse_options(option).items():
             if len(values) != 1:
@@ -136,10 +140,10 @@ def trial(
         tail = (record.get("error_tail") or "").strip().splitlines()
         last = tail[-1] if tail else "broke the workload contract"
         fail(f"{file}: {last.removeprefix('advisor.errors.WorkloadError: ')}")
-    if as_json:
-        print_json(record)
-    else:
+    def table() -> None:
         render.trial_record(record)
         print_replays([record])
+
+    output.emit(fmt, out, document=record, rows=lambda: [record], table=table, flat=True)
     if record["status"] != "ok":
         raise typer.Exit(1)
