@@ -89,6 +89,37 @@ def to_csv(rows: Sequence[Mapping[str, Any]], flat: bool = False) -> str:
     return buffer.getvalue()
 
 
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise ConfigError(f"cannot write {type(value).__name__} {value!r} as TOML")
+
+
+def to_toml(tables: Mapping[str, Mapping[str, Any]]) -> str:
+    """Tables of plain values (text, numbers, booleans, lists of them; None left out) as TOML,
+    the format `tomllib` reads back to the same values."""
+    lines: list[str] = []
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        for key, value in table.items():
+            if value is not None:
+                bare = key.replace("-", "").replace("_", "").isalnum() and key.isascii()
+                lines.append(f"{key if bare else json.dumps(key)} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
 def render_text(fmt: str, *, document: Any, rows: Callable[[], Sequence[Mapping[str, Any]]],
                 table: Callable[[], None], flat: bool = False) -> str:
     """The text of one format: the document as JSON or YAML, the rows as CSV, or the table as
@@ -101,6 +132,8 @@ def render_text(fmt: str, *, document: Any, rows: Callable[[], Sequence[Mapping[
         return to_yaml(json.loads(json.dumps(document, default=str)))
     if fmt == "csv":
         return to_csv(rows(), flat)
+    if fmt == "toml":
+        return to_toml(document)
     from advisor.cli import render
 
     with render.console.capture() as captured:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, Recommendation
 
+SHOW_FORMATS = (*output.FORMATS, "toml")  # toml: the sweep's flags, a file `sweep --config` reads
+
 
 def _store(db: str | None) -> ResultStore:
     from advisor.db.store import ResultStore
@@ -97,18 +99,27 @@ def _picks(
 def show(
     sweep_id: int = typer.Argument(..., help="Sweep id (see `advisor list`)."),
     db: str | None = DbOption,
-    fmt: str = output.format_option(),
+    fmt: str = output.format_option(choices=SHOW_FORMATS),
     as_json: bool = output.JsonOption,
     out: Path | None = output.OutputOption,
     flat: bool = output.FlattenOption,
 ) -> None:
-    """Show one sweep: every trial, failures with their reasons, and its recommendation."""
+    """Show one sweep: every trial, failures with their reasons, and its recommendation.
+    ``-f toml``: the sweep's flags as a sweep file that `advisor sweep --config` reruns."""
     from advisor.recommendation.answers import answer
 
     try:
-        fmt = output.resolve(fmt, as_json, out)
+        fmt = output.resolve(fmt, as_json, out, SHOW_FORMATS)
         store = _store(db)
         sweep = store.get_sweep(sweep_id)
+        if fmt == "toml":
+            flags = (sweep.get("settings") or {}).get("flags")
+            if not flags:
+                raise ConfigError(f"sweep {sweep_id} has no stored flags (it was started by an "
+                                  "advisor that did not keep them, or not from the command "
+                                  "line): no sweep file to write")
+            output.emit(fmt, out, document={"sweep": flags}, rows=list, table=lambda: None)
+            return
         records = store.trials(sweep_id=sweep_id)
         rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
     except AdvisorError as e:
