@@ -75,10 +75,12 @@ def _trial_children(worker: psutil.Process) -> list[psutil.Process]:
 
 
 def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:
+    # Two configs for two workers: the survivor, its own trial done, waits while the killed
+    # worker's trial is still held, and measures it once it is failed and queued again.
     env = {**os.environ, "ADVISOR_HEARTBEAT_S": "1", "ADVISOR_HEARTBEAT_GRACE_S": "4"}
     sweep = subprocess.Popen(
-        [sys.executable, "-m", "advisor", "sweep", SLOW, "--db", db_url, *EAGER_ALL,
-         "--workers", "2", "--json"],
+        [sys.executable, "-m", "advisor", "sweep", SLOW, "--db", db_url, *EAGER_ALL[:4],
+         "--dtypes", "fp32,bf16", *EAGER_ALL[6:], "--workers", "2", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     root = psutil.Process(sweep.pid)
@@ -101,9 +103,9 @@ def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:
     assert not orphan.is_running() or orphan.status() == psutil.STATUS_ZOMBIE
     with ResultStore.from_url(db_url) as store:
         keys = [r["config_key"] for r in store.trials(sweep_id=outcome["sweep_id"])]
-    assert sorted(keys) == sorted(f"eager/{d}" for d in ("fp32", "tf32", "bf16", "fp16"))
+    assert sorted(keys) == ["eager/bf16", "eager/fp32"]
     states = study_states(db_url, outcome["study_name"])
-    assert states.count("COMPLETE") == 4
+    assert states.count("COMPLETE") == 2
     assert states.count("FAIL") >= 1  # the stale trial, failed and queued again
 
 

@@ -5,7 +5,9 @@ first, and say so; --no-priors leaves it alone."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sweep_support import MANY_SMALL_OPS, advisor, json_out, open_store, sqlite_url
@@ -16,23 +18,35 @@ from advisor.search.plan import BASELINE_REASON
 pytestmark = pytest.mark.slow
 
 
-def test_the_fleets_best_for_the_same_workload_is_tried_first(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    url = sqlite_url(tmp_path / "a.db")
-    # Another software stack on this device model: the fingerprint's env fields differ.
-    monkeypatch.setenv("ADVISOR_FINGERPRINT_OVERRIDES", json.dumps({"torch_version": "0.0-x"}))
-    other = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default",
-                    "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One sweep under another software stack on this device model (the fingerprint's env
+    fields differ), run once: each test sweeps on a copy of its database."""
+    where = tmp_path_factory.mktemp("fleet")
+    db = where / "a.db"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ADVISOR_FINGERPRINT_OVERRIDES", json.dumps({"torch_version": "0.0-x"}))
+        other = advisor("sweep", MANY_SMALL_OPS, "--db", sqlite_url(db), "--modes",
+                        "eager,default", "--no-warm", "--no-confirm-leaders", "--json", cwd=where)
     assert other.returncode == 0, other.stderr
-    their_best = json_out(other)["recommendation"]["best"]["config"]
+    return db, json_out(other)
+
+
+def _copy(fleet: tuple[Path, dict[str, Any]], tmp_path: Path) -> str:
+    shutil.copy(fleet[0], tmp_path / "a.db")
+    return sqlite_url(tmp_path / "a.db")
+
+
+def test_the_fleets_best_for_the_same_workload_is_tried_first(
+        tmp_path: Path, fleet: tuple[Path, dict[str, Any]]) -> None:
+    url = _copy(fleet, tmp_path)
+    their_best = fleet[1]["recommendation"]["best"]["config"]
     assert their_best["mode"] == "default"  # fusing 100 ops wins by far
-    monkeypatch.delenv("ADVISOR_FINGERPRINT_OVERRIDES")
     done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--trials", "2", "--no-warm",
                    "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     ours = json_out(done)
-    assert ours["fingerprint"]["fingerprint_hash"] != json_out(other)["fingerprint"][
-        "fingerprint_hash"]
+    assert ours["fingerprint"]["fingerprint_hash"] != fleet[1]["fingerprint"]["fingerprint_hash"]
     label = CompileConfig.from_dict(their_best).label
     assert f"warm start from the fleet: {label} queued first" in done.stderr
     assert "same device, another stack" in done.stderr
@@ -44,13 +58,8 @@ def test_the_fleets_best_for_the_same_workload_is_tried_first(
 
 
 def test_no_priors_leaves_the_fleet_alone(tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    url = sqlite_url(tmp_path / "a.db")
-    monkeypatch.setenv("ADVISOR_FINGERPRINT_OVERRIDES", json.dumps({"torch_version": "0.0-x"}))
-    other = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--modes", "eager,default",
-                    "--no-warm", "--no-confirm-leaders", cwd=tmp_path)
-    assert other.returncode == 0, other.stderr
-    monkeypatch.delenv("ADVISOR_FINGERPRINT_OVERRIDES")
+                                         fleet: tuple[Path, dict[str, Any]]) -> None:
+    url = _copy(fleet, tmp_path)
     done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--trials", "1", "--no-priors",
                    "--sampler", "random", "--no-warm", "--no-confirm-leaders", "--json",
                    cwd=tmp_path)

@@ -32,18 +32,18 @@ def _trials_in_order(url: str) -> list[dict]:
 
 def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
         tmp_path: Path) -> None:
+    # Two trials: the baseline, then the priors' first pick (that eager bf16 comes after every
+    # compiled config is asserted by the --jobs test below, whose cap of three leaves it out).
     url = sqlite_url(tmp_path / "a.db")
-    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "3", "--no-warm",
+    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "2", "--no-warm",
                    "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     records = _trials_in_order(url)
-    assert [CompileConfig.from_dict(r["config"]) for r in records[:2]] == [
-        EAGER_FP32, DEFAULT_FP32]
-    assert all(r["config"]["mode"] != "eager" for r in records[1:])  # eager bf16 is last in line
+    assert [CompileConfig.from_dict(r["config"]) for r in records] == [EAGER_FP32, DEFAULT_FP32]
     assert records[0]["tried_because"] == BASELINE_REASON
     assert records[1]["tried_because"].startswith("prior rank 1: ~100% of eager time launching")
     assert "tried because prior rank 1" in done.stderr
-    # The compiled configs lead by far; two compiled ones may still be undecided on a loaded host
+    # The compiled config leads by far: eager is never the pick, nor undecided with it
     rec = json_out(done)["recommendation"]
     assert rec["ranked"][0]["config"]["mode"] != "eager"
     assert rec["best"] is None or rec["best"]["config"]["mode"] != "eager"
