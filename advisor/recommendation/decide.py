@@ -176,7 +176,8 @@ def recommend(
                       "configs: paired per-round ratios")
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
     choice = _choose(pool, pol)
-    note = " ".join(n for n in (choice.note, conf_note) if n)
+    # each note a sentence of its own
+    note = " ".join(n if n.endswith(".") else n + "." for n in (choice.note, conf_note) if n)
     eager = [r for r in ranked if r.config["mode"] == "eager"]
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
