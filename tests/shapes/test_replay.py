@@ -7,6 +7,10 @@ no new shape and never recompiles. When the later half brings lengths the earlie
 ``static`` with ``dynamic=false`` compiles each one when it first arrives, inside the request
 that brought it, and the stream figure carries that cost; with the recompile limit lowered to 1
 the later lengths run eagerly, and the replay must say so.
+
+The bucketed replay of the mixed log (no new shape, no recompile, two buckets prepared at
+start-up) is asserted on the sweep's bucketed trial in tests/shapes/test_sweep_shapes.py, the same
+config on the same log; here `advisor trial --traffic` replays it with eager fp32.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ TINY_SEQ = ROOT / "tests" / "workloads" / "tiny_seq.py"
 MIXED = (["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]) * 15  # every length in both halves
 NOVEL = ["2,5"] * 64 + (["2,5"] * 4 + ["2,7"] * 3 + ["2,30"]) * 8  # 7 and 30 only later
 FAST = {"ADVISOR_REPLAY_REQUESTS": "60", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+pytestmark = pytest.mark.slow  # every test starts a trial child; most compile
 
 
 def _log(path: Path, rows: list[str]) -> Path:
@@ -60,7 +66,7 @@ def _replay(config: CompileConfig, requests_csv: Path) -> dict:
     return record
 
 
-def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) -> None:
+def test_a_traffic_log_replays_through_the_trial_cli(requests_csv: Path) -> None:
     result = subprocess.run(
         [
             sys.executable,
@@ -70,8 +76,8 @@ def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) ->
             str(TINY_SEQ),
             "--traffic",
             str(requests_csv),
-            "--shapes",
-            "buckets:fitted-2",
+            "--mode",
+            "eager",
             "--device",
             "cpu",
             "--no-warm",
@@ -85,32 +91,28 @@ def test_bucketed_replay_through_the_cli_never_recompiles(requests_csv: Path) ->
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(result.stdout)
     replay = record["replay"]
-    assert replay["strategy"] == "buckets:fitted-2"
-    assert replay["boundaries"] == {"seq": [7, 30]}
-    assert replay["stance"] == "fail_on_recompile"  # any recompile would have failed the trial
-    assert replay["recompiles"] == 0 and record["recompiles"] == 0
-    assert replay["graphs"] == 2 and replay["buckets"] == 2
-    assert replay["eager_fallbacks"] == 0
+    assert replay["strategy"] == "static" and replay["boundaries"] == {}
+    assert replay["traffic_source"].endswith("requests.csv") and replay["varying_dims"] == ["seq"]
     assert replay["requests"] == 60 and replay["trace_shapes"] == 3
     assert replay["split"] == 60 and replay["holdout"] == 0.5  # fitted on the first 60
+    assert replay["graphs"] == 0 and replay["recompiles"] == 0 and replay["eager_fallbacks"] == 0
     stream = replay["stream"]
-    assert stream["requests"] == 60 and stream["startup_shapes"] == 2  # both buckets, up front
+    assert stream["requests"] == 60 and stream["startup_shapes"] == 3  # every length, up front
     assert stream["new_shape_events"] == 0 and stream["new_shape"] == []
-    assert stream["last_new_shape_s"] is None and len(stream["per_request_ms"]) == 60
-    assert replay["flags"] == []
-    assert 0 < replay["padding_waste"] < 0.5
-    assert replay["compile_s_total"] == pytest.approx(record["cold_compile_s"])
+    assert len(stream["per_request_ms"]) == 60
+    assert replay["flags"] == [] and replay["padding_waste"] == 0
     assert record["median_ms"] == replay["p50_ms"] and record["p99_ms"] == replay["p99_ms"]
     assert replay["expected_ms"] > 0
-    # per-bucket latencies, weighted by the traffic they serve
-    assert [s["shape"] for s in record["shapes"]] == ["batch=2,seq=7", "batch=2,seq=30"]
-    assert sum(s["weight"] for s in record["shapes"]) == pytest.approx(1.0)
+    # per-shape latencies, weighted by the traffic they serve
     served = MIXED[60:120]
-    assert record["shapes"][0]["weight"] == pytest.approx(1 - served.count("2,30") / 60)
-    assert sum(s["requests"] for s in record["shapes"]) == 60
-    # cut outputs of padded calls match the unpadded fp32 eager reference
+    shapes = {s["shape"]: s for s in record["shapes"]}
+    assert set(shapes) == {"batch=2,seq=5", "batch=2,seq=7", "batch=2,seq=30"}
+    for length in (5, 7, 30):
+        figures = shapes[f"batch=2,seq={length}"]
+        assert figures["requests"] == served.count(f"2,{length}")
+        assert figures["weight"] == pytest.approx(served.count(f"2,{length}") / 60)
     assert record["correct"] and record["passed"]
-    assert record["config"]["shapes"] == "buckets:fitted-2"
+    assert record["config"]["mode"] == "eager"
 
 
 def test_new_shapes_in_the_stream_pay_their_recompile(novel_csv: Path, fast_env: None) -> None:
@@ -151,7 +153,6 @@ def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
     assert {"recompile_limit", "eager_fallback"} <= {f["flag"] for f in replay["flags"]}
 
 
-@pytest.mark.slow
 def test_on_a_long_tail_the_pick_moves_to_buckets(
     tmp_path: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,9 +164,12 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     from advisor.recommendation import recommend
 
     rng = random.Random(7)
-    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(20)]
+    # ten requests, every one of another shape: fitted on five, the later five served (each
+    # shape the unbucketed config meets is a compile, so the log is kept short)
+    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(10)]
+    assert len(set(rows)) == 10
     log = _log(tmp_path / "long_tail.csv", rows)
-    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "10")
+    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "5")
     monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "64")  # every new length compiles, none eager
     # The question is how to meet the shapes, so the compiled strategies are compared (eager is
     # within noise of them on a model this small); start-up amortised over a long life.

@@ -75,6 +75,7 @@ def test_buckets_need_pad_and_cut(tmp_path: Path) -> None:
     assert not (tmp_path / "sweep.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
     import optuna
 
@@ -115,7 +116,23 @@ def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
         assert record["replay"]["stream"]["new_shape_events"] == 0  # every length warmed
         assert record["median_ms"] == record["replay"]["p50_ms"]
     bucketed = trials["default/fp32/graphbreaks-ok/dynamic-auto/shapes-buckets:fitted-2"]
-    assert bucketed["replay"]["recompiles"] == 0 and bucketed["replay"]["graphs"] == 2
+    # both halves hold every length: two buckets prepared at start-up, no recompile ever
+    replay = bucketed["replay"]
+    assert replay["strategy"] == "buckets:fitted-2" and replay["boundaries"] == {"seq": [7, 30]}
+    assert replay["stance"] == "fail_on_recompile"  # any recompile would have failed the trial
+    assert replay["recompiles"] == 0 and bucketed["recompiles"] == 0
+    assert replay["graphs"] == 2 and replay["buckets"] == 2 and replay["eager_fallbacks"] == 0
+    assert replay["holdout"] == 0.5
+    stream = replay["stream"]
+    assert stream["requests"] == 60 and stream["startup_shapes"] == 2  # both buckets, up front
+    assert stream["new_shape"] == [] and stream["last_new_shape_s"] is None
+    assert len(stream["per_request_ms"]) == 60
+    assert replay["flags"] == [] and 0 < replay["padding_waste"] < 0.5
+    assert replay["compile_s_total"] == pytest.approx(bucketed["cold_compile_s"])
+    assert bucketed["p99_ms"] == replay["p99_ms"] and replay["expected_ms"] > 0
+    # cut outputs of padded calls match the unpadded fp32 eager reference
+    assert bucketed["correct"] and bucketed["passed"]
+    assert bucketed["config"]["shapes"] == "buckets:fitted-2"
     static = trials["default/fp32/graphbreaks-ok/dynamic-auto"]
     assert static["replay"]["graphs"] >= 2  # automatic dynamic: a recompile at start-up
     rec = outcome["recommendation"]
@@ -133,6 +150,10 @@ def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
     assert again["replay"] == bucketed["replay"]
     assert [s["shape"] for s in again["shapes"]] == ["batch=2,seq=7", "batch=2,seq=30"]
     assert again["shapes"][0]["median_ms"] == pytest.approx(bucketed["shapes"][0]["median_ms"])
+    # per-bucket latencies, weighted by the traffic they serve (the log's later 60 requests)
+    served = rows.splitlines()[60:120]
+    assert sum(s["weight"] for s in again["shapes"]) == pytest.approx(1.0)
+    assert again["shapes"][0]["weight"] == pytest.approx(1 - served.count("2,30") / 60)
     assert sweep["settings"]["traffic"][0]["traffic"].endswith("requests.csv")
 
     # Optuna sees the strategy as a parameter of compiled configs
