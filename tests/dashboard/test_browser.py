@@ -65,6 +65,7 @@ def _cells(page: object) -> set[str]:
     return {t.strip() for t in cells.all_text_contents()}
 
 
+@pytest.mark.slow
 def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -128,6 +129,7 @@ def test_every_page_in_chromium(server: str, dashboard_db: str, tmp_path: Path) 
         assert (shots / f"{name}.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_an_empty_database_turns_into_the_dashboard(tmp_path: Path) -> None:
     """Opened before the first sweep: the page says how to run it, then shows the results as
     soon as they are stored, without a reload."""

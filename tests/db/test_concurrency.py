@@ -6,6 +6,8 @@ import multiprocessing
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from advisor.db import ResultStore
 
 PROCESSES = 8
@@ -22,6 +24,7 @@ def _write(url: str, sweep: dict[str, Any], records: list[dict[str, Any]], start
         store.finish_sweep(sweep_id, "finished")
 
 
+@pytest.mark.slow
 def test_eight_processes_writing_at_once_lose_nothing(db_url: str, make: SimpleNamespace) -> None:
     sweep = {"workload": make.workload(), "fingerprint": make.fingerprint()}
     batches = [

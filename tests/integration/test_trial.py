@@ -155,6 +155,7 @@ def default(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], l
     return record, phases, cache_root
 
 
+@pytest.mark.slow
 def test_eager_record_is_complete(eager: dict[str, Any]) -> None:
     assert_complete(eager, EAGER_FP32, "batch=16")
     assert (eager["graph_count"], eager["graph_break_count"]) == (0, 0)
@@ -164,6 +165,7 @@ def test_eager_record_is_complete(eager: dict[str, Any]) -> None:
     assert eager["warm_compile_s"] is None  # nothing compiled, nothing to warm
 
 
+@pytest.mark.slow
 def test_default_record_is_complete(default: tuple[dict[str, Any], list[str], Path]) -> None:
     record, _, _ = default
     assert_complete(record, CompileConfig(), "batch=16")
@@ -174,6 +176,7 @@ def test_default_record_is_complete(default: tuple[dict[str, Any], list[str], Pa
     assert any("cpp_fused" in name for name in record["kernel_names"])
 
 
+@pytest.mark.slow
 def test_default_records_warm_start_apart_from_cold(
     default: tuple[dict[str, Any], list[str], Path],
 ) -> None:
@@ -183,6 +186,7 @@ def test_default_records_warm_start_apart_from_cold(
     assert record["warm_compile_s"] < record["cold_compile_s"]
 
 
+@pytest.mark.slow
 def test_trial_compiled_into_its_own_cache_dir(
     default: tuple[dict[str, Any], list[str], Path],
 ) -> None:
@@ -206,6 +210,7 @@ print(json.dumps(result))
 """
 
 
+@pytest.mark.slow
 def test_warm_start_hits_the_cold_trials_cache(
     default: tuple[dict[str, Any], list[str], Path],
 ) -> None:
@@ -229,6 +234,7 @@ def test_warm_start_hits_the_cold_trials_cache(
     assert 0 < result["warm_compile_s"] < record["cold_compile_s"]
 
 
+@pytest.mark.slow
 def test_child_reports_its_phases(default: tuple[dict[str, Any], list[str], Path]) -> None:
     _, phases, _ = default
     assert phases == [
@@ -249,6 +255,7 @@ def graph_break() -> dict[str, Any]:
     return run_trial(GRAPH_BREAK, CompileConfig())
 
 
+@pytest.mark.slow
 def test_graph_break_without_fullgraph_succeeds_and_is_counted(
     graph_break: dict[str, Any],
 ) -> None:
@@ -263,6 +270,7 @@ def test_graph_break_without_fullgraph_succeeds_and_is_counted(
     assert record["median_ms"] > 0
 
 
+@pytest.mark.slow
 def test_fullgraph_with_a_graph_break_fails_with_the_reason() -> None:
     done = cli(str(GRAPH_BREAK), "--device", "cpu", "--fullgraph", "--json", "--no-warm")
     assert done.returncode == 1, done.stderr  # a failed trial, not a user mistake
@@ -312,6 +320,7 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_hang_times_out_and_its_process_group_is_killed(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -369,6 +378,7 @@ def test_inputs_of_the_wrong_type_is_a_workload_error() -> None:
     assert "inputs() returned Tensor" in record["error_tail"]
 
 
+@pytest.mark.slow
 def test_cli_reports_a_workload_error_in_one_line_naming_the_file() -> None:
     path = WORKLOADS / "bad_inputs.py"
     done = cli(str(path), "--device", "cpu", "--mode", "eager", "--json")
@@ -382,6 +392,7 @@ def test_cli_reports_a_workload_error_in_one_line_naming_the_file() -> None:
 # --- the CLI ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_trial_prints_a_complete_record() -> None:
     # Eager only: the CLI passes the config through untouched, and the compiled path is proven
     # through the launcher above (a second cold compile would cost another ~15 s).
@@ -394,6 +405,7 @@ def test_cli_trial_prints_a_complete_record() -> None:
     assert record["warm_compile_s"] is None  # --no-warm
 
 
+@pytest.mark.slow
 def test_cli_human_output() -> None:
     done = cli(str(WORKLOADS / "build_raises.py"), "--device", "cpu", "--mode", "eager")
     assert done.returncode == 1  # a failed trial is not a user mistake (that would be 2)
@@ -498,6 +510,7 @@ def replay() -> dict[str, Any]:
     return record
 
 
+@pytest.mark.slow
 def test_every_key_of_a_trial_record_is_declared_by_its_types(
     eager: dict[str, Any],
     default: tuple[dict[str, Any], list[str], Path],

@@ -40,6 +40,7 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'advisor.db'}"
 
 
+@pytest.mark.slow
 def test_a_stored_recommendation_is_compiled_warm_and_equals_eager(
     sqlite_url: str, cpu_fp: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -47,6 +47,7 @@ def _recommend(db: tuple[str, Path], fp: dict[str, Any], *args: str) -> Any:
     return done
 
 
+@pytest.mark.slow
 def test_every_policy_and_limit_picks_its_known_answer(db: tuple, cpu_fp: dict) -> None:
     cases = {
         (): "fp32 + max-autotune-no-cudagraphs",
@@ -116,6 +117,7 @@ def test_bad_flags_are_one_line_and_exit_2(db: tuple, args: list[str], words: st
     assert line.startswith("advisor: error: ") and words in line
 
 
+@pytest.mark.slow
 def test_another_stack_is_named_and_its_nearest_recommendation_offered(
     tmp_path: Path, cpu_fp: dict[str, Any]
 ) -> None:
@@ -146,6 +148,7 @@ def test_another_stack_is_named_and_its_nearest_recommendation_offered(
     assert refused.returncode == 2 and "sweep it here first" in refused.stderr
 
 
+@pytest.mark.slow
 def test_confirm_remeasures_interleaved_and_later_recommendations_use_it(
     tmp_path: Path, cpu_fp: dict[str, Any]
 ) -> None:

@@ -53,6 +53,7 @@ def test_tiny_seq_pad_and_cut_round_trip(small: dict[str, int], big: dict[str, i
     _check_round_trip(wl, model, small, big, *wl.tolerance("fp32"))
 
 
+@pytest.mark.slow
 def test_reranker_pad_and_cut_round_trip() -> None:
     wl = load_workload(RERANKER).workload
     torch.manual_seed(0)

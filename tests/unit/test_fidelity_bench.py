@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "fidelity.py"
 TINY = REPO / "tests" / "workloads" / "tiny_mlp.py"
@@ -17,6 +19,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
                            *args], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_measures_eager_with_both_cpu_methods(tmp_path: Path) -> None:
     done = _run("--configs", "fp32:eager", "--repeats", "2", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "experiments" / "launch_noise.py"
 
@@ -18,6 +20,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_settings_unpinned_and_pinned(tmp_path: Path) -> None:
     core = min(os.sched_getaffinity(0))
     done = _run("--seconds", "1.2", "--launches", "20", "--cores", str(core), "--out",

