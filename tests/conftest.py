@@ -12,6 +12,12 @@ PG_URL_ENV = "ADVISOR_TEST_PG_URL"
 # The suite runs two workers on two cores: each trial child compiles in its own thread instead
 # of starting a pool of compile workers (children inherit this; tests that set it keep theirs).
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+# Every trial compiles into an empty Inductor cache, where Inductor would first dry-compile and
+# load a test program for each vector ISA the CPU lists (about 7 s of g++ per cold compile on the
+# 2-core machine, more than the model's own kernels). The tests take the CPU's list as it is:
+# the same ISAs are found valid and the same one picked (torch._inductor.cpu_vec_isa), so the
+# kernels compiled and run are the ones a user's trial compiles; only the probe is skipped.
+os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
 PG_SKIP = (
     f"needs a PostgreSQL server: set {PG_URL_ENV} "
     "(e.g. postgresql+psycopg://postgres@127.0.0.1/test)"
