@@ -81,6 +81,8 @@ INDUCTOR_OPTIONS: tuple[InductorOption, ...] = (
                    "pad matmul dims to aligned sizes for faster kernels"),
     InductorOption("freezing", (False, True),
                    "constant-fold the parameters of an inference graph (weights frozen)"),
+    InductorOption("aggressive_fusion", (False, True),
+                   "fuse nodes even without common memory reads"),
 )
 OPTIONS_BY_NAME = {o.name: o for o in INDUCTOR_OPTIONS}
 

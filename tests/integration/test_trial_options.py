@@ -39,3 +39,12 @@ def test_a_trial_takes_one_value_per_option() -> None:
     done = _trial("--option", "freezing=true,false")
     assert done.returncode == 2
     assert "a trial takes one value" in done.stderr
+
+
+def test_every_sweepable_option_is_an_inductor_option_of_this_torch() -> None:
+    import torch._inductor
+
+    from advisor.dimensions import INDUCTOR_OPTIONS
+
+    known = set(torch._inductor.list_options())
+    assert [o.name for o in INDUCTOR_OPTIONS if o.name not in known] == []
