@@ -489,6 +489,7 @@ def sweep(workload: str | Path, *, notice: Notice = _log_notice, observer: Any =
         return run_sweep(planned, plan, request, observer=observer, notice=notice)
     finally:
         planned.close()
+        planned.store.close()
 
 
 # --- a recommendation -------------------------------------------------------------------------
@@ -517,47 +518,50 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
     if file is not None and not file.is_file():
         raise ConfigError(f"{file}: no such workload file")
     store = ResultStore.from_url(db, read_only=True)
-    if workload not in store.workloads():
-        raise ConfigError(f"no results for workload {workload!r}; run `advisor sweep FILE` "
-                          "first")
-    here: dict[str, Any] | None = None
-    if fingerprint is None or confirm:
-        device = resolve_device(device)
-        here = Launcher().probe(device)
-    staleness = None
-    if fingerprint is None:
-        assert here is not None
-        fingerprint = here["fingerprint_hash"]
-        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-        if not records:
-            staleness = nearest_fingerprint(here, store.fingerprints(workload))
-            if staleness.measured_hash is None:
-                raise ConfigError(f"no trials of {workload} on this device and stack "
-                                  f"(fingerprint {fingerprint}) nor on this kind of device; "
-                                  "sweep it here, or pass --fingerprint")
-            if confirm:
-                raise ConfigError(f"--confirm measures on this device, but {workload} was "
-                                  f"never swept on this stack (fingerprint {fingerprint}); "
-                                  "sweep it here first")
-            notice(f"warning: {staleness.warning}")
-            fingerprint = staleness.measured_hash
+    try:
+        if workload not in store.workloads():
+            raise ConfigError(f"no results for workload {workload!r}; run `advisor sweep FILE` "
+                              "first")
+        here: dict[str, Any] | None = None
+        if fingerprint is None or confirm:
+            device = resolve_device(device)
+            here = Launcher().probe(device)
+        staleness = None
+        if fingerprint is None:
+            assert here is not None
+            fingerprint = here["fingerprint_hash"]
             records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-    else:
-        records = store.trials(workload=workload, fingerprint_hash=fingerprint)
-    if not records:
-        raise ConfigError(f"no trials of {workload} on this device and stack (fingerprint "
-                          f"{fingerprint}); sweep it here, or pass --fingerprint")
-    kwargs: dict[str, Any] = {"policy": policy, "calls_per_process": calls_per_process,
-                              "constraints": constraints or Constraints()}
-    if confirm:
-        assert here is not None and device is not None
-        rec = _confirm_here(store, workload, here, device, fingerprint, kwargs, top, artifact,
-                            file, notice)
-    else:
-        rec = answer(store, workload, fingerprint, records=records, **kwargs)
-    staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
-    return replace(rec, staleness=staleness.to_dict() if staleness else None,
-                   artifact=_artifact_of(store, rec))
+            if not records:
+                staleness = nearest_fingerprint(here, store.fingerprints(workload))
+                if staleness.measured_hash is None:
+                    raise ConfigError(f"no trials of {workload} on this device and stack "
+                                      f"(fingerprint {fingerprint}) nor on this kind of device; "
+                                      "sweep it here, or pass --fingerprint")
+                if confirm:
+                    raise ConfigError(f"--confirm measures on this device, but {workload} was "
+                                      f"never swept on this stack (fingerprint {fingerprint}); "
+                                      "sweep it here first")
+                notice(f"warning: {staleness.warning}")
+                fingerprint = staleness.measured_hash
+                records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+        else:
+            records = store.trials(workload=workload, fingerprint_hash=fingerprint)
+        if not records:
+            raise ConfigError(f"no trials of {workload} on this device and stack (fingerprint "
+                              f"{fingerprint}); sweep it here, or pass --fingerprint")
+        kwargs: dict[str, Any] = {"policy": policy, "calls_per_process": calls_per_process,
+                                  "constraints": constraints or Constraints()}
+        if confirm:
+            assert here is not None and device is not None
+            rec = _confirm_here(store, workload, here, device, fingerprint, kwargs, top, artifact,
+                                file, notice)
+        else:
+            rec = answer(store, workload, fingerprint, records=records, **kwargs)
+        staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
+        return replace(rec, staleness=staleness.to_dict() if staleness else None,
+                       artifact=_artifact_of(store, rec))
+    finally:
+        store.close()
 
 
 def _source_sha256(file: Path | None, records: Sequence[Mapping[str, Any]]) -> str | None:

@@ -43,7 +43,7 @@ from advisor.child.prepare import (
 )
 from advisor.child.replay import replay_plan, run_replay
 from advisor.child.replay import warm_start as replay_warm_start
-from advisor.child.tensors import to_cpu_fp32
+from advisor.child.tensors import tensors, to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
 from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
@@ -100,24 +100,11 @@ def _is_graph_break(exc: BaseException) -> bool:
     )
 
 
-def _flatten(out: Any) -> list[Any]:
-    """Every tensor in a (nested) output, in a stable order."""
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, dict):
-        return [t for key in out for t in _flatten(out[key])]
-    if isinstance(out, (list, tuple)):
-        return [t for item in out for t in _flatten(item)]
-    return []
-
-
 def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[str, Any]:
     """Element-wise check of every output tensor against the fp32 eager reference."""
     import torch
 
-    refs, cands = _flatten(reference), _flatten(candidate)
+    refs, cands = tensors(reference), tensors(candidate)
     if not refs or len(refs) != len(cands):
         raise WorkloadError(
             f"the component returned {len(cands)} tensors where the reference had {len(refs)}"

@@ -12,15 +12,11 @@ from typing import Any
 import pytest
 import torch
 
+from advisor.child.prepare import torch_dtype
+from advisor.child.tensors import cast_floating, tensors, to_cpu_fp32
 from advisor.workload import Workload, load_workload
 
 WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
-TORCH_DTYPES = {
-    "fp32": torch.float32,
-    "tf32": torch.float32,
-    "bf16": torch.bfloat16,
-    "fp16": torch.float16,
-}
 
 
 def load(name: str) -> Workload:
@@ -32,37 +28,6 @@ def smallest_shape(wl: Workload) -> dict[str, int]:
     return min((dict(s) for s, _ in wl.traffic), key=lambda s: math.prod(s.values()))
 
 
-def _cast(args: Any, dtype: torch.dtype) -> Any:
-    if isinstance(args, torch.Tensor):
-        return args.to(dtype) if args.is_floating_point() else args
-    if isinstance(args, dict):
-        return {k: _cast(v, dtype) for k, v in args.items()}
-    if isinstance(args, (list, tuple)):
-        return type(args)(_cast(v, dtype) for v in args)
-    return args
-
-
-def to_cpu_fp32(out: Any) -> Any:
-    if isinstance(out, torch.Tensor):
-        t = out.detach().to("cpu", copy=True)
-        return t.float() if t.is_floating_point() else t
-    if isinstance(out, dict):
-        return {k: to_cpu_fp32(v) for k, v in out.items()}
-    if isinstance(out, (list, tuple)):
-        return type(out)(to_cpu_fp32(v) for v in out)
-    return out
-
-
-def tensors(out: Any) -> list[torch.Tensor]:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, dict):
-        return [t for v in out.values() for t in tensors(v)]
-    if isinstance(out, (list, tuple)):
-        return [t for v in out for t in tensors(v)]
-    return []
-
-
 def call(fn: Callable, args: Any, wl: Workload) -> Any:
     mode = torch.inference_mode() if wl.inference else contextlib.nullcontext()
     with mode:
@@ -71,12 +36,12 @@ def call(fn: Callable, args: Any, wl: Workload) -> Any:
 
 def build(wl: Workload, dtype: str) -> Any:
     torch.manual_seed(0)
-    return wl.build("cpu", TORCH_DTYPES[dtype])
+    return wl.build("cpu", torch_dtype(dtype))
 
 
 def inputs(wl: Workload, shape: dict[str, int], dtype: str = "fp32") -> Any:
     torch.manual_seed(0)
-    return _cast(wl.inputs(dict(shape), "cpu"), TORCH_DTYPES[dtype])
+    return cast_floating(wl.inputs(dict(shape), "cpu"), torch_dtype(dtype))
 
 
 def assert_matches(wl: Workload, dtype: str, reference: Any, candidate: Any) -> float | None:
