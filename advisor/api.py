@@ -439,7 +439,8 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
     if not complete and not pool.interrupted:
         notice(f"workers exited with {codes} before the sweep was complete; continue with "
                "--resume")
-    outcome: SweepOutcome = sweeper.outcome(sweep_id, status, fingerprint, study_name)
+    outcome: SweepOutcome = sweeper.outcome(sweep_id, status, fingerprint, study_name,
+                                            startups_shared=workers * jobs > 1)
     outcome.signum = getattr(pool, "signum", None)
     return outcome
 

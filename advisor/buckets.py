@@ -261,6 +261,13 @@ class BucketPlan:
         """The padded shape a request of `dims` runs at."""
         return {d: pad_value(v, self.bounds[d]) if d in self.bounds else v for d, v in dims.items()}
 
+    def grid_size(self) -> int:
+        """How many padded shapes the boundaries define: the product of each padded dim's
+        number of boundaries (1 for strategies that pad nothing). A server of this plan must
+        let dynamo compile that many graphs (its recompile limit), or a bucket that its
+        start-up did not prepare runs eagerly, silently."""
+        return math.prod(len(b) for b in self.bounds.values()) if self.pads else 1
+
     def buckets(self, shapes: Shapes) -> list[tuple[dict[str, int], float]]:
         """The distinct padded shapes of `shapes`, each with the total weight it serves."""
         out: dict[tuple[tuple[str, int], ...], float] = {}

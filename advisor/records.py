@@ -153,6 +153,14 @@ class Flag(TypedDict):
     message: str
 
 
+class ServedAlone(TypedDict):
+    """A replay's serving process measured again alone (advisor.child.replay.serve_alone)."""
+
+    startup_s: float
+    per_request_ms: list[float]
+    new_shape: list[int]
+
+
 class StreamFigures(TypedDict):
     """A replay's stream: the holdout served once, in order, as a fresh server meets it."""
 
@@ -161,6 +169,10 @@ class StreamFigures(TypedDict):
     fit_requests: int
     startup_shapes: int
     startup_s: float  # start-up wall time
+    # the start-up and stream measured again alone, cold (a sweep that ran trials at once
+    # re-measures its leaders'): startup_s, per_request_ms, new_shape; the process-life cost
+    # uses them when present (advisor.serving.served)
+    alone: NotRequired[ServedAlone]
     per_request_ms: list[float]  # each request's cost, in order
     new_shape: list[int]  # positions of the requests that met a shape not executed before
     mean_ms: float

@@ -40,12 +40,26 @@ def process_life_ms(replay: Mapping[str, Any], calls: int) -> float | None:
     stream = replay.get("stream")
     if not stream or not stream.get("per_request_ms") or calls < 1:
         return None
-    costs: list[float] = stream["per_request_ms"]
+    paid = served(stream)
+    costs: list[float] = paid["per_request_ms"]
     steady = float(replay["mean_ms"])
-    total = stream["startup_s"] * 1000 + sum(costs[:calls])
+    total = paid["startup_s"] * 1000 + sum(costs[:calls])
     if calls > len(costs):
-        total += (calls - len(costs)) * (steady + late_new_shape_extra_ms(stream, steady))
+        total += (calls - len(costs)) * (steady + late_new_shape_extra_ms(paid, steady))
     return float(total / calls)
+
+
+def served(stream: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The start-up and stream that price a serving process: those measured again alone when
+    the sweep did (``alone``: its trials ran at once, paying start-ups and new shapes beside
+    each other's compiles), else the trial's own."""
+    alone = stream.get("alone")
+    return alone if alone else stream
+
+
+def startup_s(stream: Mapping[str, Any]) -> float:
+    """The start-up a serving process pays (`served`)."""
+    return float(served(stream)["startup_s"])
 
 
 def late_new_shape_extra_ms(stream: Mapping[str, Any], steady_ms: float) -> float:
@@ -138,8 +152,10 @@ def strategy_rows(
                 "decided": "process" if decides(rp) and stream else "steady",
                 "expected_ms": rp["expected_ms"],
                 "steady_mean_ms": rp["mean_ms"],
-                "stream_mean_ms": stream.get("mean_ms"),
-                "startup_s": stream.get("startup_s"),
+                "stream_mean_ms": (statistics.fmean(served(stream)["per_request_ms"])
+                                   if stream else None),
+                "startup_s": startup_s(stream) if stream else None,
+                "alone": bool(stream.get("alone")),
                 "new_shape_events": stream.get("new_shape_events"),
                 "new_shape_share": stream.get("new_shape_share"),
                 "new_shape_mean_ms": stream.get("new_shape_mean_ms"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from advisor import fingerprint
 from advisor.child.confirm import child_main
-from advisor.child.trial import TrialRun, tail, warm_start
+from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
 
 
@@ -51,6 +51,11 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
             result = {"warm_compile_s": None, "error": tail(traceback.format_exc()),
                       "error_type": type(exc).__name__}
+    elif spec.get("alone"):
+        try:
+            result = serving_alone(spec)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+            result = {"error": tail(traceback.format_exc()), "error_type": type(exc).__name__}
     elif spec.get("child"):  # the confirmation and the cache artifact
         result = child_main(spec)
     else:

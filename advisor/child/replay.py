@@ -186,8 +186,8 @@ class _Replay:
         import torch._dynamo.config as dynamo_config
 
         limit = settings.recompile_limit() or int(dynamo_config.recompile_limit)
-        if self.plan.buckets.pads:
-            limit = max(limit, len(set(self.plan.bucket_keys())))
+        if self.plan.buckets.pads:  # every bucket the boundaries define, as a server must
+            limit = max(limit, self.plan.buckets.grid_size(), len(set(self.plan.bucket_keys())))
         dynamo_config.recompile_limit = limit
         return limit
 
@@ -600,8 +600,9 @@ def run_replay(
     says why), so a sweep never recommends a config whose speed comes from silently running eager.
 
     Recompile limit: ``ADVISOR_RECOMPILE_LIMIT`` (env) sets ``torch._dynamo.config.recompile_limit``
-    in the child (default: torch's own, 8); a bucketed strategy raises it to its number of buckets,
-    as its deployment must (the value used is recorded).
+    in the child (default: torch's own, 8); a bucketed strategy raises it to the number of buckets
+    its boundaries define (`BucketPlan.grid_size`), as its deployment must: not to the buckets
+    the trace happens to use, which a server cannot know (the value used is recorded).
 
     ``record["replay"]``: strategy, traffic_source, traffic_shapes, varying_dims, requests,
     trace_shapes, seed, passes, boundaries (per padded dim), buckets, expected_ms (the
@@ -622,37 +623,87 @@ def run_replay(
     _Replay(run, workload, plan, reference).run_replay()
 
 
-def warm_start(
-    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
-) -> dict[str, Any]:
-    """The replay's start-up (compile + one call per start-up shape) on a warm cache dir."""
+class _ServingRun:
+    """The little of a TrialRun that a replay's start-up and stream need, for the children that
+    repeat them outside a trial (a warm start; a serving process alone)."""
+
+    def __init__(self, config: CompileConfig, device: str) -> None:
+        from advisor.device_lock import DeviceLock
+
+        self.config, self.device = config, device
+        self.record: dict[str, Any] = {}
+        self.lock = DeviceLock.from_env()
+        self.stage = "start-up"
+
+    def _inputs(self, wl: Any, dims: dict[str, int]) -> Any:
+        import torch
+
+        torch.manual_seed(0)
+        return wl.inputs(dict(dims), self.device)
+
+    def _grad_mode(self, wl: Any) -> Any:
+        import contextlib
+
+        import torch
+
+        return torch.inference_mode() if wl.inference else contextlib.nullcontext()
+
+
+def _served(config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+            ) -> tuple[_Replay, Any, list[Callable[[], Any]], Any]:
+    """A replay outside a trial: (its _Replay, the timer, each distinct shape's served call,
+    the grad mode to call them in); the model built, cast and wrapped in torch.compile."""
     import torch
 
-    from advisor.child.measure import Timer, phase
+    from advisor.child.measure import Timer
     from advisor.child.prepare import cast_model, compiled, input_dtype, torch_dtype
 
-    class _Run:  # the little of TrialRun that the start-up needs
-        def __init__(self) -> None:
-            self.config, self.device = config, device
-
-        def _inputs(self, wl: Any, dims: dict[str, int]) -> Any:
-            torch.manual_seed(0)
-            return wl.inputs(dict(dims), device)
-
-    replay = _Replay(_Run(), workload, plan, list)
+    run = _ServingRun(config, device)
+    replay = _Replay(run, workload, plan, list)
     replay._limit()
     torch.manual_seed(0)
     model = cast_model(workload.build(device, torch_dtype(config.dtype)), config)
     timer = Timer(device, cudagraphs=config.uses_cudagraphs)
-    ctx = torch.inference_mode() if workload.inference else torch.enable_grad()
-    with ctx:
+    mode = run._grad_mode(workload)
+    with mode:
         args = replay._prepare(input_dtype(config))
+    return replay, timer, replay._serve_fns(compiled(model, config), args), mode
+
+
+def warm_start(
+    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+) -> dict[str, Any]:
+    """The replay's start-up (compile + the start-up calls) on a warm cache dir."""
+    from advisor.child.measure import phase
+
+    replay, timer, fns, mode = _served(config, workload, plan, device)
+    with mode:
         phase("warm-start")
         t0 = time.perf_counter()
-        fn = compiled(model, config)
-        fns = replay._serve_fns(fn, args)
         for i in plan.startup():
             for _ in range(startup_calls(config)):
                 timer.call(fns[i])
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}
+
+
+def serve_alone(
+    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+) -> dict[str, Any]:
+    """A serving process again, alone: the replay's start-up and its stream (each request
+    timed with what it triggers, as in the trial), in a fresh process on an empty cache dir,
+    nothing else (no steady state, no reference). A sweep whose trials ran at once runs this
+    for its leaders afterwards, one at a time (advisor.search.sweep): their trials' start-ups
+    and new shapes were paid beside other trials' compiles, on a share of the host's cores.
+    Returns ``{"startup_s", "per_request_ms", "new_shape"}`` (the stream's figures' names)."""
+    from advisor.child.measure import phase
+
+    replay, timer, fns, mode = _served(config, workload, plan, device)
+    with mode:
+        phase("serving alone")
+        replay._serve_untimed(timer, fns)
+    return {
+        "startup_s": replay.startup_wall_s,
+        "per_request_ms": [round(ms, 4) for ms in replay.stream_ms],
+        "new_shape": [i for i, new in enumerate(replay.stream_new) if new],
+    }

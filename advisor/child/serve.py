@@ -92,7 +92,8 @@ class Applied:
 def bucket_plan(config: CompileConfig, buckets: dict[str, Any] | None, name: str,
                 wl: Workload | None) -> BucketPlan | None:
     """The bucket plan of a bucketed recommendation (its measured boundaries), with dynamo's
-    recompile limit raised to its number of buckets; None for other shape strategies."""
+    recompile limit raised to the number of buckets its boundaries define; None for other
+    shape strategies."""
     import torch._dynamo
 
     strategy = config.shapes
@@ -107,7 +108,7 @@ def bucket_plan(config: CompileConfig, buckets: dict[str, Any] | None, name: str
         warnings.warn(f"advisor.apply({name}): the recommendation pads requests to buckets "
                       f"{plan.to_dict()['bounds']}; without the workload's pad and cut, "
                       "`request` cannot pad them", RecommendationWarning, stacklevel=3)
-    n = len(plan.buckets(wl.traffic)) if wl is not None else 1
+    n = max(plan.grid_size(), len(plan.buckets(wl.traffic)) if wl is not None else 1)
     limit = torch._dynamo.config.recompile_limit
     torch._dynamo.config.recompile_limit = max(limit, n)
     return plan

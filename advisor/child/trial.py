@@ -42,6 +42,7 @@ from advisor.child.prepare import (
     torch_dtype,
 )
 from advisor.child.replay import replay_plan, run_replay
+from advisor.child.replay import serve_alone as replay_serve_alone
 from advisor.child.replay import warm_start as replay_warm_start
 from advisor.child.tensors import tensors, to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
@@ -434,3 +435,16 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
         timer.call(Call(fn, args))
         timer.sync()
         return {"warm_compile_s": time.perf_counter() - t0}
+
+
+def serving_alone(spec: dict[str, Any]) -> dict[str, Any]:
+    """A replay trial's serving process again, alone (advisor.child.replay.serve_alone)."""
+    config = CompileConfig.from_dict(spec["config"])
+    device = spec["device"]
+    inductor_settings(device, config)
+    wl = load_workload(spec["workload_path"]).workload
+    DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
+    replay = replay_plan(spec, config, wl)
+    if replay is None:
+        raise WorkloadError("serving alone replays traffic, and the spec holds none")
+    return replay_serve_alone(spec, config, wl, replay, device)

@@ -54,7 +54,8 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
             row["config"], figure, render.fmt(row["steady_mean_ms"], " ms"),
             render.fmt(row["stream_mean_ms"], " ms"),
             "-" if share is None else f"{row['new_shape_events']} ({share:.0%})",
-            render.fmt(row["new_shape_mean_ms"], " ms"), render.fmt(row["startup_s"], " s", 1),
+            render.fmt(row["new_shape_mean_ms"], " ms"),
+            render.fmt(row["startup_s"], " s", 1) + (" alone" if row["alone"] else ""),
             f"{row['padding_waste']:.0%}", str(row["graphs"]), ", ".join(row["flags"]) or "-",
             format_boundaries(row["boundaries"]),
         )
@@ -63,6 +64,9 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
                "requests (start-up, the stream's new shapes, then steady state)"
                if process else "decided by the steady-state expected latency")
     render.console.print(decided)
+    if any(row["alone"] for row in rows):
+        render.console.print("\"alone\": start-up and stream served again after the trials, one "
+                             "at a time, cold (the trials compiled beside each other)")
     note = split_note(records)
     if note:
         render.console.print(note)

@@ -299,6 +299,33 @@ class ResultStore:
             if done.rowcount != 1:  # type: ignore[attr-defined]
                 raise StoreError(f"no trial {trial_uuid} in {self.masked_url}")
 
+    def set_serving_alone(self, trial_uuid: str, alone: Mapping[str, Any]) -> None:
+        """Record a replay trial's serving process measured again alone (a sweep that ran trials
+        at once re-measures its leaders' once the trials are done): the stream's ``alone``
+        (``startup_s``, ``per_request_ms``, ``new_shape``), which the process-life cost then
+        uses (advisor.serving)."""
+        costs = alone.get("per_request_ms")
+        if not (alone.get("startup_s") or 0) >= 0 or not isinstance(costs, list) or not costs:
+            raise StoreError(f"serving alone of trial {trial_uuid}: no start-up and stream")
+        with self._write("recording a serving process measured alone") as session:
+            found = session.execute(
+                select(queries.TD.c.trial_id, queries.TD.c.extra)
+                .join(queries.T, queries.T.c.id == queries.TD.c.trial_id)
+                .where(queries.T.c.uuid == trial_uuid)
+            ).first()
+            replay = ((found.extra or {}).get("replay") if found is not None else None) or {}
+            if found is None or not replay.get("stream"):
+                raise StoreError(f"no replay trial {trial_uuid} in {self.masked_url}")
+            kept = {"startup_s": float(alone["startup_s"]),
+                    "per_request_ms": [float(ms) for ms in costs],
+                    "new_shape": [int(i) for i in alone.get("new_shape") or []]}
+            stream = {**replay["stream"], "alone": kept}
+            extra = {**found.extra, "replay": {**replay, "stream": stream}}
+            session.execute(
+                update(queries.TD).where(queries.TD.c.trial_id == found.trial_id)
+                .values(extra=extra)
+            )
+
     # reading
 
     def get_sweep(self, sweep_id: int | str) -> dict[str, Any]:

@@ -244,6 +244,28 @@ class Launcher:
         finally:
             self._child = None
 
+    def serve_alone(self, workload_path: str | Path, config: CompileConfig, device: str,
+                    shapes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+        """A replay trial's serving process again, alone (advisor.child.replay.serve_alone): a
+        fresh process on an empty cache dir with this launcher's environment (the host's
+        compile threads, where a pooled sweep's workers share them out); its start-up and
+        stream. None when its child failed (logged)."""
+        spec = {"workload_path": str(Path(workload_path).resolve()), "config": config.to_dict(),
+                "device": device, "shapes": shapes, "trial_uuid": str(uuid.uuid4()),
+                "alone": True}
+        workdir = tempdirs.make("alone")
+        try:
+            child = self._start(spec, workdir, None)
+            child.wait(self.timeout_s)
+            result = child.result() or {"error": child.stderr_tail()[-300:]}
+        finally:
+            self._child = None
+            shutil.rmtree(workdir, ignore_errors=True)
+        if "error" in result:
+            log.info("serving %s alone failed: %s", config.label, str(result["error"])[-300:])
+            return None
+        return result
+
     def probe(self, device: str) -> dict[str, Any]:
         """The fingerprint of `device`, collected in a child (the parent never touches a GPU)."""
         probe = Probe(device, min(self.timeout_s, 300), self.env)

@@ -48,6 +48,7 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 # sweep without one for $ADVISOR_SWEEP_DEAD_AFTER_S as dead (advisor.settings).
 SCREEN_FACTOR = 1.5
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
+ALONE_LEADERS = 3  # ranked configs a pooled sweep serves again alone (advisor.serving.served)
 
 
 @dataclass(frozen=True)
@@ -319,10 +320,12 @@ class Sweeper:
         return outcome
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
-                study_name: str) -> SweepOutcome:
+                study_name: str, startups_shared: bool = False) -> SweepOutcome:
         """The sweep's records and recommendation; for a finished sweep, the leader and its
-        contenders re-measured side by side and the recommended config's warm start measured
-        first (unless the settings say otherwise)."""
+        contenders re-measured side by side, the leaders' serving processes measured again
+        alone when the trials ran at once (`startups_shared`) and the process-life cost
+        decides, and the recommended config's warm start measured first (unless the settings
+        say otherwise)."""
         name, fp_hash = self.loaded.workload.name, fingerprint["fingerprint_hash"]
         records = self.store.trials(sweep_id=sweep_id)
         calls = self.settings.calls_per_process
@@ -333,6 +336,9 @@ class Sweeper:
         if status == "finished":
             _, failed = self._confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
+            rec = answer(self.store, name, fp_hash, calls_per_process=calls)
+        if status == "finished" and startups_shared and self._serve_alone(rec, records):
+            records = self.store.trials(sweep_id=sweep_id)
             rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if status == "finished" and self._warm_start(rec, records):
             records = self.store.trials(sweep_id=sweep_id)
@@ -379,6 +385,39 @@ class Sweeper:
             if beside is not None and (value := beside.result()) is not None:
                 self.store.set_warm_start(beside.trial_uuid, value)
         return confirmation, ""
+
+    def _serve_alone(self, rec: Recommendation, records: list[TrialRecord]) -> bool:
+        """Under varying traffic the start-up and the stream's new shapes are part of the
+        deciding figure, and trials run at once paid theirs beside each other's compiles, on a
+        share of the host's compile threads: a lone server pays less (on an H200, start-ups
+        1.3-1.6x shorter; docs/shapes.md). So the first `ALONE_LEADERS` ranked configs and
+        the baseline, when the process-life cost decides them, serve their start-up and
+        stream again, one at a time, cold, in a fresh process (`Launcher.serve_alone`);
+        stored as the stream's ``alone``, which that cost then uses. True when one was."""
+        if self.interrupted:
+            return False
+        chosen = [r for r in rec.ranked if r.figure == "process"][:ALONE_LEADERS]
+        if rec.baseline is not None and rec.baseline.figure == "process":
+            chosen.append(rec.baseline)
+        by_uuid = {r["trial_uuid"]: r for r in records}
+        measured = False
+        for ranked in {r.trial_uuid: r for r in chosen}.values():
+            record = by_uuid.get(ranked.trial_uuid)
+            replay = record.get("replay") if record is not None else None
+            stream = replay.get("stream") if replay is not None else None
+            if record is None or not stream or stream.get("alone"):
+                continue
+            self.observer.phase(f"serving {ranked.label} again, alone")
+            alone = self.launcher.serve_alone(self.loaded.path,
+                                              CompileConfig.from_dict(record["config"]),
+                                              self.settings.device, self.shapes())
+            if self.interrupted:
+                return measured
+            if alone is None:
+                continue  # the trial's own figures stand (the launcher logged why)
+            self.store.set_serving_alone(ranked.trial_uuid, alone)
+            measured = True
+        return measured
 
     def _warm_start_beside(self, rec: Recommendation, records: list[TrialRecord]
                            ) -> WarmStartBeside | None:

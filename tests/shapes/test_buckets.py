@@ -58,6 +58,34 @@ def test_pow2_and_multiple_bounds_pad_only_the_varying_dims() -> None:
     }
 
 
+def test_the_grid_counts_every_bucket_the_boundaries_define() -> None:
+    """A server cannot know which buckets tomorrow's traffic uses: its recompile limit must
+    let dynamo compile every one of them (else a bucket its start-up missed runs eagerly)."""
+    pow2 = BucketPlan("buckets:pow2", {"batch": (16, 32, 64, 128), "seq": (64, 128, 256)})
+    assert pow2.grid_size() == 12
+    assert BucketPlan("buckets:fitted-2", {"seq": (7, 30)}).grid_size() == 2
+    assert BucketPlan("static").grid_size() == 1
+
+
+def test_a_served_bucket_plan_raises_the_recompile_limit_to_its_grid() -> None:
+    import torch._dynamo
+
+    from advisor.child.serve import RecommendationWarning, bucket_plan
+    from advisor.config import CompileConfig
+
+    before = torch._dynamo.config.recompile_limit
+    try:
+        torch._dynamo.config.recompile_limit = 8
+        config = CompileConfig(shapes="buckets:pow2")
+        bounds = {"batch": [16, 32, 64, 128], "seq": [64, 128, 256]}
+        with pytest.warns(RecommendationWarning, match="without the workload's pad"):
+            plan = bucket_plan(config, {"boundaries": bounds}, "reranker", None)
+        assert plan is not None and plan.grid_size() == 12
+        assert torch._dynamo.config.recompile_limit == 12
+    finally:
+        torch._dynamo.config.recompile_limit = before
+
+
 def test_pad_value_above_the_top_boundary_passes_unpadded() -> None:
     assert pad_value(5, (4, 8)) == 8
     assert pad_value(8, (4, 8)) == 8

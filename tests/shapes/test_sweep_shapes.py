@@ -160,3 +160,39 @@ def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
     study = optuna.load_study(study_name=outcome["study_name"], storage=url)
     params = [t.params for t in study.trials if t.params.get("mode") == "default"]
     assert sorted(p["shapes"] for p in params) == ["buckets:fitted-2", "static"]
+
+
+@pytest.mark.slow
+def test_a_pooled_sweep_serves_its_leaders_again_alone(tmp_path: Path) -> None:
+    """Trials run at once paid their start-ups and new shapes beside each other's work. Under
+    varying traffic those are part of the deciding figure, so a pooled sweep serves its leaders'
+    start-up and stream again, one at a time, cold, and decides on those (eager configs: no
+    compile, so the test stays short; a compiled config runs the same child)."""
+    from advisor.serving import DEFAULT_CALLS_PER_PROCESS, process_life_ms
+
+    rows = ("2,5\n" * 4 + "2,7\n" * 3 + "2,30\n") * 15
+    (tmp_path / "requests.csv").write_text("batch,seq\n" + rows)
+    url = f"sqlite:///{tmp_path / 'sweep.sqlite'}"
+    result = advisor("sweep", TINY_SEQ, "--traffic", "requests.csv", "--modes", "eager",
+                     "--dtypes", "fp32,bf16", "--device", "cpu", "--jobs", "2", "--no-warm",
+                     "--json", "--db", url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout)
+    rec = outcome["recommendation"]
+    with ResultStore.from_url(url, create=False) as store:
+        stored = {t["trial_uuid"]: t for t in store.trials(sweep_id=outcome["sweep_id"])}
+    assert len(stored) == 2
+    judged = [r for r in rec["ranked"] if r["figure"] == "process"]
+    assert judged and rec["baseline"]["trial_uuid"] in {r["trial_uuid"] for r in judged}
+    for ranked in judged:
+        replay = stored[ranked["trial_uuid"]]["replay"]
+        stream, alone = replay["stream"], replay["stream"]["alone"]
+        assert f"serving {ranked['label']} again, alone" in result.stderr
+        # the same stream served again: as many requests, every length warmed at start-up
+        assert alone["startup_s"] > 0 and len(alone["per_request_ms"]) == stream["requests"]
+        assert alone["new_shape"] == stream["new_shape"] == []
+        # the figure that decides is the one served alone, not the trial's own
+        assert ranked["median_ms"] == pytest.approx(
+            process_life_ms(replay, DEFAULT_CALLS_PER_PROCESS), rel=1e-9)
+        trials_own = {**replay, "stream": {k: v for k, v in stream.items() if k != "alone"}}
+        assert ranked["median_ms"] != process_life_ms(trials_own, DEFAULT_CALLS_PER_PROCESS)

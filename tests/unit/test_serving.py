@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.serving import decides, flags, late_new_shape_extra_ms, process_life_ms
+from advisor.serving import (
+    decides,
+    flags,
+    late_new_shape_extra_ms,
+    process_life_ms,
+    startup_s,
+)
 
 STREAM = {"per_request_ms": [100.0, 2.0, 2.0, 2.0, 40.0, 2.0], "new_shape": [0, 4],
           "startup_s": 1.0, "late_new_shape_share": 1 / 3, "new_shape_mean_ms": 70.0,
@@ -46,3 +52,14 @@ def test_flags_name_what_a_server_will_meet() -> None:
     names = {f["flag"] for f in flags(bucketed, cudagraphs=True, compiled=True)}
     assert names == {"recompile_limit", "eager_fallback"}
     assert flags({**REPLAY, "stream": {}}, cudagraphs=False, compiled=False) == []
+
+
+def test_a_process_served_alone_is_the_one_that_decides() -> None:
+    stream = {"startup_s": 3.0, "per_request_ms": [1.0, 1.0], "new_shape": []}
+    replay = {"mean_ms": 1.0, "stream": stream}
+    assert startup_s(stream) == 3.0
+    assert process_life_ms(replay, 2) == pytest.approx((3000 + 2) / 2)
+    alone = {"startup_s": 1.0, "per_request_ms": [4.0, 1.0], "new_shape": [0]}
+    again = {**replay, "stream": {**stream, "alone": alone}}
+    assert startup_s(again["stream"]) == 1.0
+    assert process_life_ms(again, 2) == pytest.approx((1000 + 4 + 1) / 2)
