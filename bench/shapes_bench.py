@@ -6,11 +6,14 @@ requests, then `serve` more. The advisor sees the first two (``advisor sweep --t
 second as its holdout) and predicts, per strategy, the cost per request of a process that serves
 `serve` requests (`advisor.serving.process_life_ms`). The harness then serves the holdout (or
 with ``--unseen`` the third part, requests neither side has seen) once per strategy in a fresh
-process with a fresh Inductor cache:
+process with a fresh Inductor cache, one process at a time (a lone server: nothing else
+compiling on the host):
 plain code, not the advisor's: build, cast, ``torch.compile``, warm what the strategy prepares
 (its buckets of the fitted part with the advisor's boundaries, or the fitted part's 8 most
 frequent shapes; three calls each under CUDA graphs), then every request in order with CUDA
-events around it (perf_counter on CPU).
+events around it (perf_counter on CPU). A bucketed server lets dynamo compile every bucket its
+boundaries define (its recompile limit raised to that many, as ``advisor.apply`` does): with
+torch's default of 8, buckets past the eighth would run eagerly, silently.
 
     python bench/shapes_bench.py --device cuda --out bench/results
     python bench/shapes_bench.py --device cpu --workload tests/workloads/tiny_seq.py \\
@@ -29,6 +32,7 @@ import fcntl
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 STARTUP_SHAPES = 8  # the fitted part's most frequent shapes an unbucketed server warms
 GOAL_PREDICTION = 0.15
 GOAL_PICK = 0.10
+LONG_LIVED = 10_000  # requests of a long-lived process (advisor.serving's default)
 
 
 # --- traces ---------------------------------------------------------------------------------
@@ -94,8 +99,16 @@ def harness(spec: dict[str, Any]) -> dict[str, Any]:
 
     wl = load_workload(Path(spec["workload"])).workload
     device, mode, strategy = spec["device"], spec["mode"], spec["strategy"]
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[spec["dtype"]]
+    dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
+             "fp16": torch.float16}[spec["dtype"]]
+    if spec["dtype"] == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     bounds = {d: sorted(b) for d, b in spec["boundaries"].items()}
+    if bounds:  # every bucket the boundaries define may compile
+        grid = 1
+        for b in bounds.values():
+            grid *= len(b)
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, grid)
 
     def bucket(dims: dict[str, int]) -> dict[str, int]:
         return {d: next((b for b in bounds[d] if b >= v), v) if d in bounds else v
@@ -155,23 +168,35 @@ def harness(spec: dict[str, Any]) -> dict[str, Any]:
         if cuda:
             torch.cuda.synchronize()
         startup_s = time.perf_counter() - t0
-        costs = []
+        start = torch.cuda.Event(enable_timing=True) if cuda else None
+        end = torch.cuda.Event(enable_timing=True) if cuda else None
+
+        def timed(args: dict[str, Any], dims: dict[str, int], to: dict[str, int]) -> float:
+            if cuda:
+                start.record()
+                call(args, dims, to)
+                end.record()
+                end.synchronize()
+                return float(start.elapsed_time(end))
+            t = time.perf_counter()
+            call(args, dims, to)
+            return (time.perf_counter() - t) * 1000
+
+        seen = {tuple(to.items()) for _, to in prepared}
+        new_shape = []
         with open(spec["lock"], "a") as lock:  # serve alone on the device
             fcntl.flock(lock, fcntl.LOCK_EX)
-            start = torch.cuda.Event(enable_timing=True) if cuda else None
-            end = torch.cuda.Event(enable_timing=True) if cuda else None
-            for (args, to), dims in zip(served, spec["serve"], strict=True):
-                if cuda:
-                    start.record()
-                    call(args, dims, to)
-                    end.record()
-                    end.synchronize()
-                    costs.append(float(start.elapsed_time(end)))
-                else:
-                    t = time.perf_counter()
-                    call(args, dims, to)
-                    costs.append((time.perf_counter() - t) * 1000)
-    return {"startup_s": startup_s, "per_request_ms": costs}
+            costs = []
+            for i, ((args, to), dims) in enumerate(zip(served, spec["serve"], strict=True)):
+                if tuple(to.items()) not in seen:
+                    new_shape.append(i)
+                    seen.add(tuple(to.items()))
+                costs.append(timed(args, dims, to))
+            # the same requests again, every shape now met: the harness's steady state
+            steady = [timed(args, dims, to)
+                      for (args, to), dims in zip(served, spec["serve"], strict=True)]
+    return {"startup_s": startup_s, "per_request_ms": costs, "new_shape": new_shape,
+            "steady_ms": steady}
 
 
 def startup_shapes(fit: list[dict[str, int]], bounds: dict[str, list[int]]) -> list[dict]:
@@ -224,10 +249,8 @@ def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: in
 
 
 def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
-    from concurrent.futures import ThreadPoolExecutor
-
     from advisor.config import CompileConfig
-    from advisor.serving import process_life_ms
+    from advisor.serving import process_life_ms, served, startup_s
     from advisor.workload import load_workload
 
     wl = load_workload(Path(args.workload)).workload
@@ -253,16 +276,19 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
         cfg = CompileConfig.from_dict(rec["config"])
         rp = rec["replay"]
         life = process_life_ms(rp, len(unseen))
-        startup_ms = rp["stream"]["startup_s"] * 1000
+        startup_ms = startup_s(rp["stream"]) * 1000
         row = {"config": cfg.label, "strategy": cfg.shapes if cfg.compiled else "eager",
                "passed": rec.get("passed"), "predicted_ms": life,
+               "predicted_long_ms": process_life_ms(rp, LONG_LIVED),
                "predicted_serving_ms": life - startup_ms / len(unseen),
                "steady_ms": rp["mean_ms"], "stream_mean_ms": rp["stream"]["mean_ms"],
                "new_shape_share": rp["stream"]["new_shape_share"],
                "flags": [f["flag"] for f in rp.get("flags") or []],
-               "boundaries": rp["boundaries"], "startup_s": rp["stream"]["startup_s"],
-               "per_request_ms": rp["stream"]["per_request_ms"],
-               "new_shape": rp["stream"]["new_shape"]}
+               "boundaries": rp["boundaries"], "startup_s": startup_s(rp["stream"]),
+               "trial_startup_s": rp["stream"]["startup_s"],
+               "startup_alone": bool(rp["stream"].get("alone")),
+               "per_request_ms": served(rp["stream"])["per_request_ms"],
+               "new_shape": served(rp["stream"])["new_shape"]}
         rows.append(row)
         specs.append((row, {
             "workload": str(Path(args.workload).resolve()), "device": args.device,
@@ -270,8 +296,9 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
             "boundaries": rp["boundaries"], "ranges": ranges, "serve": unseen,
             "startup": startup_shapes(fit, rp["boundaries"]), "lock": str(out / "serve.lock"),
         }))
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs or 1)) as pool:
-        results = list(pool.map(lambda s: run_harness(s[1], out), specs))
+    # One server at a time: a lone process on the host, as the advisor's start-ups measured
+    # alone are (a pooled sweep re-measures its leaders' after the trials).
+    results = [run_harness(spec, out) for _, spec in specs]
     for (row, _), got in zip(specs, results, strict=True):
         if "error" in got:
             row["harness_error"] = got["error"]
@@ -283,19 +310,27 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
         row["harness_per_request_ms"] = [round(ms, 4) for ms in got["per_request_ms"]]
         row["error"] = row["predicted_ms"] / row["harness_ms"] - 1
         row["serving_error"] = row["predicted_serving_ms"] / row["harness_serving_ms"] - 1
+        # The same formula on the harness's own figures: its start-up, its stream, its steady
+        # pass (the holdout again, every shape met) and the new shapes it met.
+        row["harness_steady_ms"] = statistics.fmean(got["steady_ms"])
+        row["harness_long_ms"] = process_life_ms(
+            {"mean_ms": row["harness_steady_ms"],
+             "stream": {"startup_s": got["startup_s"], "per_request_ms": got["per_request_ms"],
+                        "new_shape": got["new_shape"]}}, LONG_LIVED)
+        row["long_error"] = row["predicted_long_ms"] / row["harness_long_ms"] - 1
     measured = [r for r in rows if "harness_ms" in r and r.get("passed")]
     harness_best = min(measured, key=lambda r: r["harness_ms"]) if measured else None
     pick = next((r for r in measured if r["config"] == best), None)
-    # A long-lived process: start-up amortised away, the serving figures alone decide.
-    serving_pick = min(measured, key=lambda r: r["predicted_serving_ms"]) if measured else None
-    serving_best = min(measured, key=lambda r: r["harness_serving_ms"]) if measured else None
+    # A long-lived process (LONG_LIVED requests, the sweep's default): both sides' figures
+    # through the same formula.
+    long_pick = min(measured, key=lambda r: r["predicted_long_ms"]) if measured else None
+    long_best = min(measured, key=lambda r: r["harness_long_ms"]) if measured else None
     return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
             "served": "after the holdout" if args.unseen else "the holdout",
-            "serving_pick": serving_pick and serving_pick["config"],
-            "serving_best": serving_best and serving_best["config"],
-            "serving_pick_gap": (serving_pick["harness_serving_ms"]
-                                 / serving_best["harness_serving_ms"] - 1)
-            if serving_pick and serving_best else None,
+            "long_pick": long_pick and long_pick["config"],
+            "long_best": long_best and long_best["config"],
+            "long_pick_gap": (long_pick["harness_long_ms"] / long_best["harness_long_ms"] - 1)
+            if long_pick and long_best else None,
             "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
             "advisor_pick": best, "harness_best": harness_best and harness_best["config"],
             "pick_gap": (pick["harness_ms"] / harness_best["harness_ms"] - 1)
@@ -308,15 +343,19 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Workload {meta['workload']}, {meta['mode']} {meta['dtype']}; fit {meta['fit']}, "
              f"holdout {meta['serve']}, served unseen {meta['serve']} requests per trace. "
              "ms per request over a process serving the unseen part, start-up included "
-             "('serving': without start-up). Error = predicted / harness - 1.", ""]
+             "('serving': without start-up), and over a long-lived process. "
+             "Error = predicted / harness - 1.", ""]
     for res in results:
         lines += [f"## {res['trace']} ({res['distinct_unseen']} distinct shapes in "
                   f"{res['unseen']} unseen requests; sweep {res['sweep_s']:.0f} s)", "",
                   f"Served by the harness: {res.get('served', 'after the holdout')}.", "",
-                  f"Long-lived process (serving figures): advisor's pick "
-                  f"{res.get('serving_pick')}, harness's best {res.get('serving_best')}, gap "
-                  + ("-" if res.get("serving_pick_gap") is None
-                     else f"{res['serving_pick_gap']:+.1%}"), "",
+                  f"Process of {LONG_LIVED:,} requests (both sides through "
+                  "advisor.serving.process_life_ms): advisor's pick "
+                  f"{res.get('long_pick')}, harness's best {res.get('long_best')}, gap "
+                  + ("-" if res.get("long_pick_gap") is None
+                     else f"{res['long_pick_gap']:+.1%}")
+                  + (" (hit)" if res.get("long_pick_gap") is not None
+                     and res["long_pick_gap"] <= GOAL_PICK else " (miss)"), "",
                   f"Process of {res['unseen']} requests: advisor's pick: {res['advisor_pick']}; "
                   "harness's best: "
                   f"{res['harness_best']}; pick's gap: "
@@ -324,8 +363,10 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                   + (" (hit)" if res["pick_gap"] is not None and res["pick_gap"] <= GOAL_PICK
                      else " (miss)"), "",
                   "| config | predicted | harness | error | predicted serving | harness serving "
-                  "| error | steady | new shapes | flags |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+                  f"| error | {LONG_LIVED:,}-request process: predicted | harness | error "
+                  "| start-up s (trial, alone, harness) | steady | new shapes | flags |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: | ---: | --- |"]
         for r in res["rows"]:
             if "predicted_ms" not in r or "harness_ms" not in r:
                 lines.append(f"| {r['config']} | {r.get('status', 'ok')} "
@@ -336,10 +377,21 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                 f"| {r['config']} | {r['predicted_ms']:.3f} | {r['harness_ms']:.3f} | "
                 f"{r['error']:+.1%}{hit} | {r['predicted_serving_ms']:.3f} | "
                 f"{r['harness_serving_ms']:.3f} | {r['serving_error']:+.1%} | "
-                f"{r['steady_ms']:.3f} | {r['new_shape_share']:.0%} | "
+                f"{r['predicted_long_ms']:.3f} | {r['harness_long_ms']:.3f} | "
+                f"{r['long_error']:+.1%} | {_startups(r)} | {r['steady_ms']:.3f} | "
+                f"{r['new_shape_share']:.0%} | "
                 f"{', '.join(r['flags']) or '-'} |")
         lines.append("")
+    if meta.get("not_started"):
+        lines.append(f"Not started (deadline): {', '.join(meta['not_started'])}.")
     return "\n".join(lines)
+
+
+def _startups(row: dict[str, Any]) -> str:
+    """The trial's start-up, the one measured alone (- when not re-measured), the harness's."""
+    trial = row.get("trial_startup_s", row["startup_s"])
+    alone = f"{row['startup_s']:.1f}" if row.get("startup_alone") else "-"
+    return f"{trial:.1f}, {alone}, {row['harness_startup_s']:.1f}"
 
 
 def main() -> None:
@@ -358,6 +410,9 @@ def main() -> None:
     p.add_argument("--unseen", action="store_true",
                    help="the harness serves the requests after the holdout, not the holdout")
     p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    p.add_argument("--deadline", type=float, default=None,
+                   help="seconds: start no trace that the last one's duration says would end "
+                        "past this (what was measured is written)")
     args = p.parse_args()
     if args.harness:
         print(json.dumps(harness(json.loads(Path(args.harness).read_text()))))
@@ -374,8 +429,17 @@ def main() -> None:
             "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
     stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
     results: list[dict[str, Any]] = []
+    started, last_s = time.monotonic(), 0.0
     for kind in args.traces.split(","):
+        left = args.deadline - (time.monotonic() - started) if args.deadline else None
+        if left is not None and left < last_s:
+            print(f"{kind}: not started, {left:.0f} s left of the deadline and the last trace "
+                  f"took {last_s:.0f} s", file=sys.stderr)
+            meta.setdefault("not_started", []).append(kind)
+            continue
+        t0 = time.monotonic()
         results.append(one_trace(args, kind, work))
+        last_s = time.monotonic() - t0
         print(f"{kind}: pick {results[-1]['advisor_pick']}, harness best "
               f"{results[-1]['harness_best']}", file=sys.stderr)
         # this run's files grow trace by trace: a run cut short keeps what it measured

@@ -10,6 +10,7 @@ best config first, and say so. Assertions are about order and mechanism, not spe
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
     records = _trials_in_order(url)
     assert [CompileConfig.from_dict(r["config"]) for r in records] == [EAGER_FP32, DEFAULT_FP32]
     assert records[0]["tried_because"] == BASELINE_REASON
-    assert records[1]["tried_because"].startswith("prior rank 1: ~100% of eager time launching")
+    # The launch share is measured (a busy neighbour lowers it), so only its form is asserted.
+    assert re.match(r"prior rank 1: ~\d+% of eager time launching", records[1]["tried_because"])
     assert "tried because prior rank 1" in done.stderr
     # The compiled config leads by far: eager is never the pick, nor undecided with it
     rec = json_out(done)["recommendation"]
