@@ -18,7 +18,8 @@
 #   pip download --dest .whl --only-binary=:all: --no-deps --python-version 3.12 \
 #     --implementation cp --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
 #     optuna sqlalchemy alembic typer rich click shellingham markdown-it-py mdurl pygments \
-#     colorlog Mako MarkupSafe greenlet psutil tqdm PyYAML
+#     colorlog Mako MarkupSafe greenlet psutil tqdm PyYAML pydantic pydantic-core annotated-types \
+#     annotated-doc typing-extensions typing-inspection   (typer >= 0.29 imports pydantic)
 set -u
 T0=$(date +%s)
 FIRST=${1:?a bench script (e.g. search_bench.py) or -- and a command}; shift

@@ -243,7 +243,7 @@ def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: in
         cmd += ["--jobs", str(args.jobs)]
     env = {**os.environ, "ADVISOR_REPLAY_REQUESTS": str(serve), "PYTHONPATH": _pythonpath()}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or not done.stdout.strip():
         raise SystemExit(f"advisor sweep failed ({done.returncode}): {done.stderr[-3000:]}")
     return json.loads(done.stdout)
 
