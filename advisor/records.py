@@ -175,6 +175,10 @@ class StreamFigures(TypedDict):
     alone: NotRequired[ServedAlone]
     per_request_ms: list[float]  # each request's cost, in order
     new_shape: list[int]  # positions of the requests that met a shape not executed before
+    # those of them inside a bucketed plan's grid, and the grid's buckets left unmet (None:
+    # unbucketed); a longer process meets no more new shapes inside the grid than that
+    bounded_new_shape: NotRequired[list[int]]
+    grid_left: NotRequired[int | None]
     mean_ms: float
     new_shape_events: int
     new_shape_mean_ms: float | None

@@ -6,12 +6,16 @@ triggers (a compile, a CUDA-graph recording, an eager fallback), then the steady
 shape already met). `process_life_ms` turns that into the figure a decision rests on when the
 traffic varies: the expected cost per request over a process that serves `calls` requests,
 
-    (start-up + the stream's first `calls` requests + the rest at the steady-state mean, each
-     paying the late new-shape rate times a new shape's extra cost) / calls
+    (start-up + the stream's first `calls` requests + the rest at the steady-state mean
+     + the new shapes the rest will meet, each at a new shape's extra cost) / calls
 
-where the late rate is the share of the stream's later half that met a shape not seen before
-(on a log: measured on the holdout, requests the strategy was not fitted to). `flags` names what
-such a process meets that its operator should be told.
+where the rest meets new shapes at the late rate: the share of the stream's later half that met a
+shape not seen before (on a log: measured on the holdout, requests the strategy was not fitted
+to). A bucketed strategy's new shapes inside its grid (every padded dim at or under its top
+boundary) are bounded: there are only so many buckets left to meet (the stream's ``grid_left``),
+and once they are met no request of the grid compiles again; its new shapes outside the grid
+(a dim above every boundary passes unpadded) are not. `flags` names what such a process meets
+that its operator should be told.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ def process_life_ms(replay: Mapping[str, Any], calls: int) -> float | None:
     costs: list[float] = paid["per_request_ms"]
     steady = float(replay["mean_ms"])
     total = paid["startup_s"] * 1000 + sum(costs[:calls])
-    if calls > len(costs):
-        total += (calls - len(costs)) * (steady + late_new_shape_extra_ms(paid, steady))
+    rest = calls - len(costs)
+    if rest > 0:
+        total += rest * steady + late_new_shapes_ms(stream, rest, steady)
     return float(total / calls)
 
 
@@ -62,16 +67,27 @@ def startup_s(stream: Mapping[str, Any]) -> float:
     return float(served(stream)["startup_s"])
 
 
-def late_new_shape_extra_ms(stream: Mapping[str, Any], steady_ms: float) -> float:
-    """The extra cost per request that new shapes add once the stream is under way: the late
-    new-shape share times a new shape's cost above the steady state."""
-    costs, new = stream["per_request_ms"], set(stream["new_shape"])
+def late_new_shapes_ms(stream: Mapping[str, Any], rest: int, steady_ms: float) -> float:
+    """What the new shapes that `rest` more requests will meet add above the steady state (ms
+    in all): the stream's later half's new-shape rate times `rest` (those inside a bucketed
+    strategy's grid no more than the buckets it has left, ``grid_left``) times a late new
+    shape's cost above the steady state. From the served stream (`served`); which new shapes
+    fell inside the grid is the stream's own (the same requests, the same order)."""
+    paid = served(stream)
+    costs, new = paid["per_request_ms"], set(paid["new_shape"])
     half = len(costs) // 2
-    late = [costs[i] for i in range(half, len(costs)) if i in new]
+    late = [i for i in range(half, len(costs)) if i in new]
     if not late:
         return 0.0
-    share = len(late) / max(1, len(costs) - half)
-    return share * max(0.0, statistics.fmean(late) - steady_ms)
+    later = max(1, len(costs) - half)
+    extra = max(0.0, statistics.fmean(costs[i] for i in late) - steady_ms)
+    grid_left = stream.get("grid_left")
+    bounded = set(stream.get("bounded_new_shape") or [])
+    inside = sum(1 for i in late if i in bounded) if grid_left is not None else 0
+    expected = (len(late) - inside) / later * rest  # outside the grid: no bound
+    if grid_left is not None:
+        expected += min(inside / later * rest, float(grid_left))
+    return expected * extra
 
 
 def flags(replay: Mapping[str, Any], *, cudagraphs: bool, compiled: bool) -> list[Flag]:
@@ -91,10 +107,13 @@ def flags(replay: Mapping[str, Any], *, cudagraphs: bool, compiled: bool) -> lis
              "cudagraph_skip_dynamic_graphs")
     late = stream.get("late_new_shape_share") or 0.0
     if late > 0 and stream.get("new_shape_mean_ms") is not None:
+        left = stream.get("grid_left")
+        bound = (f"; inside the buckets' grid at most {left} more" if left is not None
+                 and stream.get("bounded_new_shape") else "")
         flag("new_shapes_persist",
              f"{late:.0%} of the later requests met a shape not seen before, at "
              f"{stream['new_shape_mean_ms']:.3g} ms each on average "
-             f"(steady state {replay.get('mean_ms', 0):.3g} ms)")
+             f"(steady state {replay.get('mean_ms', 0):.3g} ms){bound}")
     if compiled and replay.get("recompile_limit_hit"):
         flag("recompile_limit",
              f"dynamo's recompile limit ({replay.get('recompile_limit')}) was reached: later "

@@ -89,6 +89,36 @@ def write_log(path: Path, requests: list[dict[str, int]]) -> None:
                     + "".join(",".join(str(r[d]) for d in dims) + "\n" for r in requests))
 
 
+def grid(fit: list[dict[str, int]], served: list[dict[str, int]], strategy: str
+         ) -> tuple[list[bool], int | None]:
+    """Per served request, whether its shape runs inside the strategy's bucket grid (fitted on
+    `fit`, as the advisor fits it), and the grid's buckets that start-up and `served` leave
+    unmet (None unbucketed): what bounds a long-lived server's new shapes
+    (advisor.serving.late_new_shapes_ms)."""
+    from advisor.child.replay import ReplayPlan
+    from advisor.traffic import parse_traffic
+
+    dims = list(fit[0])
+    text = ",".join(dims) + "\n" + "".join(",".join(str(r[d]) for d in dims) + "\n"
+                                           for r in fit + served)
+    traffic = parse_traffic(text, "log.csv").with_holdout(len(served) / (len(fit) + len(served)))
+    plan = ReplayPlan.build(traffic, strategy, n=len(served))
+    return [plan.in_grid(i) for i in plan.request_shape], plan.grid_left()
+
+
+def long_lived_ms(steady_ms: float, startup_s: float, per_request_ms: list[float],
+                  new_shape: list[int], inside: list[bool], grid_left: int | None) -> float:
+    """A LONG_LIVED-request process's cost per request through advisor.serving's formula."""
+    from advisor.serving import process_life_ms
+
+    life = process_life_ms({"mean_ms": steady_ms, "stream": {
+        "startup_s": startup_s, "per_request_ms": per_request_ms, "new_shape": new_shape,
+        "bounded_new_shape": [i for i in new_shape if inside[i]], "grid_left": grid_left}},
+        LONG_LIVED)
+    assert life is not None
+    return life
+
+
 # --- the plain harness (its own process) -------------------------------------------------------
 
 
@@ -199,6 +229,13 @@ def harness(spec: dict[str, Any]) -> dict[str, Any]:
             "steady_ms": steady}
 
 
+def padded(dims: dict[str, int], bounds: dict[str, list[int]]) -> tuple[tuple[str, int], ...]:
+    """The shape a request runs at: each bounded dim up to its smallest boundary at or above
+    it (above every boundary: unpadded)."""
+    return tuple((k, next((b for b in sorted(bounds[k]) if b >= v), v) if k in bounds else v)
+                 for k, v in dims.items())
+
+
 def startup_shapes(fit: list[dict[str, int]], bounds: dict[str, list[int]]) -> list[dict]:
     counts = Counter(tuple(d.items()) for d in fit)
     heaviest = [dict(k) for k, _ in counts.most_common()]
@@ -206,10 +243,21 @@ def startup_shapes(fit: list[dict[str, int]], bounds: dict[str, list[int]]) -> l
         return heaviest[:STARTUP_SHAPES]
     first: dict[tuple, dict[str, int]] = {}
     for d in heaviest:
-        key = tuple((k, next((b for b in sorted(bounds[k]) if b >= v), v) if k in bounds else v)
-                    for k, v in d.items())
-        first.setdefault(key, d)
+        first.setdefault(padded(d, bounds), d)
     return list(first.values())
+
+
+def harness_new_shapes(fit: list[dict[str, int]], served: list[dict[str, int]],
+                       bounds: dict[str, list[int]]) -> list[int]:
+    """The served requests that met a shape the harness had not run (its start-up's, then the
+    requests before), as the harness counts them: for runs that did not record them."""
+    met = {padded(d, bounds) for d in startup_shapes(fit, bounds)}
+    new = []
+    for i, d in enumerate(served):
+        if padded(d, bounds) not in met:
+            new.append(i)
+            met.add(padded(d, bounds))
+    return new
 
 
 def run_harness(spec: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -280,6 +328,7 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
         row = {"config": cfg.label, "strategy": cfg.shapes if cfg.compiled else "eager",
                "passed": rec.get("passed"), "predicted_ms": life,
                "predicted_long_ms": process_life_ms(rp, LONG_LIVED),
+               "grid": grid(fit, unseen, cfg.shapes),
                "predicted_serving_ms": life - startup_ms / len(unseen),
                "steady_ms": rp["mean_ms"], "stream_mean_ms": rp["stream"]["mean_ms"],
                "new_shape_share": rp["stream"]["new_shape_share"],
@@ -313,33 +362,81 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
         # The same formula on the harness's own figures: its start-up, its stream, its steady
         # pass (the holdout again, every shape met) and the new shapes it met.
         row["harness_steady_ms"] = statistics.fmean(got["steady_ms"])
-        row["harness_long_ms"] = process_life_ms(
-            {"mean_ms": row["harness_steady_ms"],
-             "stream": {"startup_s": got["startup_s"], "per_request_ms": got["per_request_ms"],
-                        "new_shape": got["new_shape"]}}, LONG_LIVED)
+        row["harness_new_shape"] = got["new_shape"]
+        row["harness_long_ms"] = long_lived_ms(
+            row["harness_steady_ms"], got["startup_s"], got["per_request_ms"],
+            got["new_shape"], *row["grid"])
         row["long_error"] = row["predicted_long_ms"] / row["harness_long_ms"] - 1
+    return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
+            "served": "after the holdout" if args.unseen else "the holdout",
+            "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
+            "advisor_pick": best, **picks(rows, best)}
+
+
+def picks(rows: list[dict[str, Any]], best: str | None) -> dict[str, Any]:
+    """The advisor's picks against the harness's best: over the served part (start-up
+    included) and over a long-lived process (LONG_LIVED requests, the sweep's default; both
+    sides' figures through the same formula)."""
     measured = [r for r in rows if "harness_ms" in r and r.get("passed")]
     harness_best = min(measured, key=lambda r: r["harness_ms"]) if measured else None
     pick = next((r for r in measured if r["config"] == best), None)
-    # A long-lived process (LONG_LIVED requests, the sweep's default): both sides' figures
-    # through the same formula.
     long_pick = min(measured, key=lambda r: r["predicted_long_ms"]) if measured else None
     long_best = min(measured, key=lambda r: r["harness_long_ms"]) if measured else None
-    return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
-            "served": "after the holdout" if args.unseen else "the holdout",
-            "long_pick": long_pick and long_pick["config"],
+    return {"long_pick": long_pick and long_pick["config"],
             "long_best": long_best and long_best["config"],
             "long_pick_gap": (long_pick["harness_long_ms"] / long_best["harness_long_ms"] - 1)
             if long_pick and long_best else None,
-            "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
-            "advisor_pick": best, "harness_best": harness_best and harness_best["config"],
+            "harness_best": harness_best and harness_best["config"],
             "pick_gap": (pick["harness_ms"] / harness_best["harness_ms"] - 1)
             if pick and harness_best else None, "rows": rows}
+
+
+def reprice(src: Path, args: argparse.Namespace, out: Path) -> None:
+    """A kept run's long-lived figures again, through today's advisor.serving (both sides,
+    from the run's own per-request figures; a run before the bucket grid was recorded gets its
+    grid from the trace, regenerated from the run's seed), written under a new dated name."""
+    from advisor.workload import load_workload
+
+    kept = json.loads(src.read_text())
+    meta = {**kept["meta"], "repriced_from": src.name,
+            "when": dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ"),
+            "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
+    ranges = _ranges(load_workload(Path(args.workload)).workload)
+    fit_n, serve_n = meta["fit"], meta["serve"]
+    for res in kept["traces"]:
+        if res.get("served") != "the holdout":
+            raise SystemExit(f"{src}: only runs that served the holdout can be repriced")
+        trace = make_trace(res["trace"], ranges, fit_n + 2 * serve_n, seed=meta.get("seed", 0))
+        fit, seen = trace[:fit_n], trace[fit_n: fit_n + serve_n]
+        for row in res["rows"]:
+            if "harness_ms" not in row:
+                continue
+            inside, left = grid(fit, seen, row["strategy"] if row["strategy"] != "eager"
+                                else "static")
+            row["predicted_long_ms"] = long_lived_ms(
+                row["steady_ms"], row["startup_s"], row["per_request_ms"], row["new_shape"],
+                inside, left)
+            new = row.get("harness_new_shape")
+            if new is None:
+                new = harness_new_shapes(fit, seen, row["boundaries"])
+            row["harness_long_ms"] = long_lived_ms(
+                row["harness_steady_ms"], row["harness_startup_s"],
+                row["harness_per_request_ms"], new, inside, left)
+            row["long_error"] = row["predicted_long_ms"] / row["harness_long_ms"] - 1
+        res.update(picks(res["rows"], res["advisor_pick"]))
+    stem = out / f"{src.stem}_repriced_{meta['when']}"
+    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "traces": kept["traces"]},
+                                                    indent=1))
+    stem.with_suffix(".md").write_text(report(kept["traces"], meta))
+    print(stem.with_suffix(".md").read_text())
 
 
 def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [f"# Shape strategies: predicted vs served ({meta['device']}, {meta['when']})", "",
              f"`{meta['command']}`", "",
+             *([f"Repriced from {meta['repriced_from']}: its measured figures, the "
+                f"{LONG_LIVED:,}-request process's through today's advisor.serving.", ""]
+               if meta.get("repriced_from") else []),
              f"Workload {meta['workload']}, {meta['mode']} {meta['dtype']}; fit {meta['fit']}, "
              f"holdout {meta['serve']}, served unseen {meta['serve']} requests per trace. "
              "ms per request over a process serving the unseen part, start-up included "
@@ -410,12 +507,18 @@ def main() -> None:
     p.add_argument("--unseen", action="store_true",
                    help="the harness serves the requests after the holdout, not the holdout")
     p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    p.add_argument("--reprice", metavar="RUN.json",
+                   help="a kept run's long-lived figures again through today's advisor.serving")
     p.add_argument("--deadline", type=float, default=None,
                    help="seconds: start no trace that the last one's duration says would end "
                         "past this (what was measured is written)")
     args = p.parse_args()
     if args.harness:
         print(json.dumps(harness(json.loads(Path(args.harness).read_text()))))
+        return
+    if args.reprice:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        reprice(Path(args.reprice), args, Path(args.out))
         return
     if args.fit < 2 or args.serve < 2:
         print("shapes_bench: --fit and --serve must be at least 2", file=sys.stderr)
@@ -426,6 +529,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="shapes_bench_"))
     meta = {"device": args.device, "when": when, "workload": Path(args.workload).name,
             "mode": args.mode, "dtype": args.dtype, "fit": args.fit, "serve": args.serve,
+            "seed": args.seed,
             "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
     stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
     results: list[dict[str, Any]] = []

@@ -113,6 +113,26 @@ class ReplayPlan:
         """The share of the stream's computed elements that are padding."""
         return self.buckets.padding_waste([(self.shapes[i], 1.0) for i in self.request_shape])
 
+    def in_grid(self, i: int) -> bool:
+        """Whether distinct shape `i` runs in one of a bucketed plan's buckets: every padded dim
+        at or under its top boundary (above it, a size passes unpadded) and every other dim as
+        fitted (as the start-up's first shape has it). False for a plan that pads nothing."""
+        if not self.buckets.pads or not self.startup_shapes:
+            return False
+        bounds, fitted = self.buckets.bounds, self.shapes[self.startup_shapes[0]]
+        return all(v <= max(bounds[d]) if d in bounds else v == fitted.get(d)
+                   for d, v in self.shapes[i].items())
+
+    def grid_left(self) -> int | None:
+        """The buckets of a bucketed plan's grid (`BucketPlan.grid_size`) that neither its
+        start-up nor its stream met: the most new shapes inside the grid a longer-lived server
+        can still meet. None for a plan that pads nothing."""
+        if not self.buckets.pads:
+            return None
+        keys = self.bucket_keys()
+        met = {keys[i] for i in {*self.startup_shapes, *self.request_shape} if self.in_grid(i)}
+        return max(0, self.buckets.grid_size() - len(met))
+
 
 def _startup_dims(
     fit: list[tuple[dict[str, int], float]], buckets: BucketPlan
@@ -350,6 +370,9 @@ class _Replay:
             "startup_s": self.startup_wall_s,
             "per_request_ms": [round(ms, 4) for ms in costs],
             "new_shape": [i for i, n in enumerate(new) if n],
+            "bounded_new_shape": [i for i, n in enumerate(new)
+                                  if n and plan.in_grid(plan.request_shape[i])],
+            "grid_left": plan.grid_left(),
             "mean_ms": statistics.fmean(costs),
             "new_shape_events": len(new_costs),
             "new_shape_mean_ms": statistics.fmean(new_costs) if new_costs else None,
@@ -615,7 +638,9 @@ def run_replay(
     log's holdout share and where it starts; None and 0 for declared traffic), flags
     (advisor.serving.flags), and stream: requests, split, fit_requests, startup_shapes,
     startup_s (start-up wall time), per_request_ms (each stream request's cost, in order),
-    new_shape (positions of the requests that met a shape not executed before), mean_ms,
+    new_shape (positions of the requests that met a shape not executed before),
+    bounded_new_shape (those of them inside a bucketed plan's grid) and grid_left (the grid's
+    buckets neither start-up nor stream met; None unbucketed), mean_ms,
     new_shape_events, new_shape_mean_ms, new_shape_share, late_new_shape_share (in the later
     half), last_new_shape_s (from the stream's start), mem_startup_bytes and mem_growth_bytes
     (GPU memory reserved by start-up, and its growth over the stream; None off a GPU).

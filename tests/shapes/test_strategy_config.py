@@ -192,6 +192,26 @@ def test_a_log_is_fitted_on_its_earlier_part_and_serves_the_later_in_order() -> 
     assert back is not None and back.log == traffic.log and back.holdout == 0.25
 
 
+def test_a_bucketed_plan_knows_its_grid_and_the_buckets_left() -> None:
+    # fit: batch 2 and 4, seq 5 and 9 -> pow2 boundaries batch (2, 4), seq (8, 16): 4 buckets,
+    # three met by the fitted part; the holdout: seq 30 (above every boundary, unpadded), seq 7
+    # (a met bucket), batch 4 seq 3 (the met bucket 4x8)
+    rows = ["2,5", "4,5", "2,9", "2,5", "2,30", "2,7", "4,3", "2,7"]
+    plan = ReplayPlan.build(parse_traffic("batch,seq\n" + "\n".join(rows) + "\n", "log.csv")
+                            .with_holdout(0.5), "buckets:pow2", n=100)
+    assert plan.buckets.grid_size() == 4
+    inside = {plan.shapes[i]["seq"]: plan.in_grid(i) for i in plan.request_shape}
+    assert inside == {30: False, 7: True, 3: True}
+    assert plan.grid_left() == 1  # batch 4 x seq 16, never met
+    assert ReplayPlan.build(Traffic.from_pairs(TRAFFIC), "static", n=10).grid_left() is None
+    # a dim that did not vary in the fitted part is not padded: a new size of it is no bucket
+    rows = ["2,5", "2,9", "4,5", "2,5"]
+    plan = ReplayPlan.build(parse_traffic("batch,seq\n" + "\n".join(rows) + "\n", "log.csv")
+                            .with_holdout(0.5), "buckets:pow2", n=100)
+    assert [plan.in_grid(i) for i in plan.request_shape] == [False, True]
+    assert plan.grid_left() == 0
+
+
 def _replay_record(mode: str, dtype: str, strategy: str, expected: float, eager: int = 0) -> dict:
     config = (
         CompileConfig(mode=mode, dtype=dtype, shapes=strategy)

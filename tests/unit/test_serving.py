@@ -7,7 +7,7 @@ import pytest
 from advisor.serving import (
     decides,
     flags,
-    late_new_shape_extra_ms,
+    late_new_shapes_ms,
     process_life_ms,
     startup_s,
 )
@@ -26,7 +26,7 @@ def test_a_short_process_pays_its_start_up_and_the_requests_it_meets() -> None:
 
 def test_a_long_process_keeps_paying_the_late_new_shape_rate() -> None:
     # later half: positions 3-5, one new shape (40 ms): 1/3 x (40 - 2) extra per request
-    assert late_new_shape_extra_ms(STREAM, 2.0) == pytest.approx(38 / 3)
+    assert late_new_shapes_ms(STREAM, 300, 2.0) == pytest.approx(300 * 38 / 3)
     n = 10_000
     expected = (1000 + 148 + (n - 6) * (2.0 + 38 / 3)) / n
     assert process_life_ms(REPLAY, n) == pytest.approx(expected)
@@ -63,3 +63,24 @@ def test_a_process_served_alone_is_the_one_that_decides() -> None:
     again = {**replay, "stream": {**stream, "alone": alone}}
     assert startup_s(again["stream"]) == 1.0
     assert process_life_ms(again, 2) == pytest.approx((1000 + 4 + 1) / 2)
+
+
+def test_new_shapes_inside_a_bucket_grid_stop_when_its_buckets_are_met() -> None:
+    # The late new shape (position 4) fell inside the grid and 3 buckets are left: a long
+    # process meets at most 3 more, not a third of every later request.
+    n = 10_000
+    bucketed = {**REPLAY, "boundaries": {"batch": [8, 16]},
+                "stream": {**STREAM, "bounded_new_shape": [4], "grid_left": 3}}
+    assert late_new_shapes_ms(bucketed["stream"], n - 6, 2.0) == pytest.approx(3 * 38)
+    assert process_life_ms(bucketed, n) == pytest.approx((1000 + 148 + (n - 6) * 2.0
+                                                          + 3 * 38) / n)
+    full = {**bucketed, "stream": {**bucketed["stream"], "grid_left": 0}}
+    assert process_life_ms(full, n) == pytest.approx((1000 + 148 + (n - 6) * 2.0) / n)
+    # a few more requests than that: the rate, under the bound
+    assert late_new_shapes_ms(bucketed["stream"], 6, 2.0) == pytest.approx(2 * 38)
+    # outside the grid (a size above every boundary passes unpadded): no bound
+    outside = {**bucketed, "stream": {**bucketed["stream"], "bounded_new_shape": [0]}}
+    assert process_life_ms(outside, n) == pytest.approx(process_life_ms(REPLAY, n))
+    message = next(f["message"] for f in flags(bucketed, cudagraphs=True, compiled=True)
+                   if f["flag"] == "new_shapes_persist")
+    assert message.endswith("inside the buckets' grid at most 3 more")
