@@ -16,6 +16,7 @@ config on the same log; here `advisor trial --traffic` replays it with eager fp3
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -178,6 +179,14 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     assert static["replay"]["stream"]["new_shape_share"] > 0.5  # the tail, as served
     assert static["replay"]["stream"]["late_new_shape_share"] > 0.3
     assert static["passed"] and bucketed["passed"]
+    # what bounds a longer process's new shapes: none unbucketed; inside the grid, its buckets
+    assert static["replay"]["stream"]["grid_left"] is None
+    assert static["replay"]["stream"]["bounded_new_shape"] == []
+    grid = bucketed["replay"]["stream"]
+    assert set(grid["bounded_new_shape"]) <= set(grid["new_shape"])
+    buckets = math.prod(len(b) for b in bucketed["replay"]["boundaries"].values())
+    # start-up met one bucket per bucket the fitted part used, every one inside the grid
+    assert 0 <= grid["grid_left"] <= buckets - grid["startup_shapes"]
     records = [static, bucketed]
     for i, r in enumerate(records):
         r["trial_uuid"], r["config_key"] = f"t{i}", CompileConfig.from_dict(r["config"]).key
