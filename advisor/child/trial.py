@@ -409,16 +409,22 @@ class TrialRun:
         return first
 
 
-def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
-    """Second process on the same cache dir: time from torch.compile to the first result."""
-    import torch
-
+def _second_process(spec: dict[str, Any]) -> tuple[CompileConfig, str, Any, Any]:
+    """A trial's second process set up as its first was: (config, device, workload, replay
+    plan or None), holding the device lock's work share."""
     config = CompileConfig.from_dict(spec["config"])
     device = spec["device"]
     inductor_settings(device, config)
     wl = load_workload(spec["workload_path"]).workload
     DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
-    replay = replay_plan(spec, config, wl)
+    return config, device, wl, replay_plan(spec, config, wl)
+
+
+def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
+    """Second process on the same cache dir: time from torch.compile to the first result."""
+    import torch
+
+    config, device, wl, replay = _second_process(spec)
     if replay is not None:
         return replay_warm_start(spec, config, wl, replay, device)
     torch.manual_seed(0)
@@ -439,12 +445,7 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
 
 def serving_alone(spec: dict[str, Any]) -> dict[str, Any]:
     """A replay trial's serving process again, alone (advisor.child.replay.serve_alone)."""
-    config = CompileConfig.from_dict(spec["config"])
-    device = spec["device"]
-    inductor_settings(device, config)
-    wl = load_workload(spec["workload_path"]).workload
-    DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
-    replay = replay_plan(spec, config, wl)
+    config, device, wl, replay = _second_process(spec)
     if replay is None:
         raise WorkloadError("serving alone replays traffic, and the spec holds none")
     return replay_serve_alone(spec, config, wl, replay, device)
