@@ -48,7 +48,10 @@ def test_three_workers_measure_every_config_exactly_once(db_url: str) -> None:
     assert sorted(keys) == sorted(f"eager/{d}" for d in ("fp32", "tf32", "bf16", "fp16"))
     assert sweep["status"] == "finished"
     assert study_states(db_url, outcome["study_name"]).count("COMPLETE") == 4
-    assert outcome["recommendation"]["best"] is not None
+    # four eager configs of one tiny layer, timed beside three workers' start-ups: a pick, or
+    # the answer that the timings cannot order them (never a silent empty one)
+    rec = outcome["recommendation"]
+    assert rec["best"] is not None or rec["decision"] == "undecided: noise", rec
 
 
 def _cmdline(p: psutil.Process) -> list[str]:

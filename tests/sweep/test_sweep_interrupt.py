@@ -106,7 +106,8 @@ def test_sigint_then_resume_measures_every_config_once(tmp_path: Path) -> None:
     assert finished["status"] == "finished"
     assert config_keys(records) == sorted(SPACE.keys())  # each once: none lost, none repeated
     assert {r["trial_uuid"] for r in kept} <= {r["trial_uuid"] for r in records}
-    assert out["recommendation"]["best"] is not None
+    rec = out["recommendation"]  # a pick, or the answer that noise cannot order them
+    assert rec["best"] is not None or rec["decision"] == "undecided: noise", rec
 
     study = optuna.load_study(study_name=sweep["study_name"], storage=url)
     complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
