@@ -304,8 +304,9 @@ class ResultStore:
         at once re-measures its leaders' once the trials are done): the stream's ``alone``
         (``startup_s``, ``per_request_ms``, ``new_shape``), which the process-life cost then
         uses (advisor.serving)."""
-        costs = alone.get("per_request_ms")
-        if not (alone.get("startup_s") or 0) >= 0 or not isinstance(costs, list) or not costs:
+        costs, start = alone.get("per_request_ms"), alone.get("startup_s")
+        if not isinstance(start, (int, float)) or start < 0 or not isinstance(costs, list) \
+                or not costs:
             raise StoreError(f"serving alone of trial {trial_uuid}: no start-up and stream")
         with self._write("recording a serving process measured alone") as session:
             found = session.execute(
@@ -316,6 +317,9 @@ class ResultStore:
             replay = ((found.extra or {}).get("replay") if found is not None else None) or {}
             if found is None or not replay.get("stream"):
                 raise StoreError(f"no replay trial {trial_uuid} in {self.masked_url}")
+            if len(costs) != len(replay["stream"].get("per_request_ms") or []):
+                raise StoreError(f"serving alone of trial {trial_uuid}: {len(costs)} requests, "
+                                 "not its stream's")
             kept = {"startup_s": float(alone["startup_s"]),
                     "per_request_ms": [float(ms) for ms in costs],
                     "new_shape": [int(i) for i in alone.get("new_shape") or []]}

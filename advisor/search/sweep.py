@@ -389,11 +389,12 @@ class Sweeper:
     def _serve_alone(self, rec: Recommendation, records: list[TrialRecord]) -> bool:
         """Under varying traffic the start-up and the stream's new shapes are part of the
         deciding figure, and trials run at once paid theirs beside each other's compiles, on a
-        share of the host's compile threads: a lone server pays less (on an H200, start-ups
-        1.3-1.6x shorter; docs/shapes.md). So the first `ALONE_LEADERS` ranked configs and
-        the baseline, when the process-life cost decides them, serve their start-up and
-        stream again, one at a time, cold, in a fresh process (`Launcher.serve_alone`);
-        stored as the stream's ``alone``, which that cost then uses. True when one was."""
+        share of the host's compile threads, where a lone server has them all (on an H200,
+        six trials at once started up in 1.3-1.6x a plain harness's time; docs/shapes.md).
+        So the first `ALONE_LEADERS` ranked configs and the baseline, when the process-life
+        cost decides them, serve their start-up and stream again, one at a time, cold, in a
+        fresh process (`Launcher.serve_alone`); stored as the stream's ``alone``, which that
+        cost then uses. True when one was."""
         if self.interrupted:
             return False
         chosen = [r for r in rec.ranked if r.figure == "process"][:ALONE_LEADERS]

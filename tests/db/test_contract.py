@@ -100,6 +100,30 @@ def test_a_warm_start_is_recorded_on_a_stored_trial(
     assert store.trials()[0]["warm_compile_s"] is None  # nothing written by the refusals
 
 
+def test_a_serving_process_alone_is_recorded_on_its_replay(
+    store: ResultStore, make: SimpleNamespace
+) -> None:
+    stream = {"startup_s": 9.0, "per_request_ms": [5.0, 1.0, 1.0], "new_shape": [0],
+              "mean_ms": 7 / 3}
+    replayed = make.record(1, replay={"mean_ms": 1.0, "stream": stream})
+    plain = make.record(2)
+    store.add_trials([replayed, plain])
+    alone = {"startup_s": 4.0, "per_request_ms": [3.0, 1.0, 1.0], "new_shape": [0]}
+    store.set_serving_alone(replayed["trial_uuid"], alone)
+    (got,) = [r for r in store.trials() if r["trial_uuid"] == replayed["trial_uuid"]]
+    assert got["replay"]["stream"]["alone"] == alone
+    assert got["replay"]["stream"]["startup_s"] == 9.0  # the trial's own, kept beside
+    refusals = [(plain["trial_uuid"], alone, "no replay trial"),
+                (replayed["trial_uuid"], {**alone, "startup_s": None}, "no start-up"),
+                (replayed["trial_uuid"], {**alone, "per_request_ms": [1.0]}, "not its stream"),
+                ("nope", alone, "no replay trial nope")]
+    for uuid, bad, match in refusals:
+        with pytest.raises(StoreError, match=match):
+            store.set_serving_alone(uuid, bad)
+    (again,) = [r for r in store.trials() if r["trial_uuid"] == replayed["trial_uuid"]]
+    assert again["replay"]["stream"]["alone"] == alone  # nothing written by the refusals
+
+
 def test_a_record_without_uuid_gets_one(store: ResultStore, make: SimpleNamespace) -> None:
     trial_uuid = store.add_trial(make.record(1, trial_uuid=None))
     assert [r["trial_uuid"] for r in store.trials()] == [trial_uuid]
