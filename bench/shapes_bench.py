@@ -13,8 +13,9 @@ plain code, not the advisor's: build, cast, ``torch.compile``, warm what the str
 frequent shapes; three calls each under CUDA graphs), then every request in order with CUDA
 events around it (perf_counter on CPU), then the same requests again as its steady state (under
 CUDA graphs the pass after the one that records each new shape's graph). A bucketed server lets
-dynamo compile every bucket its boundaries define (its recompile limit raised to that many, as ``advisor.apply`` does): with
-torch's default of 8, buckets past the eighth would run eagerly, silently.
+dynamo compile every bucket its boundaries define (its recompile limit raised to that many, as
+``advisor.apply`` does): with torch's default of 8, buckets past the eighth would run eagerly,
+silently.
 
     python bench/shapes_bench.py --device cuda --out bench/results
     python bench/shapes_bench.py --device cpu --workload tests/workloads/tiny_seq.py \\
