@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import fcntl
 import json
+import math
 import os
 import random
 import statistics
@@ -85,10 +86,15 @@ def make_trace(kind: str, ranges: dict[str, tuple[int, int]], n: int, seed: int 
     raise SystemExit(f"unknown trace {kind!r}: choose hot, longtail or drift")
 
 
-def write_log(path: Path, requests: list[dict[str, int]]) -> None:
+def log_text(requests: list[dict[str, int]]) -> str:
+    """Requests as a traffic log (CSV, one row a request) that ``--traffic`` reads."""
     dims = list(requests[0])
-    path.write_text(",".join(dims) + "\n"
-                    + "".join(",".join(str(r[d]) for d in dims) + "\n" for r in requests))
+    return (",".join(dims) + "\n"
+            + "".join(",".join(str(r[d]) for d in dims) + "\n" for r in requests))
+
+
+def write_log(path: Path, requests: list[dict[str, int]]) -> None:
+    path.write_text(log_text(requests))
 
 
 def grid(fit: list[dict[str, int]], served: list[dict[str, int]], strategy: str
@@ -100,10 +106,8 @@ def grid(fit: list[dict[str, int]], served: list[dict[str, int]], strategy: str
     from advisor.child.replay import ReplayPlan
     from advisor.traffic import parse_traffic
 
-    dims = list(fit[0])
-    text = ",".join(dims) + "\n" + "".join(",".join(str(r[d]) for d in dims) + "\n"
-                                           for r in fit + served)
-    traffic = parse_traffic(text, "log.csv").with_holdout(len(served) / (len(fit) + len(served)))
+    traffic = parse_traffic(log_text(fit + served), "log.csv").with_holdout(
+        len(served) / (len(fit) + len(served)))
     plan = ReplayPlan.build(traffic, strategy, n=len(served))
     return [plan.in_grid(i) for i in plan.request_shape], plan.grid_left()
 
@@ -137,14 +141,11 @@ def harness(spec: dict[str, Any]) -> dict[str, Any]:
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
     bounds = {d: sorted(b) for d, b in spec["boundaries"].items()}
     if bounds:  # every bucket the boundaries define may compile
-        grid = 1
-        for b in bounds.values():
-            grid *= len(b)
+        grid = math.prod(len(b) for b in bounds.values())
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, grid)
 
     def bucket(dims: dict[str, int]) -> dict[str, int]:
-        return {d: next((b for b in bounds[d] if b >= v), v) if d in bounds else v
-                for d, v in dims.items()}
+        return dict(padded(dims, bounds))
 
     def make(dims: dict[str, int]) -> Any:
         args = wl.inputs(dict(dims), device)

@@ -305,8 +305,8 @@ class ResultStore:
         (``startup_s``, ``per_request_ms``, ``new_shape``), which the process-life cost then
         uses (advisor.serving)."""
         costs, start = alone.get("per_request_ms"), alone.get("startup_s")
-        if not isinstance(start, (int, float)) or start < 0 or not isinstance(costs, list) \
-                or not costs:
+        if not isinstance(start, (int, float)) or not start >= 0 \
+                or not isinstance(costs, list) or not costs:
             raise StoreError(f"serving alone of trial {trial_uuid}: no start-up and stream")
         with self._write("recording a serving process measured alone") as session:
             found = session.execute(

@@ -115,6 +115,7 @@ def test_a_serving_process_alone_is_recorded_on_its_replay(
     assert got["replay"]["stream"]["startup_s"] == 9.0  # the trial's own, kept beside
     refusals = [(plain["trial_uuid"], alone, "no replay trial"),
                 (replayed["trial_uuid"], {**alone, "startup_s": None}, "no start-up"),
+                (replayed["trial_uuid"], {**alone, "startup_s": float("nan")}, "no start-up"),
                 (replayed["trial_uuid"], {**alone, "per_request_ms": [1.0]}, "not its stream"),
                 ("nope", alone, "no replay trial nope")]
     for uuid, bad, match in refusals:
