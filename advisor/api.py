@@ -411,6 +411,7 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
     from advisor.search.sweep import Heartbeat, fail_orphans, open_study
 
     fingerprint, sweep_id, study_name = sweeper.prepare(resume)
+    sweeper.start_budget()
     study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
     if resume:
         fail_orphans(study)  # the dead run's trials: their configs are queued again
@@ -420,20 +421,26 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
            f"({jobs} per device)")
     pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
                       str(cache_root), fingerprint, sweeper.loaded.source_sha256)
-    progress = _pool_progress(store, sweep_id, feeder.plan.cap if feeder else len(sweeper.space),
+    progress = _pool_progress(store, sweep_id, feeder.cap if feeder else len(sweeper.space),
                               notice)
 
     def tick() -> None:
         if feeder is not None:
             feeder.tick()
         progress()
+        left = sweeper.time_left()
+        if left is not None and left <= 0 and not pool.stopping:  # the user's time is up
+            notice("the budget ended: stopping the trials still running (not measured)")
+            sweeper.budget_ended = True
+            pool.stop()
 
     with Heartbeat(store, sweep_id):
         codes = pool.wait(tick=tick)
     progress()  # the trials stored after the last tick: the closing progress line
     done = store.config_keys_done(sweep_id)
     # a budgeted sweep is complete when its workers found nothing more to start
-    complete = set(sweeper.space.keys()) <= done or (feeder is not None and not any(codes))
+    complete = set(sweeper.space.keys()) <= done or (
+        feeder is not None and not feeder.full and (not any(codes) or sweeper.budget_ended))
     status = "finished" if complete and not pool.interrupted else "interrupted"
     store.finish_sweep(sweep_id, status)
     if not complete and not pool.interrupted:
@@ -446,27 +453,41 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
 
 
 def _pool_progress(store: Any, sweep_id: int, planned: int, notice: Notice) -> Callable[[], None]:
-    """A tick that says a line whenever a worker stored a trial: done, failed, best so far."""
-    seen = [0]
+    """A tick that says a line for each trial a worker stored (its config, its outcome, why it
+    was tried), then the sweep's state: done, failed, best so far."""
+    from advisor.units import duration_ms
+
+    seen: set[str] = set()
 
     def tick() -> None:
         records = store.trials(sweep_id=sweep_id)
-        if len(records) == seen[0]:
+        new = [r for r in records if r["trial_uuid"] not in seen]
+        if not new:
             return
-        for r in records[seen[0]:]:
-            if r.get("tried_because"):
-                label = CompileConfig.from_dict(r["config"]).label
-                notice(f"  {label}: tried because {r['tried_because']}")
-        seen[0] = len(records)
-        failed = sum(r["status"] != "ok" for r in records)
+        for r in sorted(new, key=lambda r: r.get("finished_at") or ""):
+            seen.add(r["trial_uuid"])
+            label = CompileConfig.from_dict(r["config"]).label
+            notice(f"  {label}: {_outcome(r, duration_ms)}"
+                   + (f"; tried because {r['tried_because']}" if r.get("tried_because") else ""))
+        failed = sum(r["status"] == "failed" for r in records)
         passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
         best = min(passed, key=lambda r: r["median_ms"]) if passed else None
-        best_text = (f"best {best['config']['dtype']} + {best['config']['mode']} "
+        best_text = (f"best {CompileConfig.from_dict(best['config']).label} "
                      f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
         notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
                f"{best_text}")
 
     return tick
+
+
+def _outcome(record: Mapping[str, Any], ms: Callable[[float], str]) -> str:
+    """A stored trial's outcome in a few words: its median, or why it has none."""
+    if record["status"] == "ok":
+        return ms(record["median_ms"]) + ("" if record.get("passed") else " (rejected)")
+    if record["status"] == "pruned":
+        bound = (record.get("pruned") or {}).get("lower_bound_ms")
+        return "pruned" + (f": at least {ms(bound)} a request" if bound else "")
+    return f"failed: {record.get('failure_reason')}"
 
 
 def sweep(workload: str | Path, *, notice: Notice = _log_notice, observer: Any = None,
@@ -560,9 +581,23 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
             rec = answer(store, workload, fingerprint, records=records, **kwargs)
         staleness = provenance(staleness, records, _source_sha256(file, records), __version__)
         return replace(rec, staleness=staleness.to_dict() if staleness else None,
-                       artifact=_artifact_of(store, rec))
+                       artifact=_artifact_of(store, rec),
+                       provisional=_provisional(store, workload, fingerprint))
     finally:
         store.close()
+
+
+def _provisional(store: Any, workload: str, fingerprint: str | None) -> str:
+    """Why the answer is provisional: a sweep of ``workload`` on ``fingerprint`` still runs
+    (its heartbeat is fresh), and how far it has come; "" when none does."""
+    running = [s for s in store.sweeps(workload=workload)
+               if s["status"] == "running" and s.get("fingerprint_hash") == fingerprint]
+    if not running:
+        return ""
+    s = max(running, key=lambda s: s["id"])
+    return (f"sweep {s['id']} is still running ({s['n_trials']} of "
+            f"{s.get('planned_trials') or '?'} planned trials finished): this answer rests on "
+            "the trials finished so far and may change")
 
 
 def _source_sha256(file: Path | None, records: Sequence[Mapping[str, Any]]) -> str | None:

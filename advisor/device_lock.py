@@ -30,6 +30,7 @@ import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from typing import IO
 
 from advisor import settings
@@ -69,6 +70,9 @@ class DeviceLock:
         self.measure_core: int | None = None  # where the last measurement ran, when pinned
         self._affinity: set[int] | None = None
         self.waited_s = 0.0
+        self.waits_s: dict[str, float] = {}  # waited_s by the mode waited for
+        # called once before a hold blocks (a trial reports the wait as a phase of its own)
+        self.on_wait: Callable[[], None] | None = None
         self.windows: list[tuple[float, float]] = []  # wall-clock spans held in "measure"
         self._main: IO[str] | None = None
         self._since = 0.0
@@ -94,15 +98,30 @@ class DeviceLock:
             return
         self.release()
         t0 = time.perf_counter()
+        told = [False]
         with open(self.path + ".turnstile", "a") as turnstile:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)  # in line behind a waiting measurement
+            self._flock(turnstile, fcntl.LOCK_EX, told)  # in line behind a waiting measurement
             main = open(self.path, "a")  # noqa: SIM115 - kept open while held
-            fcntl.flock(main, fcntl.LOCK_EX if mode == "measure" else fcntl.LOCK_SH)
+            self._flock(main, fcntl.LOCK_EX if mode == "measure" else fcntl.LOCK_SH, told)
         self._main, self.mode = main, mode
-        self.waited_s += time.perf_counter() - t0
+        waited = time.perf_counter() - t0
+        self.waited_s += waited
+        self.waits_s[mode] = self.waits_s.get(mode, 0.0) + waited
         self._since = time.time()
         if mode == "measure":
             self._pin()
+
+    def _flock(self, file: IO[str], operation: int, told: list[bool]) -> None:
+        """Take `operation` on `file`; when it would block, say so once (`on_wait`) first."""
+        try:
+            fcntl.flock(file, operation | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if not told[0] and self.on_wait is not None:
+            told[0] = True
+            self.on_wait()
+        fcntl.flock(file, operation)
 
     def _pin(self) -> None:
         """Move the calling thread onto this GPU's measure core, if the sweep keeps one."""

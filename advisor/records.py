@@ -146,6 +146,27 @@ class ScreenedOut(TypedDict):
     samples: int
 
 
+class PruneBar(TypedDict):
+    """The bar a sweep gives a replay trial (advisor.search.sweep.prune_bar): stop serving once
+    the process-life cost over `calls_per_process` requests is proven above `above_ms`."""
+
+    above_ms: float  # (1 + margin) x the best finished trial's deciding figure so far
+    calls_per_process: int
+    margin: float
+
+
+class Pruned(TypedDict):
+    """A replay stopped early (status "pruned"): its process-life cost is proven above the
+    sweep's bar (advisor.serving.process_life_lower_bound_ms); it has no measured figure."""
+
+    lower_bound_ms: float  # a figure its process-life cost can only exceed
+    above_ms: float  # the bar it crossed
+    requests_served: int
+    requests_total: int
+    calls_per_process: int
+    reason: str
+
+
 class Flag(TypedDict):
     """What a serving process of a config meets and must be told (advisor.serving.flags)."""
 
@@ -227,7 +248,9 @@ class ReplayFigures(TypedDict):
 
 # --- the record --------------------------------------------------------------------------------
 
-Status = Literal["ok", "failed"]
+# ok: measured; failed: see failure_reason; pruned: a replay stopped once proven worse than
+# the sweep's best (``pruned``; no measured figure, never a failure, never a pick)
+Status = Literal["ok", "failed", "pruned"]
 
 
 class TrialRecord(TypedDict):
@@ -286,8 +309,12 @@ class TrialRecord(TypedDict):
     # present when they apply
     median_ci_ms: NotRequired[list[float]]  # the traffic-weighted median's 95% interval
     screened_out: NotRequired[ScreenedOut]
+    pruned: NotRequired[Pruned]  # status "pruned": the bound it proved
     replay: NotRequired[ReplayFigures]
     device_wait_s: NotRequired[float]  # waiting for turns on a shared device
+    # where the trial's time went, by phase (advisor.search.launcher.PHASE_ORDER): queue, start,
+    # import, build, lock wait, compile, measure
+    phases_s: NotRequired[dict[str, float]]
     measured_alone: NotRequired[list[list[float]]]  # wall-clock spans measured alone
     tried_because: NotRequired[str]  # why a sweep tried it when it did (advisor.search.plan)
     # where a record sits in a database (added by the store when it reads records back)

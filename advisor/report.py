@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from advisor import charts, units
+from advisor import charts, serving, units
 from advisor.noise import interval_warning
 
 STACK_FIELDS = (
@@ -58,6 +58,7 @@ def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str,
         "decided_by": rec.decided_by,
         "baseline": rec.baseline_name,
         "counts": {"trials": rec.n_trials, "failed": rec.n_failed, "rejected": rec.n_rejected,
+                   **({"pruned": rec.n_pruned} if rec.n_pruned else {}),
                    "over limits": rec.n_excluded},
         "warnings": _warnings(rec),
         "flags": list(rec.best.flags or []) if rec.best else [],
@@ -112,7 +113,9 @@ def _passed(record: Mapping[str, Any]) -> bool:
 
 
 def _failure_row(record: Mapping[str, Any]) -> dict[str, str]:
-    if record.get("status") != "ok":
+    if record.get("status") == "pruned":  # its proven bound, never a measured figure
+        outcome = serving.pruned_text(record.get("pruned") or {})
+    elif record.get("status") != "ok":
         outcome = f"failed: {record.get('failure_reason') or 'unknown'}"
     elif record.get("correct") is False:
         outcome = "rejected: outputs differ from eager fp32"
@@ -180,7 +183,7 @@ def to_markdown(data: dict[str, Any]) -> str:
             ["run", "what", "count"], [[k["run"], k["what"], str(k["count"])]
                                        for k in c["kernels"]])]
     if data["failures"]:
-        parts += ["## Failed and rejected trials\n", _md_table(
+        parts += ["## Failed, rejected and pruned trials\n", _md_table(
             ["config", "outcome", "last error line"], [list(f.values())
                                                       for f in data["failures"]])]
     return "\n".join(parts).rstrip() + "\n"
@@ -252,7 +255,7 @@ def to_html(data: dict[str, Any]) -> str:
                                "recommended config."))
     body += ["<h2>Charts</h2>", "<div class=grid>", *figures, "</div>"]
     if data["failures"]:
-        body += ["<h2>Failed and rejected trials</h2>", _html_table(data["failures"])]
+        body += ["<h2>Failed, rejected and pruned trials</h2>", _html_table(data["failures"])]
     body.append("<h2>Device and stack</h2>")
     body.append(_html_table([{"field": k, "value": v} for k, v in data["stack"]]))
     title = e(f"advisor report: {data['workload']} on {data['device']}")

@@ -24,6 +24,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor import units
 from advisor.config import CompileConfig
 from advisor.records import Flag
 
@@ -52,6 +53,31 @@ def process_life_ms(replay: Mapping[str, Any], calls: int) -> float | None:
     if rest > 0:
         total += rest * steady + late_new_shapes_ms(stream, rest, steady)
     return float(total / calls)
+
+
+def process_life_lower_bound_ms(startup_s: float, paid_ms: Sequence[float], calls: int) -> float:
+    """A figure `process_life_ms` can only exceed, from a stream served in part: the start-up
+    (`startup_s`) and the first requests' costs (`paid_ms`, in order), the rest unknown:
+
+        (start-up + the first min(k, calls) of the k requests paid) / calls
+
+    Proof. `process_life_ms` is ``(S + sum(c[:calls]) + R * steady + late) / calls`` over the
+    whole stream c of n >= k requests, R = max(0, calls - n). Every c_j is a duration (>= 0),
+    so sum(c[:calls]) >= sum(c[:min(k, calls)]); the steady-state mean is a mean of durations,
+    so R * steady >= 0; `late_new_shapes_ms` is an expected count (>= 0) times max(0, ...),
+    so late >= 0. Hence process_life_ms >= this bound, whatever the requests not yet served
+    cost. The unserved requests count 0, not the cheapest request seen so far: a request met
+    again after warm-up, or a smaller shape met later, can cost less than any request paid so
+    far, so that figure bounds nothing. (The start-up priced is the trial's own: a trial that
+    is stopped is never served again alone, `served`.)"""
+    if calls < 1:
+        raise ValueError(f"calls must be at least 1, not {calls}")
+    return float((startup_s * 1000 + sum(paid_ms[:calls])) / calls)
+
+
+def pruned_text(pruned: Mapping[str, Any]) -> str:
+    """How every surface shows a pruned trial: its proven lower bound, never a measured figure."""
+    return f"pruned: at least {units.duration_ms(pruned.get('lower_bound_ms'))} a request"
 
 
 def served(stream: Mapping[str, Any]) -> Mapping[str, Any]:

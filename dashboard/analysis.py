@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import charts, units
+from advisor import charts, serving, units
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.recommendation import TIE_RATIO, Recommendation
 
@@ -221,7 +221,10 @@ def _last_line(text: str | None) -> str:
 
 
 def outcome(record: dict[str, Any]) -> str:
-    """``ok``, ``failed: <reason>`` or ``rejected: <why>`` (ran, but wrong or low quality)."""
+    """``ok``, ``failed: <reason>``, ``rejected: <why>`` (ran, but wrong or low quality) or
+    ``pruned: at least <bound> a request`` (a replay stopped once proven worse: no figure)."""
+    if record["status"] == "pruned":
+        return serving.pruned_text(record.get("pruned") or {})
     if record["status"] != "ok":
         return f"failed: {record.get('failure_reason') or 'unknown'}"
     if record.get("passed"):

@@ -179,8 +179,10 @@ COLUMNS: dict[str, Any] = {
                                              "(IQR over 10% of its median)"),
     "decision": st.column_config.TextColumn(
         "decision", help="decided; tie (a simpler config within 2% on paired figures); "
-        "undecided (the evidence cannot order the leader and another config); undecided: "
-        "noise (the same on noisy timings: no pick)"),
+        "equivalent (the evidence cannot order the leader and another config, but all clearly "
+        "beat eager fp32: the lower cold compile, then the simpler, is picked); undecided (the "
+        "same where the choice matters); undecided: noise (the same on noisy timings: no "
+        "pick)"),
     "baseline": st.column_config.TextColumn("speedup against"),
     "p50_ms": st.column_config.NumberColumn("p50 (ms)", format="%.3f"),
     "p90_ms": st.column_config.NumberColumn("p90 (ms)", format="%.3f"),

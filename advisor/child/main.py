@@ -14,6 +14,7 @@ from typing import Any
 
 from advisor import fingerprint
 from advisor.child.confirm import child_main
+from advisor.child.measure import LOCK_WAIT_PHASE, phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
 
@@ -39,7 +40,9 @@ def main(argv: list[str]) -> int:
     # Trials sharing the device (advisor.device_lock) take turns to measure, alone. On a GPU
     # each kind of child takes the shared hold where it starts to use the GPU (its imports and
     # loading may overlap another's measurement); on the CPU the device is the host's cores,
-    # so all of the child is device work.
+    # so all of the child is device work. A hold that blocks is a phase of its own (the parent
+    # times phases: a stall behind other trials' compiles shows as a lock wait).
+    DeviceLock.from_env().on_wait = lambda: phase(LOCK_WAIT_PHASE)
     if not str(spec.get("device", "")).startswith("cuda"):
         DeviceLock.from_env().hold("work")
     result: Mapping[str, Any]

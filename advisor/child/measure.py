@@ -259,6 +259,7 @@ def compiler_facts() -> CompilerFacts:
 
 
 PHASE_PREFIX = "ADVISOR_PHASE "  # advisor.search.launcher reads these lines
+LOCK_WAIT_PHASE = "waiting for the device"  # a hold of the device lock that blocks
 
 
 def phase(name: str) -> None:

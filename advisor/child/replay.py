@@ -23,6 +23,8 @@ from advisor.errors import WorkloadError
 from advisor.records import (
     BucketFigures,
     Flag,
+    PruneBar,
+    Pruned,
     ReplayFigures,
     ShapeFigures,
     StreamFigures,
@@ -200,6 +202,9 @@ class _Replay:
         self.last_new_s: float | None = None  # from the stream's start to its last new shape
         self.mem_startup = self.mem_stream = 0
         self.warmups: list[int] = []
+        # the sweep's bar (``spec["prune"]``): the stream stops once the process is proven above it
+        self.prune: PruneBar | None = None
+        self.pruned: Pruned | None = None
 
     # -- set-up -------------------------------------------------------------------------------
     def _limit(self) -> int:
@@ -288,7 +293,11 @@ class _Replay:
             mem0 = _reserved(run.device)
             fn = compiled(model, cfg)
             fns = self._serve_fns(fn, args)
+            self.prune = run.spec.get("prune")
             self._serve_untimed(timer, fns)
+            if self.pruned is not None:  # proven worse than the sweep's best: no steady state
+                run.record.update({"pruned": self.pruned, "method": timer.method})
+                return
             run.stage = "measure"
             phase("measuring")
             with self._stance():
@@ -345,6 +354,9 @@ class _Replay:
         phase("replaying")
         started = time.perf_counter()
         for i in plan.request_shape:
+            # after start-up and after each request: stop once proven above the sweep's bar
+            if self.prune is not None and self._proven_above(self.prune):
+                break
             new = keys[i] not in seen
             out, compiled, ms = self._call(timer, i, fns, keys, seen)
             self.recompiles += int(compiled)
@@ -356,6 +368,26 @@ class _Replay:
                 outs[i] = to_cpu_fp32(out)
         self.mem_stream = _reserved(run.device)
         self.outs = outs
+
+    def _proven_above(self, bar: PruneBar) -> bool:
+        """Whether what the process paid so far proves its process-life cost above the sweep's
+        bar (advisor.serving.process_life_lower_bound_ms); if so, keeps the proof (`pruned`)."""
+        from advisor.serving import process_life_lower_bound_ms
+
+        calls, served, total = bar["calls_per_process"], len(self.stream_ms), len(self.plan.trace)
+        bound = process_life_lower_bound_ms(self.startup_wall_s, self.stream_ms, calls)
+        if bound <= bar["above_ms"]:
+            return False
+        self.pruned = {
+            "lower_bound_ms": bound, "above_ms": bar["above_ms"], "requests_served": served,
+            "requests_total": total, "calls_per_process": calls,
+            "reason": (f"after {served} of {total} requests (start-up {self.startup_wall_s:.3g} s "
+                       f"+ {sum(self.stream_ms[:calls]):.4g} ms served), a {calls:,}-request "
+                       f"process costs at least {bound:.4g} ms a request, above "
+                       f"{bar['above_ms']:.4g} ms: the best finished trial's process-life cost "
+                       f"+ {bar['margin']:.0%}"),
+        }
+        return True
 
     def _stream(self, mem0: int) -> StreamFigures:
         """The stream's figures (see `run_replay`)."""
@@ -605,7 +637,12 @@ def run_replay(
        compiles is a recompile (counted, its time added to ``compile_s_total``); a shape first met
        after dynamo hit ``torch._dynamo.config.recompile_limit`` without being compiled runs
        eagerly: an eager fallback. The first output of every distinct shape, cut back, is checked
-       against its reference (tolerance and quality, as in every trial).
+       against its reference (tolerance and quality, as in every trial). Pruning: when the spec
+       carries the sweep's bar (``prune``: advisor.records.PruneBar), before each request the
+       process-life cost's lower bound from what was paid so far
+       (advisor.serving.process_life_lower_bound_ms) is checked against it; once above, the
+       stream stops, nothing more is measured (no steady state, no reference), and the record
+       holds ``pruned`` (advisor.records.Pruned) and no figure: its status is "pruned".
     5. Steady state: warm-up of every executed shape, then `PASSES` timed passes over the stream
        (fewer if one pass outlasts the sampling policy's ``max_time_s``), every request timed on
        its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call in

@@ -156,7 +156,7 @@ class TrialRun:
         })
         try:
             self._run()
-            rec["status"] = "ok"
+            rec["status"] = "pruned" if rec.get("pruned") else "ok"  # advisor.child.replay
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a classified record
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -187,6 +187,7 @@ class TrialRun:
         # From here on this child touches the device: imports and loading above overlap other
         # trials' measurements, everything below waits while one runs (advisor.device_lock).
         self.lock.hold("work")
+        phase("preparing")
         rec["fingerprint"] = fingerprint.collect(self.device)
         if self.config.dtype not in wl.dtypes:
             raise WorkloadError(

@@ -26,6 +26,10 @@ def worker(
     fmt: str = output.format_option(),
     as_json: bool = output.JsonOption,
     out: Path | None = output.OutputOption,
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Print no closing line (a sweep's own workers: the sweep "
+        "reports their progress)."
+    ),
 ) -> None:
     """Join a sweep: measure its queued configs on this device until none is left."""
     from advisor.db.store import ResultStore
@@ -46,8 +50,9 @@ def worker(
     except AdvisorError as e:
         fail_on(e)
     document = {"sweep_id": sweep_id, "trials": ran, "interrupted": w.stop.is_set()}
-    output.emit(fmt, out, document=document, rows=lambda: [document], table=lambda: typer.echo(
-        f"worker: {ran} trial(s) measured for sweep {sweep_id}", err=True))
+    if not quiet:
+        output.emit(fmt, out, document=document, rows=lambda: [document], table=lambda: typer.echo(
+            f"worker: {ran} trial(s) measured for sweep {sweep_id}", err=True))
     if w.stop.is_set():
         raise typer.Exit(130)
 

@@ -29,6 +29,7 @@ from advisor import units
 from advisor.cli.render import short_label
 from advisor.config import CompileConfig
 from advisor.records import TrialRecord
+from advisor.serving import pruned_text
 
 
 class _TimeLeft(ProgressColumn):
@@ -133,6 +134,8 @@ class ProgressObserver:
         if record["status"] == "ok":
             outcome = units.duration_ms(record["median_ms"]) + ("" if record["passed"]
                                                                 else " (rejected)")
+        elif record["status"] == "pruned":  # a replay stopped once proven worse: its bound
+            outcome = pruned_text(record.get("pruned") or {})
         else:
             outcome = f"[red]failed: {record['failure_reason']}[/red]"
         self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")

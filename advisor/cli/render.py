@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from advisor import units
+from advisor.serving import pruned_text
 
 console = Console(highlight=False)
 if not console.is_terminal:
@@ -137,6 +138,11 @@ def trial_record(record: Mapping[str, Any]) -> None:
     table = Table(title=title, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
+    if record["status"] == "pruned":  # stopped once proven worse: its bound, no figure
+        table.add_row("status", pruned_text(record.get("pruned") or {}))
+        table.add_row("why", str((record.get("pruned") or {}).get("reason", "")))
+        console.print(table)
+        return
     if record["status"] != "ok":
         table.add_row("status", f"[red]failed: {record['failure_reason']}[/red]")
         tail = (record.get("error_tail") or "").strip().splitlines()
@@ -179,8 +185,9 @@ def trial_record(record: Mapping[str, Any]) -> None:
 def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence: every figure with its
     interval and flags, every speedup against the one baseline figure the title names."""
+    pruned = f", {rec.n_pruned} pruned" if rec.n_pruned else ""
     title = (f"{rec.workload}: best configs ({rec.n_trials} trials, {rec.n_failed} failed, "
-             f"{rec.n_rejected} rejected); speedup vs {rec.baseline_name}")
+             f"{rec.n_rejected} rejected{pruned}); speedup vs {rec.baseline_name}")
     columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
                ("trials", 4), ("p90", 5), ("cold", 1), ("warm", 3), ("kernels", 4),
                ("launches", 3), ("max err", 5), ("quality", 5))
@@ -197,6 +204,8 @@ def recommendation(rec: Any, top: int = 8) -> None:
         f"{r.quality_value:.3f}" if r.quality_value is not None else "-",
     ] for r in rows]
     console.print(fitted_table(title, columns, cells))
+    if rec.provisional:
+        console.print(f"[bold]provisional[/bold]: {rec.provisional}")
     console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
     if rec.note:
         console.print(f"note: {rec.note}")

@@ -13,6 +13,7 @@ from advisor.cli import output, render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, fail_on
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
+from advisor.serving import pruned_text
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
@@ -144,6 +145,7 @@ def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
             render.interval(r.get("median_ci_ms")), units.duration_ms(r["p99_ms"]),
             units.duration_s(r["cold_compile_s"]) if r["config"].get("mode") != "eager" else "-",
             render.fmt(r["passed"]),
+            pruned_text(r["pruned"]) if r["status"] == "pruned" and r.get("pruned") else
             r["failure_reason"] or ("" if r["passed"] or r["status"] != "ok" else "rejected"),
             render.last_line(r.get("error_tail"))[:60] if r["status"] != "ok" else "",
         ])
@@ -275,8 +277,9 @@ def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat:
 
 def _table(rec: Recommendation, top: int = 8) -> None:
     """The configs under the policy, with intervals and break-even, then the sentence."""
+    pruned = f"{rec.n_pruned} pruned, " if rec.n_pruned else ""
     title = (f"{rec.workload}: best configs by {rec.policy} ({rec.n_trials} trials, "
-             f"{rec.n_failed} failed, {rec.n_rejected} rejected, "
+             f"{rec.n_failed} failed, {rec.n_rejected} rejected, {pruned}"
              f"{rec.n_excluded} over the limits); speedup vs {rec.baseline_name}")
     columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
                ("trials", 5), ("p99", 4), ("calls/s", 4), ("cold", 1), ("warm", 3),

@@ -189,9 +189,9 @@ def sweep(
         "random or grid (every combination once, in random order)."
     ),
     priors: bool = typer.Option(
-        True, "--priors/--no-priors", help="With --trials/--budget: try the fleet's best "
-        "configs for this workload, the eager baseline, then the priors' picks first "
-        "(advisor.search.priors) before the sampler."
+        True, "--priors/--no-priors", help="Try the eager baseline, the fleet's best configs "
+        "for this workload, then the priors' picks first (advisor.search.priors): before the "
+        "sampler with --trials/--budget, before the space's own order in a pooled full sweep."
     ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the outcome on stdout as JSON Lines: one object per "
@@ -262,6 +262,27 @@ def sweep(
     _report(outcomes, planned.store, as_json, db)
 
 
+def unmeasured_line(outcome: Any, shown: int = 6) -> str:
+    """What the answer rests on without, in one line: the configs not measured and the steps
+    after the trials not run, and why ("" when nothing was left out)."""
+    why = {"budget": "the budget ended", "interrupt": "the sweep was stopped"}.get(
+        outcome.stopped_by, "")
+    parts = []
+    if outcome.unmeasured:
+        names = ", ".join(outcome.unmeasured[:shown])
+        more = len(outcome.unmeasured) - shown
+        names += f" and {more} more" if more > 0 else ""
+        total = len(outcome.unmeasured) + len({r["config_key"] for r in outcome.records})
+        parts.append(f"not measured: {len(outcome.unmeasured)} of {total} configs ({names})")
+    if outcome.left_out:
+        parts.append("not run: " + ", ".join(outcome.left_out))
+    if not parts:
+        return ""
+    head = f"{why}; " if why else ""
+    return (head + "; ".join(parts) + ". The answer above is the best the measured configs "
+            "support.")
+
+
 def parse_list(text: str | None) -> list[str] | None:
     from advisor.search.space import parse_list as parse
 
@@ -293,6 +314,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
             "sweep_id": o.sweep_id, "status": o.status, "study_name": o.study_name,
             "db": store.masked_url, "fingerprint": o.fingerprint,
             "recommendation": o.recommendation.to_dict(), "trials": o.records,
+            "stopped_by": o.stopped_by, "unmeasured": o.unmeasured, "left_out": o.left_out,
         } for _, o in outcomes]
         for document in documents:  # JSON Lines: one object per workload file, always
             typer.echo(json.dumps(document, default=str))
@@ -300,6 +322,9 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
         if not as_json:
             render.recommendation(o.recommendation)
             print_replays(o.records, o.recommendation.calls_per_process)
+        left_out = unmeasured_line(o)
+        if left_out:
+            typer.echo(f"advisor: {left_out}", err=True)
         if o.status == "interrupted":
             typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
                        f"Continue with: {resume_hint(file, db)} (it reuses the sweep's settings)",

@@ -28,6 +28,7 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
     from advisor.serving import (
         DEFAULT_CALLS_PER_PROCESS,
         format_boundaries,
+        pruned_text,
         split_note,
         strategy_rows,
     )
@@ -74,6 +75,13 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
         for flag in ((r.get("replay") or {}).get("flags") or []) if r.get("status") == "ok" else []:
             label = CompileConfig.from_dict(r["config"]).label
             render.console.print(f"[yellow]flag[/yellow] {label}: {flag['message']}")
+    for r in records:  # stopped once proven worse: the bound they proved, never a figure
+        if r.get("status") == "pruned" and r.get("pruned"):
+            label = CompileConfig.from_dict(r["config"]).label
+            render.console.print(f"{label}: {pruned_text(r['pruned'])} "
+                                 f"({r['pruned']['requests_served']} of "
+                                 f"{r['pruned']['requests_total']} requests served; over a "
+                                 f"{r['pruned']['calls_per_process']:,}-request process)")
 
 
 @app.command()

@@ -54,7 +54,7 @@ SWEEP_STATUSES = ("running", "finished", "interrupted", "failed")
 # written as queries render it (queries.PASSED) so that both databases use the index.
 PASSED_SQL = {"sqlite": "status = 'ok' AND passed = 1", "postgresql": "status = 'ok' AND passed"}
 BEST_INDEX_COLUMNS = ("workload_id", "device_id", "environment_id", "median_ms", "id", "config_key")
-TRIAL_STATUSES = ("ok", "failed")
+TRIAL_STATUSES = ("ok", "failed", "pruned")  # advisor.records.Status; String(16), no check
 
 Hash = String(64)
 Timestamp = DateTime(timezone=True)

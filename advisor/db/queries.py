@@ -131,6 +131,7 @@ def _sweep_counts(session: Session, sweep_ids: list[int]) -> dict[int, dict[str,
             func.count().label("n_trials"),
             func.count().filter(T.c.status == "ok").label("n_ok"),
             func.count().filter(T.c.status == "failed").label("n_failed"),
+            func.count().filter(T.c.status == "pruned").label("n_pruned"),
             func.min(T.c.median_ms).filter(PASSED).label("best_median_ms"),
         )
         .where(T.c.sweep_id.in_(sweep_ids))
@@ -180,6 +181,7 @@ def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
         "n_trials": counts.get("n_trials", 0),
         "n_ok": counts.get("n_ok", 0),
         "n_failed": counts.get("n_failed", 0),
+        "n_pruned": counts.get("n_pruned", 0),  # stopped once proven worse: not failures
         "best_median_ms": counts.get("best_median_ms"),
     }
 
@@ -330,7 +332,7 @@ def _of_workload(query: Select[Any], workload: str | None) -> Select[Any]:
 
 def group_summaries(session: Session, workload: str | None) -> list[dict[str, Any]]:
     """Per workload x device x environment with trials: its device and environment fields,
-    n_trials, n_ok, n_passed, n_failed, first_started_at and last_started_at."""
+    n_trials, n_ok, n_passed, n_failed, n_pruned, first_started_at and last_started_at."""
     stats = _of_workload(
         select(
             *GROUP,
@@ -338,6 +340,7 @@ def group_summaries(session: Session, workload: str | None) -> list[dict[str, An
             func.count().filter(T.c.status == "ok").label("n_ok"),
             func.count().filter(PASSED).label("n_passed"),
             func.count().filter(T.c.status == "failed").label("n_failed"),
+            func.count().filter(T.c.status == "pruned").label("n_pruned"),
             func.min(T.c.started_at).label("first_started_at"),
             func.max(T.c.started_at).label("last_started_at"),
         ).group_by(*GROUP),

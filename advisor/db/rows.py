@@ -180,6 +180,7 @@ def check_record(record: Mapping[str, Any], what: str) -> None:
     if reason is not None and reason not in FAILURE_REASONS:
         raise StoreError(f"{what}: failure_reason {reason!r} is not one of "
                          f"{', '.join(FAILURE_REASONS)}")
+    _check_pruned(record, what)
     device = record["device"]
     if device is not None and not _DEVICE.fullmatch(str(device)):
         raise StoreError(f"{what}: device {device!r} is not cpu, cuda or cuda:N")
@@ -196,6 +197,20 @@ def check_record(record: Mapping[str, Any], what: str) -> None:
 
 
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def _check_pruned(record: Mapping[str, Any], what: str) -> None:
+    """A pruned record (advisor.records.Pruned) carries the bound it proved and no measured
+    figure: never a figure it did not earn."""
+    if record["status"] != "pruned":
+        return
+    pruned = record.get("pruned")
+    bound = pruned.get("lower_bound_ms") if isinstance(pruned, dict) else None
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+        raise StoreError(f"{what}: status pruned needs pruned.lower_bound_ms, the bound it proved")
+    if record["median_ms"] is not None:
+        raise StoreError(f"{what}: a pruned trial has no median_ms (it was stopped before its "
+                         "steady state was measured)")
 
 
 def full_record(record: Any, index: int | None = None) -> TrialRecord:

@@ -348,7 +348,8 @@ class ResultStore:
         device_hash: str | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Sweeps, newest first, each with n_trials, n_ok, n_failed and best_median_ms. A sweep
+        """Sweeps, newest first, each with n_trials, n_ok, n_failed, n_pruned (replays stopped
+        once proven worse, advisor.records.Pruned: not failures) and best_median_ms. A sweep
         stored as running whose heartbeat is stale has status ``dead`` (``stored_status``
         keeps "running"; see `sweep_dead_after_s`)."""
         if status is not None and status not in SWEEP_STATUSES:
@@ -440,7 +441,8 @@ class ResultStore:
 
     def group_summaries(self, workload: str | None = None) -> list[dict[str, Any]]:
         """Per workload x device x environment with trials: the device and environment
-        fields, n_trials, n_ok, n_passed, n_failed, first_started_at and last_started_at."""
+        fields, n_trials, n_ok, n_passed, n_failed, n_pruned, first_started_at and
+        last_started_at."""
         with self._read("summarizing trial groups") as session:
             return queries.group_summaries(session, workload)
 

@@ -1,12 +1,25 @@
 """Trials -> a recommendation: pooled figures per config, the policy's order, the tie rule,
-noise, a confirmation's paired figures.
+noise, equivalence, a confirmation's paired figures.
 
 The decision (`Recommendation.decision`): a simpler config (eager < default < reduce-overhead <
 max-autotune-no-cudagraphs < max-autotune, then fewer graphs, then the shorter cold compile)
-wins only a **tie**: paired figures (a confirmation) within `TIE_RATIO`. Unpaired figures within
-`TIE_RATIO`, or overlapping intervals, are **undecided**: the leader stands and the note says
-so; on noisy timings, **undecided: noise**, and there is no pick. A short measurement never ties
-and never casts doubt.
+wins only a **tie**: paired figures (a confirmation) within `TIE_RATIO`. Configs the evidence
+cannot order against the leader (unpaired figures within `TIE_RATIO`, or overlapping intervals:
+the doubt set) are **equivalent** when the leader and every one of them beat the eager fp32
+baseline clearly under the policy (better by more than `TIE_RATIO`, and the interval clear of
+the baseline's: the policy's own figure and interval, a figure without an interval read as a
+point; on paired latency figures, a paired speedup interval above 1). Then the choice does not
+matter for the user, and one is picked by a stated rule: the lower cold compile (eager
+compiles nothing: 0 s; an unknown cold compile of a compiled config counts last), then the
+simpler (`simplicity`), then the better figure; the note names the pick, the rule and the
+others with their figures. This holds on noisy and quiet timings alike: overlapping intervals
+say the order is unknown either way, and when every candidate clearly beats eager fp32 the
+cheaper start is the better answer, whereas "the leader stands" would rest on a point figure
+the evidence does not carry. The choice **matters** when a config of the doubt set does not
+clearly beat the baseline (eager fp32 itself, a config overlapping it or within `TIE_RATIO`
+of it), or when there is no baseline: then the decision is **undecided** (the leader stands
+and the note says so), or **undecided: noise** on noisy timings, with no pick. A short
+measurement never ties and never casts doubt.
 
 A stored confirmation (`advisor.search.confirm`) re-measured the leaders and eager fp32 in one
 process, interleaved. When it covers the current leader, the `latency` and `break-even` policies
@@ -70,12 +83,14 @@ class _Choice:
     undecided: list[str]
 
 
-def _choose(ranked: list[Ranked], policy: Policy) -> _Choice:
+def _choose(ranked: list[Ranked], policy: Policy, baseline: Ranked | None = None) -> _Choice:
     """The pick among configs already sorted by the policy. A simpler config wins only a tie
-    on paired figures; configs the evidence cannot order leave the decision "undecided" (the
-    leader stands, the note says so), or "undecided: noise" when their timings are noisy (no
-    pick). The contenders: keys of the leader and the configs tied with it, undecided against
-    it or within `NEAR_RATIO` of it (empty when there are none besides the leader)."""
+    on paired figures; configs the evidence cannot order are "equivalent" when they and the
+    leader all beat ``baseline`` clearly (a pick by `_equivalence_key`, the note says which
+    rule), else they leave the decision "undecided" (the leader stands, the note says so), or
+    "undecided: noise" when their timings are noisy (no pick). The contenders: keys of the
+    leader and the configs tied with it, undecided against it or within `NEAR_RATIO` of it
+    (empty when there are none besides the leader)."""
     if not ranked:
         return _Choice(None, "", [], "none", [])
     leader = ranked[0]
@@ -86,6 +101,11 @@ def _choose(ranked: list[Ranked], policy: Policy) -> _Choice:
     ties = [r for r in ranked if verdicts.get(id(r)) == "tie"]
     doubt = [r for r in ranked if verdicts.get(id(r)) == "undecided"]
     best = min([leader, *ties], key=simplicity)
+    alike = [leader, *ties, *doubt]
+    if doubt and baseline is not None and all(_clearly_beats(r, baseline, policy) for r in alike):
+        pick = min(alike, key=_equivalence_key)  # stable: among equals, the better figure
+        return _Choice(pick, _equivalent_note(pick, alike, baseline, policy), contenders,
+                       "equivalent", [r.label for r in doubt])
     if doubt and (leader.noisy or any(r.noisy for r in doubt)):
         return _Choice(None, _doubt_note(leader, doubt, policy, noise=True), contenders,
                        "undecided: noise", [r.label for r in doubt])
@@ -96,6 +116,60 @@ def _choose(ranked: list[Ranked], policy: Policy) -> _Choice:
     return _Choice(best, " ".join(notes), contenders, decision, [r.label for r in doubt])
 
 
+def _span(r: Ranked, policy: Policy) -> list[float]:
+    """The policy's interval of ``r``, or its figure as a point where it has none."""
+    assert r.score is not None
+    return policy.interval(r) or [r.score, r.score]
+
+
+def _clearly_beats(r: Ranked, baseline: Ranked, policy: Policy) -> bool:
+    """Whether ``r`` beats the eager fp32 ``baseline`` beyond doubt under ``policy``: by more
+    than `TIE_RATIO`, and on paired latency figures with its paired speedup interval above 1,
+    otherwise with its interval clear of the baseline's (a figure without one: a point)."""
+    if r.config_key == baseline.config_key or baseline.score is None:
+        return False
+    if policy.within_ratio(baseline, r):  # the baseline is within TIE_RATIO of r, or ahead
+        return False
+    if r.confirmed and baseline.confirmed and policy.name == "latency" and r.speedup_ci:
+        return r.speedup_ci[0] > 1
+    mine, base = _span(r, policy), _span(baseline, policy)
+    return mine[0] > base[1] if policy.higher_is_better else mine[1] < base[0]
+
+
+def _cold_s(r: Ranked) -> float:
+    """The cold compile the equivalence rule compares: eager compiles nothing; an unknown
+    cold compile of a compiled config counts last."""
+    if r.config["mode"] == "eager":
+        return 0.0
+    return float("inf") if r.cold_compile_s is None else r.cold_compile_s
+
+
+def _equivalence_key(r: Ranked) -> tuple[float, ...]:
+    """The stated rule among equivalent configs: the lower cold compile, then the simpler."""
+    return (_cold_s(r), *simplicity(r))
+
+
+def _equivalent_note(pick: Ranked, alike: list[Ranked], baseline: Ranked,
+                     policy: Policy) -> str:
+    """Which equivalent config is picked, by which rule, and the others with their figures."""
+    others = [r for r in alike if r is not pick]
+    if all(_cold_s(pick) < _cold_s(r) for r in others):
+        rule = "the lower cold compile"
+    elif all(simplicity(pick) < simplicity(r) for r in others if _cold_s(r) == _cold_s(pick)):
+        rule = "simplicity (the same cold compile, a simpler config)"
+    else:
+        rule = "the better figure (the same cold compile, equally simple)"
+    verb = "is" if len(others) == 1 else "are"
+    tail = ("" if all(r.confirmed for r in alike) else
+            "; `advisor recommend --confirm` measures them side by side")
+    return (f"equivalent: {_shown(pick, policy, cold=True)} is picked by {rule}; "
+            f"{'; '.join(_shown(r, policy, cold=True) for r in others)} {verb} equivalent to it "
+            f"within the noise (the evidence cannot order them: within {TIE_RATIO:.0%} of the "
+            f"fastest or overlapping intervals), and each beats eager fp32 "
+            f"({_shown(baseline, policy, named=False)}) clearly, so the choice does not matter"
+            f"{tail}")
+
+
 def _tie_note(best: Ranked, leader: Ranked, policy: Policy) -> str:
     """Why ``best`` is preferred over the fastest, ``leader``: a tie on paired figures."""
     return (f"{best.label} ({policy.figure(best)}) is within {TIE_RATIO:.0%} of the fastest, "
@@ -103,25 +177,33 @@ def _tie_note(best: Ranked, leader: Ranked, policy: Policy) -> str:
             f"interleaved in one process) and simpler, so it is preferred")
 
 
+def _shown(r: Ranked, policy: Policy, *, cold: bool = False, named: bool = True) -> str:
+    """A config with its figure: ``label (figure, 95% CI low-high unit[, paired][, noisy])``;
+    ``cold``: its cold compile too; not ``named``: the parenthesised figures alone."""
+    ci = policy.interval(r)
+    text = policy.figure(r)
+    if ci:
+        text += f", {CONFIDENCE:.0%} CI {ci[0]:.3g}-{ci[1]:.3g} {policy.unit}"
+    if r.confirmed:
+        text += ", paired"
+    if r.noisy:
+        text += ", noisy"
+    if cold:
+        text += ("; no compile" if r.config["mode"] == "eager" else
+                 "; cold compile unknown" if r.cold_compile_s is None else
+                 f"; {r.cold_compile_s:.1f} s cold compile")
+    return f"{r.label} ({text})" if named else text
+
+
 def _doubt_note(leader: Ranked, doubt: list[Ranked], policy: Policy, noise: bool) -> str:
     """Which configs the evidence cannot order against the leader, and why."""
-    def shown(r: Ranked) -> str:
-        ci = policy.interval(r)
-        text = policy.figure(r)
-        if ci:
-            unit = policy.unit
-            text += f", {CONFIDENCE:.0%} CI {ci[0]:.3g}-{ci[1]:.3g} {unit}"
-        if r.confirmed:
-            text += ", paired"
-        return f"{r.label} ({text}{', noisy' if r.noisy else ''})"
-
-    others = "; ".join(shown(r) for r in doubt)
+    others = "; ".join(_shown(r, policy) for r in doubt)
     head = "undecided: noise" if noise else "undecided"
     tail = ("no pick on noisy timings: measure again on a quiet host, or run `advisor "
             "recommend --confirm`" if noise else
             f"{leader.label} stays the pick on its figure; `advisor recommend --confirm` "
             "measures them side by side")
-    return (f"{head}: the fastest, {shown(leader)}, cannot be told apart from {others} "
+    return (f"{head}: the fastest, {_shown(leader, policy)}, cannot be told apart from {others} "
             f"(within {TIE_RATIO:.0%} on unpaired figures or overlapping intervals); {tail}")
 
 
@@ -175,14 +257,15 @@ def recommend(
             source = (f"paired confirmation, {confirmation.get('rounds')} rounds; re-measured "
                       "configs: paired per-round ratios")
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
-    choice = _choose(pool, pol)
+    choice = _choose(pool, pol, baseline)
     # each note a sentence of its own
     note = " ".join(n if n.endswith(".") else n + "." for n in (choice.note, conf_note) if n)
     eager = [r for r in ranked if r.config["mode"] == "eager"]
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
         ranked=ranked, n_trials=len(records),
-        n_failed=sum(1 for r in records if r["status"] != "ok"),
+        n_failed=sum(1 for r in records if r["status"] == "failed"),
+        n_pruned=sum(1 for r in records if r["status"] == "pruned"),
         n_rejected=len(ok) - len(passed), note=note, policy=policy,
         calls_per_process=calls_per_process,
         constraints={k: v for k, v in asdict(constraints).items() if v is not None},

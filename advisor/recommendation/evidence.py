@@ -92,7 +92,7 @@ class Recommendation:
     baseline: Ranked | None
     ranked: list[Ranked] = field(default_factory=list)
     n_trials: int = 0
-    n_failed: int = 0
+    n_failed: int = 0  # status "failed" (a pruned trial is no failure: `n_pruned`)
     n_rejected: int = 0
     note: str = ""
     policy: str = "latency"
@@ -109,16 +109,25 @@ class Recommendation:
     # interleaved
     contenders: list[str] = field(default_factory=list)
     # "decided" (the leader is ahead), "tie" (a simpler config within TIE_RATIO on paired
-    # figures), "undecided" (configs the evidence cannot order; the leader stands, the note says
-    # so), "undecided: noise" (the same on noisy timings: no pick), "none" (nothing passed)
+    # figures), "equivalent" (configs the evidence cannot order, all clearly faster than eager
+    # fp32: a pick by the lower cold compile, then the simpler; the note names the rule and the
+    # others), "undecided" (configs the evidence cannot order where the choice matters; the
+    # leader stands, the note says so), "undecided: noise" (the same on noisy timings: no
+    # pick), "none" (nothing passed)
     decision: str = "none"
-    undecided: list[str] = field(default_factory=list)  # labels the leader cannot be told from
+    # labels the leader cannot be told from (under "equivalent" too: the pick may be one)
+    undecided: list[str] = field(default_factory=list)
     eager_best: Ranked | None = None  # the fastest eager config (what break-even is against)
     baseline_source: str = ""  # where the baseline figure comes from, e.g. "median of 3 trials"
+    n_pruned: int = 0  # replays stopped once proven worse than the best (advisor.records.Pruned)
+    # set by the caller while a sweep of this workload on this fingerprint still runs: the
+    # answer is provisional, from the trials finished so far ("" when none runs)
+    provisional: str = ""
 
     @property
     def leader(self) -> Ranked | None:
-        """The config with the best figure under the policy (``best`` unless a tie or noise)."""
+        """The config with the best figure under the policy (``best`` unless a tie, an
+        equivalence or noise)."""
         return self.ranked[0] if self.ranked else None
 
     @property

@@ -27,11 +27,17 @@ from typing import Any, cast
 
 from advisor import device_lock
 from advisor import settings as env_settings
-from advisor.config import EAGER_FP32, MODE_COST_ORDER, CompileConfig
+from advisor.config import CompileConfig
 from advisor.dimensions import from_params
 from advisor.errors import ConfigError, WorkloadError
 from advisor.records import Fingerprint
-from advisor.search.feed import PLAN_ATTR, Feeder, past_deadline, room_for_more
+from advisor.search.feed import (
+    PLAN_ATTR,
+    QUEUED_AT_ATTR,
+    Feeder,
+    past_deadline,
+    room_for_more,
+)
 from advisor.search.launcher import Launcher
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
@@ -40,6 +46,7 @@ from advisor.search.sweep import (
     Observer,
     QuietObserver,
     open_study,
+    prune_bar,
     record_outcome,
     screen_above_ms,
     suggest_config,
@@ -61,17 +68,10 @@ def space_of(sweep: dict[str, Any]) -> Space:
 
 
 def queue_order(space: Space) -> list[CompileConfig]:
-    """The order workers take configs in: the costliest compile modes first (longest first), so
-    that the trials running at once finish their compiles together: a measurement waits for
-    every compile in flight (advisor.device_lock), and one long compile started late holds up
-    the measurements of a whole round. The eager fp32 baseline opens the cheap eager round
-    (it costs no compile, so it would wait longest in the first round)."""
-    order = sorted(space.configs, key=lambda c: -MODE_COST_ORDER[c.mode])  # stable: by dtype
-    if EAGER_FP32 in order:
-        order.remove(EAGER_FP32)
-        first_eager = next((i for i, c in enumerate(order) if c.mode == "eager"), len(order))
-        order.insert(first_eager, EAGER_FP32)
-    return order
+    """The order a resumed budgeted sweep queues what it misses in: the space's own, cheapest
+    first (the eager fp32 baseline, then by mode cost; each autotuning config after its twin).
+    Other pooled sweeps are fed by `advisor.search.feed.Feeder`."""
+    return list(space.configs)
 
 
 def queue_missing(study: Any, space: Space, done: set[str]) -> int:
@@ -91,15 +91,17 @@ def queue_missing(study: Any, space: Space, done: set[str]) -> int:
 
 def queue_pool(store: Any, study: Any, sweeper: Any, fingerprint: dict[str, Any],
                sweep_id: int, resume: bool, slots: int) -> tuple[int, Feeder | None]:
-    """Queue a pooled sweep: a budgeted one follows its plan through a `Feeder` (whose
-    `tick` the caller calls while the workers run); a whole-space one, or a resumed one, has
-    every config still missing queued at once. Returns (configs queued, feeder or None)."""
+    """Queue a pooled sweep through a `Feeder` (whose `tick` the caller calls while the workers
+    run): cheap and likely-best first, full or budgeted; a resumed budgeted sweep has every
+    config still missing queued at once instead. Returns (configs queued, feeder or None)."""
     settings = sweeper.settings
-    if settings.budgeted and not resume:
-        feeder = Feeder(store, study, sweeper.make_plan(fingerprint), sweep_id, slots,
-                        settings.budget_s, sweeper.observer.notice)
-        return feeder.open(), feeder
-    return queue_missing(study, sweeper.space, store.config_keys_done(sweep_id)), None
+    done = store.config_keys_done(sweep_id)
+    if settings.budgeted and resume:
+        return queue_missing(study, sweeper.space, done), None
+    feeder = Feeder(store, study, sweeper.make_plan(fingerprint), sweep_id, slots,
+                    sweeper.trials_budget_s(), sweeper.observer.notice,
+                    full=not settings.budgeted, done=done)
+    return feeder.open(), feeder
 
 
 def _key(params: dict[str, Any]) -> str | None:
@@ -121,6 +123,7 @@ class Worker:
         self.observer = observer or QuietObserver()
         self.space = space_of(self.sweep)
         self.stop = threading.Event()
+        self.measured = 0  # trials this worker measured and stored (not those stopped)
 
     def check(self) -> tuple[Path, dict[str, Any]]:
         """The workload file (same source as the sweep's) and this device's fingerprint (same
@@ -156,14 +159,14 @@ class Worker:
         return path, fingerprint
 
     def run(self) -> int:
-        """Measure until the queue is empty; returns the number of trials this worker ran."""
+        """Measure until the queue is empty; returns the number of trials this worker measured
+        and stored (a trial stopped by an interrupt is not one)."""
         device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
         path, fingerprint = self.check()
         sweep_id = self.sweep["id"]
         sampler = self.sweep["settings"].get("sampler", "tpe")
         study = open_study(self.store.url, self.sweep["study_name"], seed=None,
                            heartbeat=True, sampler=sampler)
-        ran = 0
         while not self.stop.is_set():
             import optuna
 
@@ -178,7 +181,6 @@ class Worker:
                     continue
                 if plan == "sampler" and self._propose(study, path, fingerprint, sweep_id,
                                                        sampler):
-                    ran += 1
                     continue
                 if not study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),)):
                     break
@@ -201,9 +203,8 @@ class Worker:
                 study.tell(trial, state=trial_state("PRUNED"))
                 continue
             self._measure(study, trial, config, path, fingerprint, sweep_id)
-            ran += 1
         self._finish_if_done(study)
-        return ran
+        return self.measured
 
     def _propose(self, study: Any, path: Path, fingerprint: dict[str, Any], sweep_id: int,
                  sampler: str) -> bool:
@@ -250,6 +251,7 @@ class Worker:
     def _measure(self, study: Any, trial: Any, config: CompileConfig, path: Path,
                  fingerprint: dict[str, Any], sweep_id: int) -> None:
         self.observer.trial_started(config)
+        taken = time.time()
         settings = self.sweep["settings"]
         shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
         with Heartbeat(study._storage, trial._trial_id):
@@ -260,12 +262,18 @@ class Worker:
                 on_phase=self.observer.phase,
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                                 settings.get("screen")),
+                prune=prune_bar(self.store, sweep_id, config, settings),
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)
             study.tell(trial, state=trial_state("FAIL"))
             return
+        self.measured += 1
         record["fingerprint"] = record.get("fingerprint") or cast(Fingerprint, fingerprint)
+        queued = trial.user_attrs.get(QUEUED_AT_ATTR)
+        if queued is not None:  # waiting in the queue for a worker, before the trial's own phases
+            record["phases_s"] = {"queue": round(max(0.0, taken - queued), 3),
+                                  **record.get("phases_s", {})}
         best = record_outcome(self.store, study, trial, record, config, sweep_id,
                               self.sweep["settings"].get("calls_per_process"))
         self.observer.trial_finished(record, best)
@@ -358,12 +366,13 @@ class WorkerPool:
         workload file the sweep loaded; the workers check its bytes instead of importing it."""
         self.procs: list[subprocess.Popen[bytes]] = []
         self.interrupted = False
+        self.stopping = False  # `stop` was called
         self._t0 = time.monotonic()
         worker_device = "cuda" if device.startswith("cuda") else "cpu"
         for index in range(n):
             for _ in range(jobs):
                 cmd = [sys.executable, "-m", "advisor", "worker", str(sweep_id),
-                       "--device", worker_device]
+                       "--device", worker_device, "--quiet"]  # the sweep reports progress
                 env = env_settings.child_env(worker_env(index, device, jobs, n * jobs), {
                     env_settings.DB_URL: db_url,  # not on the command line: `ps` shows it
                     # trials' caches kept for the leader's warm start
@@ -395,6 +404,12 @@ class WorkerPool:
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.interrupted = True
         self.signum = getattr(self, "signum", None) or signum
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop every worker (SIGTERM): a trial it runs ends unmeasured, its config queued
+        again for a resumed sweep (the budget ended, or the user stopped the sweep)."""
+        self.stopping = True
         for p in self.procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)

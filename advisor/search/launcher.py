@@ -27,7 +27,7 @@ from typing import Any, cast
 from advisor import settings, tempdirs
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
-from advisor.records import TrialRecord, empty_record
+from advisor.records import PruneBar, TrialRecord, empty_record
 
 log = logging.getLogger(__name__)
 PHASE_PREFIX = "ADVISOR_PHASE "
@@ -56,6 +56,8 @@ class Child:
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )
         self._t0 = time.monotonic()
+        self.phases: list[tuple[str, float]] = []  # (phase, seconds since the start) as read
+        self.ended_s: float | None = None  # seconds from the start to the exit
         log.debug("child pid %d started: %s", self.proc.pid, _kind(spec))
         self._reader = threading.Thread(target=self._read, args=(on_phase,), daemon=True)
         self._reader.start()
@@ -64,8 +66,11 @@ class Child:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.decode(errors="replace").rstrip("\n")
-            if line.startswith(PHASE_PREFIX) and on_phase is not None:
-                on_phase(line[len(PHASE_PREFIX):])
+            if line.startswith(PHASE_PREFIX):
+                name = line[len(PHASE_PREFIX):]
+                self.phases.append((name, time.monotonic() - self._t0))
+                if on_phase is not None:
+                    on_phase(name)
 
     def kill(self) -> None:
         """Kill the child's whole process group (compile workers included)."""
@@ -79,6 +84,7 @@ class Child:
             self.timed_out = True
             self.kill()
             code = self.proc.wait()
+        self.ended_s = time.monotonic() - self._t0
         self.kill()  # stragglers of the group (compile workers) die with the trial
         self._reader.join(timeout=5)
         self._stderr.close()
@@ -92,9 +98,38 @@ class Child:
         data: dict[str, Any] = json.loads(self.result_path.read_text())
         return data
 
+    def phase_seconds(self) -> dict[str, float]:
+        """Where the child's time went (`phase_seconds`), once it has exited."""
+        return phase_seconds(self.phases, self.ended_s)
+
     def stderr_tail(self) -> str:
         text = self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
         return text[-STDERR_TAIL_CHARS:]
+
+
+# A trial child's phase lines (advisor.child.*), grouped into the phases a stall is read by.
+PHASE_GROUPS = {
+    "loading": "import", "preparing": "build", "reference": "build",
+    "waiting for the device": "lock wait", "compiling": "compile",
+    "measuring": "measure", "profiling": "measure", "replaying": "measure",
+}
+PHASE_ORDER = ("queue", "start", "import", "build", "lock wait", "compile", "measure")
+
+
+def phase_seconds(phases: list[tuple[str, float]], ended_s: float | None) -> dict[str, float]:
+    """Seconds per phase from a child's phase lines (name, seconds since its start, as read),
+    in `PHASE_ORDER`: ``start`` until its first line (the interpreter and advisor's imports),
+    then each line's group (`PHASE_GROUPS`; another name stands for itself) until the next
+    line or the exit (``ended_s``; unknown: the last phase is left out)."""
+    out: dict[str, float] = {}
+    marks = [("start", 0.0), *phases]
+    for (name, at), (_, until) in zip(marks, [*marks[1:], ("end", ended_s)], strict=True):
+        if until is None:
+            continue
+        group = PHASE_GROUPS.get(name, name)
+        out[group] = out.get(group, 0.0) + max(0.0, until - at)
+    ordered = {k: out.pop(k) for k in PHASE_ORDER if k in out}
+    return {k: round(v, 3) for k, v in {**ordered, **out}.items()}
 
 
 def _kind(spec: dict[str, Any]) -> str:
@@ -191,10 +226,13 @@ class Launcher:
             shapes: list[dict[str, Any]] | None = None, *, measure_warm: bool = True,
             policy: dict[str, Any] | None = None,
             on_phase: Callable[[str], None] | None = None,
-            screen_above_ms: float | None = None) -> TrialRecord:
+            screen_above_ms: float | None = None,
+            prune: PruneBar | None = None) -> TrialRecord:
         """Run one trial and return its record (see advisor.records); never raises for the trial.
         `screen_above_ms`: cut the measurement short when a first short one is above it (the
-        config is clearly dominated; see TrialRun._screen); such a trial skips the warm start."""
+        config is clearly dominated; see TrialRun._screen); such a trial skips the warm start.
+        `prune`: a replay stops serving once its process-life cost is proven above this bar
+        (advisor.search.sweep.prune_bar; status "pruned", no warm start)."""
         spec: dict[str, Any] = {
             "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(),
@@ -204,6 +242,7 @@ class Launcher:
             "trial_uuid": str(uuid.uuid4()),
             "started_at": now_iso(),
             "screen_above_ms": screen_above_ms,
+            "prune": prune,
         }
         if self.cache_root is not None:
             workdir = self.cache_root / str(spec["trial_uuid"])
@@ -323,6 +362,7 @@ class Launcher:
         code = child.wait(self.timeout_s)
         record = cast("TrialRecord | None", child.result())  # what advisor.child.trial wrote
         if record is not None and not self._interrupted:
+            record["phases_s"] = child.phase_seconds()
             if record.get("device_wait_s"):
                 log.debug("trial %s waited %.1f s for the device lock", spec["trial_uuid"],
                           record["device_wait_s"])
@@ -337,6 +377,7 @@ class Launcher:
             "started_at": spec["started_at"], "status": "failed", "failure_reason": reason,
             "error_tail": (message + "\n" + child.stderr_tail()).strip(),
         })
+        fallback["phases_s"] = child.phase_seconds()  # where a stalled trial's time went
         return fallback
 
     def _warm(self, spec: dict[str, Any], workdir: Path,

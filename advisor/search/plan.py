@@ -1,7 +1,7 @@
 """The order a budgeted sweep tries configs in, each with the reason it comes when it does.
 
-First the fleet's best configs for this workload (`advisor.search.neighbours`), then the eager fp32
-baseline (the correctness oracle, whose profile the priors read), then the share of the space
+First the eager fp32 baseline (the correctness oracle, whose profile the priors read), then the
+fleet's best configs for this workload (`advisor.search.neighbours`), then the share of the space
 the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes.
 Without
 priors (``priors=False``) only the baseline is queued and the sampler does the rest. Pure: the
@@ -44,10 +44,10 @@ class Plan:
         self.quota = math.ceil(PRIOR_SHARE * len(space)) if priors else 0
 
     def opening(self) -> list[Step]:
-        """What runs before the baseline's profile is known: the fleet's picks, the baseline."""
-        steps = [Step(p.config, p.reason) for p in self.fleet]
-        if EAGER_FP32 in self.space.configs and all(s.config != EAGER_FP32 for s in steps):
-            steps.append(Step(EAGER_FP32, BASELINE_REASON))
+        """What runs before the baseline's profile is known: the baseline (the correctness
+        oracle, cheap, and what every speedup is measured against), then the fleet's picks."""
+        steps = [Step(EAGER_FP32, BASELINE_REASON)] if EAGER_FP32 in self.space.configs else []
+        steps += [Step(p.config, p.reason) for p in self.fleet if p.config != EAGER_FP32]
         return steps[:self.cap]
 
     def ranked(self, records: Iterable[dict[str, Any]], exclude: set[str]) -> list[Step]:

@@ -5,24 +5,27 @@ can be resumed and `optuna-dashboard <url>` can open it. The eager fp32 baseline
 When the space fits the trial budget every config is measured (in order, cheapest first);
 otherwise Optuna's TPE picks the next config. Objective: steady-state median latency; a trial
 that fails correctness or quality is infeasible (an Optuna constraint); a failed trial is stored
-with its reason and the sweep goes on. SIGINT/SIGTERM kill the running trial, keep every finished
-one and mark the sweep interrupted; `resume=True` continues it without re-running a config.
-Once the trials are done, the leader and the configs near it are re-measured side by side in one
-child, and a second process compiling from the recommended config's kept cache measures its warm
-start (every compiled config's with ``warm_all``): beside that re-measurement for the leader,
-after it when the re-measurement picks another config.
+with its reason and the sweep goes on; a replay proven worse than the best finished one stops
+early (`prune_bar`) and is stored with its bound, told PRUNED. SIGINT/SIGTERM kill the running
+trial, keep every finished one and mark the sweep interrupted; `resume=True` continues it
+without re-running a config. Once the trials are done, the leader and the configs near it are
+re-measured side by side in one child, and a second process compiling from the recommended
+config's kept cache measures its warm start (every compiled config's with ``warm_all``): beside
+that re-measurement for the leader, after it when the re-measurement picks another config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol, cast
 
 from advisor import device_lock, dimensions
@@ -31,13 +34,14 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommendation import Recommendation, deciding_ms
 from advisor.recommendation.answers import answer
-from advisor.records import Confirmation, Fingerprint, TrialRecord, WorkloadInfo
+from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, make_sampler, sampler_reason
 from advisor.search.space import Space
 from advisor.search.spill import spill_dir, store_spilled, store_trial
+from advisor.serving import DEFAULT_CALLS_PER_PROCESS, decides
 from advisor.workload import LoadedWorkload
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,14 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 # refreshes the sweep row's heartbeat every $ADVISOR_SWEEP_HEARTBEAT_S; readers report a running
 # sweep without one for $ADVISOR_SWEEP_DEAD_AFTER_S as dead (advisor.settings).
 SCREEN_FACTOR = 1.5
+# A replay is stopped (status "pruned") once its process-life cost is proven above (1 + this) x
+# the best finished trial's so far (`prune_bar`): a slack for the noise between two processes'
+# start-ups and new-shape compiles (docs/shapes.md, "Replays pruned honestly").
+PRUNE_MARGIN = 0.10
+# A budget is the time the user waits, the steps after the trials included: trials stop starting
+# once less than this share of it is left (when those steps are due), and every step after the
+# trials runs only in what is left of it.
+AFTER_TRIALS_SHARE = 0.2
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 ALONE_LEADERS = 3  # ranked configs a pooled sweep serves again alone (advisor.serving.served)
 
@@ -129,6 +141,11 @@ class SweepOutcome:
     fingerprint: dict[str, Any]
     study_name: str
     signum: int | None = None  # the signal that interrupted it (exit code 128 + signum)
+    # what the answer rests on without: configs of the space not measured and steps not run,
+    # and why (the budget ended, the user stopped it); empty when nothing was left out
+    unmeasured: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    stopped_by: str = ""  # "budget" | "interrupt" | ""
 
 
 def trial_params(config: CompileConfig, space: Space) -> dict[str, Any]:
@@ -230,6 +247,9 @@ class Sweeper:
         self.signum: int | None = None  # the signal that interrupted the sweep
         self.plan: Plan | None = None  # a budgeted sweep's order, set when it runs
         self._sweep_id = 0
+        self.deadline: float | None = None  # time.monotonic() when a budget ends
+        self.budget_ended = False  # a trial or step was cut short (or skipped) by the budget
+        self.left_out: list[str] = []  # steps after the trials that the budget left out
 
     # -- set-up ---------------------------------------------------------------------------
     def _workload_dict(self) -> WorkloadInfo:
@@ -298,11 +318,13 @@ class Sweeper:
         self.observer.started(sweep_id, planned, len(done & set(self.space.keys())),
                               self.settings.budget_s)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        started = time.monotonic()
+        self.start_budget()
         beating = Heartbeat(self.store, sweep_id).start()
         try:
             for config, trial in self._next_configs(study, done, planned):
-                if self._over_budget(started):
+                if self._over_budget():
+                    self.budget_ended = True
+                    trial.set_user_attr("skipped", "the budget ended")
                     study.tell(trial, state=trial_state("FAIL"))
                     break
                 record = self._run_one(config, fingerprint, sweep_id, trial, study)
@@ -333,19 +355,87 @@ class Sweeper:
         # confirmation.
         rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         failed = ""
-        if status == "finished":
-            _, failed = self._confirm_leaders(rec, records, fingerprint)
+        confirming = (self.settings.confirm_leaders and self.settings.traffic is None
+                      and rec.baseline is not None and len(rec.contenders) >= 2)
+        if status == "finished" and self._step_due("the leaders' side-by-side re-measurement",
+                                                   confirming):
+            with self._bounded():
+                _, failed = self._confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
             rec = answer(self.store, name, fp_hash, calls_per_process=calls)
-        if status == "finished" and startups_shared and self._serve_alone(rec, records):
-            records = self.store.trials(sweep_id=sweep_id)
-            rec = answer(self.store, name, fp_hash, calls_per_process=calls)
-        if status == "finished" and self._warm_start(rec, records):
-            records = self.store.trials(sweep_id=sweep_id)
-            rec = answer(self.store, name, fp_hash, calls_per_process=calls)
+        if status == "finished" and startups_shared and self._step_due(
+                "the leaders' serving processes alone", self.settings.traffic is not None):
+            with self._bounded():
+                served = self._serve_alone(rec, records)
+            if served:
+                records = self.store.trials(sweep_id=sweep_id)
+                rec = answer(self.store, name, fp_hash, calls_per_process=calls)
+        if status == "finished" and self._step_due(
+                "the warm start", self._warm_start_due(rec, records) is not None):
+            with self._bounded():
+                warmed = self._warm_start(rec, records)
+            if warmed:
+                records = self.store.trials(sweep_id=sweep_id)
+                rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
-        return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name)
+        stored = {r["config_key"] for r in records}
+        unmeasured = [c.label for c in self.space.configs if c.key not in stored]
+        stopped_by = ("interrupt" if self.interrupted else
+                      "budget" if self.budget_ended or self.left_out else "")
+        return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name,
+                            unmeasured=unmeasured if stopped_by or self.settings.budgeted
+                            else [], left_out=list(self.left_out), stopped_by=stopped_by)
+
+    # -- the budget -------------------------------------------------------------------------
+    def start_budget(self) -> None:
+        """Start the budget's clock (a sweep without one has no deadline)."""
+        if self.settings.budget_s is not None:
+            self.deadline = time.monotonic() + self.settings.budget_s
+
+    def time_left(self) -> float | None:
+        """Seconds left of the budget (None: no budget)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def trials_budget_s(self) -> float | None:
+        """Seconds of the budget the trials may start in (the rest is the steps' after them:
+        `AFTER_TRIALS_SHARE`, when any is due); None: no budget."""
+        budget = self.settings.budget_s
+        if budget is None:
+            return None
+        after = self.settings.confirm_leaders or self.settings.measure_warm
+        return budget * (1 - AFTER_TRIALS_SHARE) if after else budget
+
+    def _over_budget(self) -> bool:
+        """No more trials: what is left of the budget is the steps' after the trials (their
+        share, `AFTER_TRIALS_SHARE`, when any is due), or nothing is left."""
+        left, trials = self.time_left(), self.trials_budget_s()
+        if left is None or trials is None or self.settings.budget_s is None:
+            return False
+        return left <= self.settings.budget_s - trials
+
+    def _step_due(self, what: str, wanted: bool) -> bool:
+        """Whether a step after the trials runs: wanted, and some budget is left (a step the
+        budget leaves out is named in the outcome's ``left_out``)."""
+        if not wanted or self.interrupted:
+            return False
+        left = self.time_left()
+        if left is not None and left <= 1.0:
+            self.left_out.append(what)
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """The children started inside end with the budget (their time limit: what is left)."""
+        left = self.time_left()
+        own = self.launcher.timeout_s
+        if left is not None:
+            self.launcher.timeout_s = max(1.0, min(own, left))
+        try:
+            yield
+        finally:
+            self.launcher.timeout_s = own
 
     def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
                          fingerprint: dict[str, Any]) -> tuple[Confirmation | None, str]:
@@ -480,10 +570,6 @@ class Sweeper:
         self.signum = self.signum or signum
         self.launcher.kill()
 
-    def _over_budget(self, started: float) -> bool:
-        budget = self.settings.budget_s
-        return budget is not None and time.monotonic() - started >= budget
-
     def make_plan(self, fingerprint: dict[str, Any]) -> Plan:
         """A budgeted sweep's order (advisor.search.plan), the fleet's picks looked up first; says
         which configs the fleet contributed."""
@@ -495,7 +581,7 @@ class Sweeper:
                       ", ".join(p.config.label for p in picks) or "no neighbour measured it")
         for pick in picks:
             self.observer.notice(f"warm start from the fleet: {pick.config.label} queued "
-                                 f"first ({pick.reason})")
+                                 f"right after the baseline ({pick.reason})")
         return Plan(self.space, self.settings.device, picks, self.settings.priors,
                     self.settings.n_trials)
 
@@ -556,16 +642,22 @@ class Sweeper:
     def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
                  trial: Any, study: Any) -> TrialRecord | None:
         self.observer.trial_started(config)
-        record = self.launcher.run(
-            self.loaded.path, config, self.settings.device, self.shapes(),
-            measure_warm=self.settings.measure_warm and self.settings.warm_all,
-            policy=self.settings.policy,
-            on_phase=self.observer.phase,
-            screen_above_ms=screen_above_ms(self.store, sweep_id, config,
-                                            self.settings.screen),
-        )
-        if self.interrupted:
-            trial.set_user_attr("interrupted", True)
+        left = self.time_left()
+        with self._bounded():  # a trial ends with the budget, at the latest
+            record = self.launcher.run(
+                self.loaded.path, config, self.settings.device, self.shapes(),
+                measure_warm=self.settings.measure_warm and self.settings.warm_all,
+                policy=self.settings.policy,
+                on_phase=self.observer.phase,
+                screen_above_ms=screen_above_ms(self.store, sweep_id, config,
+                                                self.settings.screen),
+                prune=prune_bar(self.store, sweep_id, config, self.settings),
+            )
+        cut = (left is not None and left < self.settings.timeout_s
+               and record.get("failure_reason") == "timeout")
+        if self.interrupted or cut:  # stopped, not measured: nothing stored, Optuna told so
+            self.budget_ended = self.budget_ended or cut
+            trial.set_user_attr("interrupted" if self.interrupted else "budget_ended", True)
             study.tell(trial, state=trial_state("FAIL"))
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
@@ -595,6 +687,25 @@ def screen_above_ms(store: Any, sweep_id: int, config: CompileConfig,
     best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed") and not r.get("screened_out")]
     return factor * min(best) if best else None
+
+
+def prune_bar(store: Any, sweep_id: int, config: CompileConfig,
+              settings: SweepSettings | Mapping[str, Any]) -> PruneBar | None:
+    """The bar a replay trial is stopped at (advisor.child.replay): `PRUNE_MARGIN` above the
+    best process-life cost among the sweep's finished trials (status ok, passed, their replay
+    priced as a serving process of `calls_per_process` requests: `deciding_ms`). None: the
+    sweep replays no traffic, no such trial finished yet, or the eager fp32 baseline (always
+    measured in full: every speedup is against it). `settings`: the sweep's, or as stored."""
+    get = settings.get if isinstance(settings, Mapping) else partial(getattr, settings)
+    if not get("traffic") or config == EAGER_FP32:
+        return None
+    calls = get("calls_per_process") or DEFAULT_CALLS_PER_PROCESS
+    best = [deciding_ms(r, calls) for r in store.trials(sweep_id=sweep_id)
+            if r["status"] == "ok" and r.get("passed") and decides(r.get("replay"))]
+    if not best:
+        return None
+    return {"above_ms": (1 + PRUNE_MARGIN) * min(best), "calls_per_process": calls,
+            "margin": PRUNE_MARGIN}
 
 
 def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool = False,
@@ -632,8 +743,10 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
 
 def fail_orphans(study: Any) -> int:
     """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
-    is gone; a resumed sweep measures those configs again); returns how many."""
-    running = study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),))
+    is gone; a resumed sweep measures those configs again) or queued (WAITING: the resumed run
+    queues afresh, so that no config is taken twice); returns how many."""
+    running = study.get_trials(deepcopy=False,
+                               states=(trial_state("RUNNING"), trial_state("WAITING")))
     for trial in running:
         study._storage.set_trial_user_attr(trial._trial_id, "orphaned", True)
         study._storage.set_trial_state_values(trial._trial_id, state=trial_state("FAIL"))
@@ -653,6 +766,11 @@ def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
     if record["status"] == "ok":
         set_constraints(study, trial, accuracy=0.0 if record["passed"] else 1.0)
         study.tell(trial, deciding_ms(record, calls_per_process))
+    elif record["status"] == "pruned":  # proven worse than the best: Optuna's PRUNED, no value
+        pruned = record["pruned"]
+        trial.set_user_attr("pruned_lower_bound_ms", pruned["lower_bound_ms"])
+        trial.set_user_attr("pruned_reason", pruned["reason"])
+        study.tell(trial, state=trial_state("PRUNED"))
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
         study.tell(trial, state=trial_state("FAIL"))

@@ -10,10 +10,11 @@ st.caption(
     "What `advisor recommend` says for each workload on each device and software stack (the "
     "same function every surface calls): each config's figure pools all its full trials "
     "(paired confirmation first), a simpler config wins only a tie on paired figures within "
-    "2%, and configs the evidence cannot order are *undecided* (*undecided: noise* on noisy "
-    "timings: no pick). Every speedup is against the baseline figure named in its row; "
-    "break-even is against the fastest eager config of the same stack. A row is *stale* when "
-    "its device model has since been measured with another stack."
+    "2%, configs the evidence cannot order are *equivalent* when all clearly beat eager fp32 "
+    "(the lower cold compile, then the simpler, is picked), else *undecided* (*undecided: "
+    "noise* on noisy timings: no pick). Every speedup is against the baseline figure named in "
+    "its row; break-even is against the fastest eager config of the same stack. A row is "
+    "*stale* when its device model has since been measured with another stack."
 )
 
 recs = data.recommendations(url)
@@ -57,6 +58,8 @@ noisy = shown[shown["decision"] == "undecided: noise"]
 if not noisy.empty:
     names = ", ".join(f"{r.workload} on {r.device}" for r in noisy.itertuples())
     st.warning(f"Undecided on noisy timings (no pick): {names}. Measure again on a quiet host.")
+for r in shown[shown["decision"] == "equivalent"].itertuples():
+    st.info(f"{r.workload} on {r.device}: {r.note}", icon=":material/balance:")
 nothing = shown[shown["config"].isna()]
 if not nothing.empty:
     names = ", ".join(f"{r.workload} on {r.device}" for r in nothing.itertuples())

@@ -163,6 +163,33 @@ def test_invalid_records_are_refused_whole(
     assert store.trials() == []
 
 
+def test_a_pruned_trial_round_trips_with_its_bound_and_no_figure(
+    store: ResultStore, make: SimpleNamespace
+) -> None:
+    """A replay stopped once proven worse (advisor.records.Pruned): its bound kept (the JSON
+    column), no measured figure, counted apart from failures."""
+    sweep_id = _sweep(store, make)
+    sweep_uuid = store.get_sweep(sweep_id)["uuid"]
+    stopped = {**make.record(2, status="failed"), "status": "pruned", "failure_reason": None,
+               "error_tail": None, "cold_compile_s": 17.25, "method": "cuda_events",
+               "pruned": {"lower_bound_ms": 9.875, "above_ms": 1.1, "requests_served": 12,
+                          "requests_total": 300, "calls_per_process": 10_000,
+                          "reason": "after 12 of 300 requests ... above 1.1 ms"}}
+    store.add_trials([make.record(1), stopped], sweep_id)
+    assert store.trials(status="pruned") == [make.stored(stopped, sweep_id, sweep_uuid)]
+    sweep = store.get_sweep(sweep_id)
+    assert (sweep["n_trials"], sweep["n_ok"], sweep["n_failed"], sweep["n_pruned"]) == (2, 1, 0, 1)
+    (group,) = store.group_summaries()
+    assert (group["n_failed"], group["n_pruned"]) == (0, 1)
+    assert stopped["config_key"] in store.config_keys_done(sweep_id)
+    fresh = "00000000-0000-4000-8000-000000000099"
+    for change, message in (({"median_ms": 1.5}, "no median_ms"),
+                            ({"pruned": None}, "pruned.lower_bound_ms")):
+        with pytest.raises(StoreError, match=message):
+            store.add_trial({**stopped, "trial_uuid": fresh, **change}, sweep_id)
+    assert len(store.trials()) == 2  # nothing written by the refusals
+
+
 def test_sweeps_open_count_and_finish(store: ResultStore, make: SimpleNamespace) -> None:
     fp = make.fingerprint(1)
     sweep_id = _sweep(store, make, make.workload("reranker"), fp)

@@ -154,6 +154,46 @@ def test_more_shapes_than_the_recompile_limit_is_an_eager_fallback(
     assert {"recompile_limit", "eager_fallback"} <= {f["flag"] for f in replay["flags"]}
 
 
+def test_a_replay_proven_above_the_sweeps_bar_stops_with_its_bound(
+    novel_csv: Path, fast_env: None
+) -> None:
+    """The sweep's bar (advisor.search.sweep.prune_bar) set below anything a process can cost:
+    the start-up alone (a real compile) proves the config above it, so the stream stops before
+    its first request, and the record keeps the bound it proved and no figure."""
+    traffic = load_traffic(novel_csv, ["batch", "seq"])
+    bar = {"above_ms": 1e-6, "calls_per_process": 10, "margin": 0.1}
+    record = Launcher(timeout_s=300).run(
+        TINY_SEQ, CompileConfig(dynamic="false"), "cpu", traffic.to_spec(), measure_warm=True,
+        prune=bar,
+    )
+    assert record["status"] == "pruned", record["error_tail"]
+    pruned = record["pruned"]
+    assert (pruned["requests_served"], pruned["requests_total"]) == (0, 60)
+    assert pruned["above_ms"] == 1e-6 and pruned["calls_per_process"] == 10
+    # start-up over a 10-request process: the start-up's wall time holds its compile
+    assert pruned["lower_bound_ms"] > pruned["above_ms"]
+    assert pruned["lower_bound_ms"] * 10 / 1000 >= record["cold_compile_s"] > 0
+    assert pruned["reason"].startswith("after 0 of 60 requests")
+    # never a figure it did not earn; no warm start, no accuracy, no replay figures
+    assert record["median_ms"] is None and record["p99_ms"] is None
+    assert record["passed"] is None and record["warm_compile_s"] is None
+    assert record["failure_reason"] is None and "replay" not in record
+
+
+def test_a_replay_under_the_sweeps_bar_is_measured_in_full(
+    requests_csv: Path, fast_env: None
+) -> None:
+    """A bar no process of the trace reaches: checked before every request, never crossed."""
+    traffic = load_traffic(requests_csv, ["batch", "seq"])
+    bar = {"above_ms": 1e9, "calls_per_process": 10, "margin": 0.1}
+    record = Launcher(timeout_s=300).run(
+        TINY_SEQ, CompileConfig(mode="eager"), "cpu", traffic.to_spec(), measure_warm=False,
+        prune=bar,
+    )
+    assert record["status"] == "ok" and "pruned" not in record, record["error_tail"]
+    assert record["replay"]["stream"]["requests"] == 60 and record["median_ms"] > 0
+
+
 def test_on_a_long_tail_the_pick_moves_to_buckets(
     tmp_path: Path, fast_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

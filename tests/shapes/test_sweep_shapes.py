@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor import units
 from advisor.db.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +97,10 @@ def test_a_sweep_compares_strategies_on_one_trace(tmp_path: Path) -> None:
         "--device",
         "cpu",
         "--no-warm",
+        # a process so long that no compiled start-up proves a strategy worse than eager's
+        # (advisor.search.sweep.prune_bar): every strategy is measured in full
+        "--calls-per-process",
+        "1000000000",
         "--json",
         "--db",
         url,
@@ -196,3 +201,47 @@ def test_a_pooled_sweep_serves_its_leaders_again_alone(tmp_path: Path) -> None:
             process_life_ms(replay, DEFAULT_CALLS_PER_PROCESS), rel=1e-9)
         trials_own = {**replay, "stream": {k: v for k, v in stream.items() if k != "alone"}}
         assert ranked["median_ms"] != process_life_ms(trials_own, DEFAULT_CALLS_PER_PROCESS)
+
+
+@pytest.mark.slow
+def test_a_sweep_prunes_a_replay_proven_worse_than_its_best(tmp_path: Path) -> None:
+    """The eager baseline finishes first; over a 100-request process it costs well under a
+    millisecond a request. The compiled config's start-up alone (a compile of seconds, over 100
+    requests) proves it above that bar plus the margin: its stream stops before its first
+    request, Optuna is told PRUNED, the store keeps its bound, and every surface says so."""
+    import optuna
+
+    from advisor.search.sweep import PRUNE_MARGIN
+    from advisor.serving import process_life_ms
+
+    rows = ("2,5\n" * 4 + "2,7\n" * 3 + "2,30\n") * 15
+    (tmp_path / "requests.csv").write_text("batch,seq\n" + rows)
+    url = f"sqlite:///{tmp_path / 'sweep.sqlite'}"
+    result = advisor("sweep", TINY_SEQ, "--traffic", "requests.csv", "--modes", "eager,default",
+                     "--dtypes", "fp32", "--device", "cpu", "--jobs", "1", "--no-warm",
+                     "--calls-per-process", "100", "--json", "--db", url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout)
+    trials = {t["config_key"]: t for t in outcome["trials"]}
+    eager, compiled = trials["eager/fp32"], trials["default/fp32/graphbreaks-ok/dynamic-auto"]
+    assert eager["status"] == "ok", eager["error_tail"]
+    assert compiled["status"] == "pruned", compiled["error_tail"]
+    pruned = compiled["pruned"]
+    assert pruned["above_ms"] == pytest.approx(
+        (1 + PRUNE_MARGIN) * process_life_ms(eager["replay"], 100), rel=1e-9)
+    assert pruned["requests_served"] == 0 and pruned["requests_total"] == 60
+    assert pruned["lower_bound_ms"] > pruned["above_ms"] and compiled["median_ms"] is None
+    rec = outcome["recommendation"]
+    assert rec["best"]["config"]["mode"] == "eager"
+    assert (rec["n_failed"], rec["n_pruned"]) == (0, 1)
+    text = f"pruned: at least {units.duration_ms(pruned['lower_bound_ms'])} a request"
+    assert text in result.stderr  # the sweep's progress line
+
+    study = optuna.load_study(study_name=outcome["study_name"], storage=url)
+    (stopped,) = [t for t in study.trials if t.params.get("mode") == "default"]
+    assert stopped.state == optuna.trial.TrialState.PRUNED and stopped.value is None
+    assert stopped.user_attrs["pruned_lower_bound_ms"] == pruned["lower_bound_ms"]
+
+    shown = advisor("show", str(outcome["sweep_id"]), "--db", url, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "pruned: at least" in shown.stdout and "1 pruned" in shown.stdout

@@ -1,6 +1,6 @@
 """A budgeted sweep's warm start from the fleet, for real: a database holding another
 fingerprint's results for the same workload file makes a sweep try that fingerprint's best config
-first, and say so; --no-priors leaves it alone."""
+first after the eager fp32 baseline, and say so; --no-priors leaves it alone."""
 
 from __future__ import annotations
 
@@ -48,13 +48,13 @@ def test_the_fleets_best_for_the_same_workload_is_tried_first(
     ours = json_out(done)
     assert ours["fingerprint"]["fingerprint_hash"] != fleet[1]["fingerprint"]["fingerprint_hash"]
     label = CompileConfig.from_dict(their_best).label
-    assert f"warm start from the fleet: {label} queued first" in done.stderr
+    assert f"warm start from the fleet: {label} queued right after the baseline" in done.stderr
     assert "same device, another stack" in done.stderr
     with open_store(url) as store:
         mine = sorted(store.trials(sweep_id=ours["sweep_id"]), key=lambda r: r["started_at"])
-    assert mine[0]["config"] == their_best
-    assert mine[0]["tried_because"].startswith("fleet: best on ")
-    assert mine[1]["config_key"] == EAGER_FP32.key
+    assert mine[0]["config_key"] == EAGER_FP32.key  # the oracle first, then the fleet's best
+    assert mine[1]["config"] == their_best
+    assert mine[1]["tried_because"].startswith("fleet: best on ")
 
 
 def test_no_priors_leaves_the_fleet_alone(tmp_path: Path,

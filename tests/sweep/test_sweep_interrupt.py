@@ -74,7 +74,10 @@ def _interrupt(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert code == 128 + signum, (tmp_path / "err.txt").read_text()  # 130 Ctrl-C, 143 SIGTERM
+    err = (tmp_path / "err.txt").read_text()
+    assert code == 128 + signum, err  # 130 Ctrl-C, 143 SIGTERM
+    # the answer the finished trials support is printed, with what it rests on without
+    assert "advisor: the sweep was stopped; not measured: " in err
     assert marked_processes(marker) == []
     interrupted = json.loads((tmp_path / "out.json").read_text())
     assert interrupted["status"] == "interrupted"
@@ -116,3 +119,23 @@ def test_sigint_then_resume_measures_every_config_once(tmp_path: Path) -> None:
 
 def test_sigterm_interrupts_the_same_way(tmp_path: Path) -> None:
     _interrupt(tmp_path, signal.SIGTERM)  # resuming is the same code path as after SIGINT
+
+
+HANGS = Path(__file__).resolve().parents[1] / "workloads" / "hangs.py"
+
+
+def test_a_trial_still_running_when_the_budget_ends_is_cut_and_the_sweep_answers(
+        tmp_path: Path) -> None:
+    # The baseline never returns: the budget, not the per-trial timeout (900 s), ends it.
+    url = sqlite_url(tmp_path / "a.db")
+    done = advisor("sweep", HANGS, "--db", url, "--modes", "eager", "--budget", "15s",
+                   "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
+    out = json_out(done)
+    assert out["status"] == "finished" and out["stopped_by"] == "budget", done.stderr
+    assert out["unmeasured"] == ["fp32 + eager"]
+    assert "the budget ended; not measured: 1 of 1 configs (fp32 + eager)" in done.stderr
+    assert out["trials"] == []  # cut, not measured: no failure stored for the config
+    assert done.returncode == 1  # nothing ran and passed: said so, exit 1
+    study = optuna.load_study(study_name=out["study_name"], storage=url)
+    (trial,) = study.get_trials()
+    assert trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs["budget_ended"]

@@ -42,11 +42,14 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     (confirmation,) = confirmations
     # The decision follows the rule on the paired figures, whichever way load moved them (the
     # twins are 0% apart by construction; eager is only ~5% behind, which load can erase): the
-    # pick is the simplest confirmed config within the tie ratio of the fastest, or the fastest.
+    # pick is the simplest confirmed config within the tie ratio of the fastest, or the fastest,
+    # or, when equivalent, one the fastest cannot be told from (the lower cold compile).
     paired = {e["config_key"]: e["median_ms"] for e in confirmation["entries"]}
     fastest = min(paired.values())
     pick = CompileConfig.from_dict(rec["best"]["config"]).key
-    assert rec["best"]["confirmed"] and paired[pick] <= fastest * (1 + TIE_RATIO)
+    assert rec["best"]["confirmed"]
+    assert paired[pick] <= fastest * (1 + TIE_RATIO) or (
+        rec["decision"] == "equivalent" and rec["best"]["label"] in rec["undecided"])
     if rec["decision"] == "decided":
         assert paired[pick] == fastest
     assert confirmation["status"] == "ok"

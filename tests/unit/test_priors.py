@@ -154,13 +154,14 @@ def _pick(config: CompileConfig) -> FleetPick:
     return FleetPick(config, "f" * 16, "same device, another stack", "NVIDIA H200", 0.5)
 
 
-def test_plan_opens_with_the_fleet_then_the_baseline() -> None:
+def test_plan_opens_with_the_baseline_then_the_fleet() -> None:
+    # the baseline first: the correctness oracle, cheap, and what every speedup is against
     fleet = _pick(CompileConfig(mode="reduce-overhead", dtype="fp16"))
     plan = Plan(GPU_SPACE, "cuda", [fleet], priors=True, n_trials=5)
     steps = plan.opening()
-    assert [s.config for s in steps] == [fleet.config, EAGER_FP32]
-    assert steps[0].reason.startswith("fleet: best on NVIDIA H200 (same device, another stack")
-    assert steps[1].reason == BASELINE_REASON
+    assert [s.config for s in steps] == [EAGER_FP32, fleet.config]
+    assert steps[0].reason == BASELINE_REASON
+    assert steps[1].reason.startswith("fleet: best on NVIDIA H200 (same device, another stack")
     assert plan.quota == math.ceil(PRIOR_SHARE * len(GPU_SPACE)) and plan.cap == 5
 
 

@@ -8,7 +8,9 @@ from advisor.serving import (
     decides,
     flags,
     late_new_shapes_ms,
+    process_life_lower_bound_ms,
     process_life_ms,
+    pruned_text,
     startup_s,
 )
 
@@ -84,3 +86,40 @@ def test_new_shapes_inside_a_bucket_grid_stop_when_its_buckets_are_met() -> None
     message = next(f["message"] for f in flags(bucketed, cudagraphs=True, compiled=True)
                    if f["flag"] == "new_shapes_persist")
     assert message.endswith("inside the buckets' grid at most 3 more")
+
+
+def test_the_lower_bound_is_start_up_and_the_requests_paid_over_the_process() -> None:
+    # STREAM's start-up is 1 s; after 2 requests (100 + 2 ms) of a 10,000-request process
+    assert process_life_lower_bound_ms(1.0, [100.0, 2.0], 10_000) == pytest.approx(1102 / 10_000)
+    # nothing served yet: the start-up alone
+    assert process_life_lower_bound_ms(1.0, [], 4) == pytest.approx(250.0)
+    # a process shorter than what was paid counts its first `calls` requests only
+    assert process_life_lower_bound_ms(1.0, [100.0, 2.0, 2.0, 2.0], 3) == pytest.approx(
+        (1000 + 104) / 3)
+    with pytest.raises(ValueError):
+        process_life_lower_bound_ms(1.0, [1.0], 0)
+
+
+@pytest.mark.parametrize("calls", [1, 3, 6, 7, 10_000])
+@pytest.mark.parametrize("replay", [
+    REPLAY,
+    {**REPLAY, "stream": {**STREAM, "bounded_new_shape": [4], "grid_left": 0}},
+    {**REPLAY, "mean_ms": 0.0},
+])
+def test_the_lower_bound_never_exceeds_the_process_life_cost(replay: dict, calls: int) -> None:
+    """At every point of the stream the bound is at most what the full stream is priced at
+    (and reaches it once the whole stream is paid, when the process ends with it)."""
+    stream, life = replay["stream"], process_life_ms(replay, calls)
+    assert life is not None
+    costs = stream["per_request_ms"]
+    bounds = [process_life_lower_bound_ms(stream["startup_s"], costs[:k], calls)
+              for k in range(len(costs) + 1)]
+    assert all(b <= life + 1e-12 for b in bounds)
+    assert bounds == sorted(bounds)  # paying more never lowers it
+    if calls <= len(costs):
+        assert bounds[-1] == pytest.approx(life)
+
+
+def test_a_pruned_trial_reads_as_its_bound_never_a_figure() -> None:
+    assert pruned_text({"lower_bound_ms": 12.34}) == "pruned: at least 12.3 ms a request"
+    assert pruned_text({"lower_bound_ms": 0.5}) == "pruned: at least 0.500 ms a request"

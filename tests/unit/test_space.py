@@ -194,14 +194,16 @@ def test_parse_list_refuses_an_empty_list(text: str) -> None:
         parse_list(text)
 
 
-def test_workers_take_the_costliest_compiles_first_and_the_baseline_with_eager():
+def test_a_resumed_pool_queues_cheapest_first_the_baseline_at_the_front():
     from advisor.search.fleet import queue_order
+    from advisor.search.priors import twin_of
 
     space = build_space(("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])
     order = queue_order(space)
     assert sorted(order, key=lambda c: c.key) == sorted(space.configs, key=lambda c: c.key)
     costs = [MODE_COST_ORDER[c.mode] for c in order]
-    assert costs == sorted(costs, reverse=True)
-    assert order[0].mode == "max-autotune" and order[-1].mode == "eager"
-    eager = [c for c in order if c.mode == "eager"]
-    assert eager[0] == EAGER_FP32 and len(eager) == 2  # the baseline opens the eager round
+    assert costs == sorted(costs)
+    assert order[0] == EAGER_FP32 and order[-1].mode == "max-autotune"
+    for i, config in enumerate(order):
+        twin = twin_of(config)
+        assert twin is None or order.index(twin) < i  # each autotuning config after its twin

@@ -1,0 +1,159 @@
+"""The pooled sweep's queue (advisor.search.feed.Feeder) on a real SQLite store and Optuna study:
+cheap and likely-best first, a short queue, each autotuning config after its cheaper twin and
+never more than `MAX_EXPENSIVE_AT_ONCE` of them at once. Workers are played by this test: it
+pops the queue with Optuna's own `ask` and stores records as a worker would."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.db.store import ResultStore
+from advisor.search.feed import (
+    MAX_EXPENSIVE_AT_ONCE,
+    PLAN_ATTR,
+    QUEUED_AT_ATTR,
+    Feeder,
+    expensive,
+)
+from advisor.search.plan import BASELINE_REASON, Plan
+from advisor.search.priors import twin_of
+from advisor.search.space import build_space
+from advisor.search.sweep import open_study, suggest_config, trial_state
+
+
+def _db_helpers() -> ModuleType:
+    name = "advisor_tests_db_helpers"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "db" / "conftest.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+class Pool:
+    """A sweep's store, study and feeder; `take` plays a worker popping the queue."""
+
+    def __init__(self, tmp_path: Path, *, budgeted: bool, slots: int = 4,
+                 priors: bool = True) -> None:
+        helpers = _db_helpers()
+        self.helpers = helpers
+        self.url = f"sqlite:///{tmp_path / 'feed.db'}"
+        self.space = build_space(("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])
+        self.store = ResultStore.from_url(self.url)
+        self.workload = helpers.make_workload()
+        self.fingerprint = helpers.make_fingerprint()
+        self.sweep_id = self.store.create_sweep(self.workload, self.fingerprint,
+                                                {"device": "cuda"}, "feed", len(self.space))
+        self.study = open_study(self.url, "feed")
+        plan = Plan(self.space, "cuda", (), priors, 4 if budgeted else None)
+        self.feeder = Feeder(self.store, self.study, plan, self.sweep_id, slots, None,
+                             say=lambda text: None, full=not budgeted)
+        self.n = 0
+
+    def take(self) -> tuple[CompileConfig, Any] | None:
+        if not self.study.get_trials(deepcopy=False, states=(trial_state("WAITING"),)):
+            return None
+        trial = self.study.ask()
+        return suggest_config(trial, self.space), trial
+
+    def finish(self, config: CompileConfig, trial: Any, median_ms: float = 1.0) -> None:
+        self.n += 1
+        record = self.helpers.make_record(self.n, config=config, workload=self.workload,
+                                          fingerprint=self.fingerprint, median_ms=median_ms)
+        self.store.add_trial(record, self.sweep_id)
+        self.study.tell(trial, median_ms)
+
+    def running_expensive(self) -> int:
+        running = self.study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),))
+        return sum(expensive(suggest_config(t, self.space)) for t in running)
+
+
+def test_a_full_sweep_is_fed_cheap_first_each_autotuning_config_after_its_twin(
+        tmp_path: Path) -> None:
+    pool = Pool(tmp_path, budgeted=False, slots=4)
+    pool.feeder.open()
+    first = pool.take()
+    assert first is not None and first[0] == EAGER_FP32  # the baseline opens every sweep
+    assert first[1].user_attrs["reason"] == BASELINE_REASON
+    assert first[1].user_attrs[QUEUED_AT_ATTR] > 0
+    taken: list[CompileConfig] = [first[0]]
+    held: list[tuple[CompileConfig, Any]] = [first]
+    finished: set[str] = set()
+    for _ in range(200):  # four workers, each finishing its oldest trial in turn
+        while len(held) < 4 and (got := pool.take()) is not None:
+            config, trial = got
+            twin = twin_of(config)
+            if twin is not None:  # its cheaper twin has finished before it was queued
+                assert twin.key in finished, f"{config.label} queued before {twin.label}"
+            taken.append(config)
+            held.append(got)
+            assert pool.running_expensive() <= MAX_EXPENSIVE_AT_ONCE
+        if not held:
+            break
+        config, trial = held.pop(0)
+        pool.finish(config, trial)
+        finished.add(config.key)
+        pool.feeder.tick()
+    assert sorted(c.key for c in taken) == sorted(pool.space.keys())  # every config, once
+    assert pool.study.user_attrs[PLAN_ATTR] == "closed"
+    # the first wave (what four workers took before any trial finished) compiles no autotuning
+    assert not any(expensive(c) for c in taken[:4])
+    costly = [i for i, c in enumerate(taken) if expensive(c)]
+    assert costly and min(costly) >= 4
+
+
+def test_the_queue_stays_short_so_the_baseline_reorders_what_follows(tmp_path: Path) -> None:
+    pool = Pool(tmp_path, budgeted=False, slots=2)
+    assert pool.feeder.open() == 2  # one waiting config per worker, no more
+    waiting = pool.study.get_trials(deepcopy=False, states=(trial_state("WAITING"),))
+    assert len(waiting) == 2
+    assert pool.study.user_attrs[PLAN_ATTR] == "pending"
+
+
+def test_a_budgeted_sweep_keeps_its_cap_and_then_turns_to_the_sampler(tmp_path: Path) -> None:
+    pool = Pool(tmp_path, budgeted=True, slots=8)
+    pool.feeder.open()
+    got = pool.take()
+    assert got is not None and got[0] == EAGER_FP32
+    pool.finish(*got, median_ms=5.0)
+    pool.feeder.tick()
+    for _ in range(20):
+        got = pool.take()
+        if got is None:
+            pool.feeder.tick()
+            if pool.take() is None and pool.feeder.state != "pending":
+                break
+            continue
+        pool.finish(*got)
+        pool.feeder.tick()
+    assert len(pool.feeder.queued) <= pool.feeder.cap == 4
+    assert pool.study.user_attrs[PLAN_ATTR] in ("sampler", "closed")
+
+
+@pytest.mark.parametrize("priors", [True, False])
+def test_without_priors_a_full_sweep_still_queues_its_whole_space(tmp_path: Path,
+                                                                  priors: bool) -> None:
+    pool = Pool(tmp_path, budgeted=False, slots=len(build_space(
+        ("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])), priors=priors)
+    pool.feeder.open()
+    taken = []
+    for _ in range(100):
+        got = pool.take()
+        if got is None:
+            if pool.feeder.state == "closed":
+                break
+            pool.feeder.tick()
+            continue
+        taken.append(got[0])
+        pool.finish(*got)
+        pool.feeder.tick()
+    assert sorted(c.key for c in taken) == sorted(pool.space.keys())
