@@ -10,6 +10,8 @@ speedups          per config: the speedup against the recommendation's one named
 shape_strategies  per trial that replayed traffic: its shape strategy and figures
 kernel_counts     kernels and launches per call: eager fp32 vs the recommended trial
 shape_latencies   per traffic shape, the median of the named trials
+phases            per trial: where its time went (queue, start, import, build, lock wait,
+                  compile, measure), so that a stall shows
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from advisor import serving
+from advisor import serving, units
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
+from advisor.records import PHASE_ORDER
 
 
 def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
@@ -156,4 +159,21 @@ def shape_latencies(
                 "run": name, "shape": shape.get("shape"), "weight": shape.get("weight"),
                 "p50_ms": shape.get("median_ms"), "p99_ms": shape.get("p99_ms"),
             })  # fmt: skip
+    return rows
+
+
+def phases(records: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Per trial that timed its phases (``phases_s``), in the order they finished: its config,
+    the seconds of each phase of `PHASE_ORDER` that any of them has ("-" where this one has
+    none), and their total."""
+    timed = [r for r in records if r.get("phases_s")]
+    timed.sort(key=lambda r: str(r.get("finished_at") or ""))
+    names = [p for p in PHASE_ORDER if any(p in r["phases_s"] for r in timed)]
+    rows = []
+    for r in timed:
+        got = r["phases_s"]
+        row = {"config": config_label(r.get("config"), r.get("config_key"))}
+        row.update({p: units.duration_s(got[p]) if p in got else "-" for p in names})
+        row["total"] = units.duration_s(sum(v for v in got.values() if _finite(v)))
+        rows.append(row)
     return rows

@@ -251,6 +251,11 @@ class ReplayFigures(TypedDict):
 # ok: measured; failed: see failure_reason; pruned: a replay stopped once proven worse than
 # the sweep's best (``pruned``; no measured figure, never a failure, never a pick)
 Status = Literal["ok", "failed", "pruned"]
+# A trial's phases, in order: waiting in a pooled sweep's queue for a worker, the child's start
+# (the interpreter, advisor's imports), the workload's import, building the model and the eager
+# reference, waiting for the device lock (other trials' compiles or measurements), compiling
+# (with the first call and the accuracy check), measuring (warm-up, samples, profiling)
+PHASE_ORDER = ("queue", "start", "import", "build", "lock wait", "compile", "measure")
 
 
 class TrialRecord(TypedDict):
@@ -312,8 +317,7 @@ class TrialRecord(TypedDict):
     pruned: NotRequired[Pruned]  # status "pruned": the bound it proved
     replay: NotRequired[ReplayFigures]
     device_wait_s: NotRequired[float]  # waiting for turns on a shared device
-    # where the trial's time went, by phase (advisor.search.launcher.PHASE_ORDER): queue, start,
-    # import, build, lock wait, compile, measure
+    # where the trial's time went, by phase (`PHASE_ORDER`; advisor.search.launcher times them)
     phases_s: NotRequired[dict[str, float]]
     measured_alone: NotRequired[list[list[float]]]  # wall-clock spans measured alone
     tried_because: NotRequired[str]  # why a sweep tried it when it did (advisor.search.plan)

@@ -64,6 +64,7 @@ def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str,
         "flags": list(rec.best.flags or []) if rec.best else [],
         "evidence": [_evidence_row(r, rec) for r in charts.evidence(rec)],
         "failures": [_failure_row(r) for r in records if not _passed(r)],
+        "phases": charts.phases(records),
         "charts": {
             "latency": charts.latency_points(rec),
             "speedups": charts.speedups(rec),
@@ -182,6 +183,10 @@ def to_markdown(data: dict[str, Any]) -> str:
         parts += ["## Kernels and launches per call\n", _md_table(
             ["run", "what", "count"], [[k["run"], k["what"], str(k["count"])]
                                        for k in c["kernels"]])]
+    if data.get("phases"):
+        names = list(data["phases"][0])
+        parts += ["## Where each trial's time went\n", _md_table(
+            names, [[row[n] for n in names] for row in data["phases"]])]
     if data["failures"]:
         parts += ["## Failed, rejected and pruned trials\n", _md_table(
             ["config", "outcome", "last error line"], [list(f.values())
@@ -254,6 +259,8 @@ def to_html(data: dict[str, Any]) -> str:
                                "Median latency per traffic shape: eager fp32 vs the "
                                "recommended config."))
     body += ["<h2>Charts</h2>", "<div class=grid>", *figures, "</div>"]
+    if data.get("phases"):
+        body += ["<h2>Where each trial's time went</h2>", _html_table(data["phases"])]
     if data["failures"]:
         body += ["<h2>Failed, rejected and pruned trials</h2>", _html_table(data["failures"])]
     body.append("<h2>Device and stack</h2>")

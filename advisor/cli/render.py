@@ -182,6 +182,21 @@ def trial_record(record: Mapping[str, Any]) -> None:
     console.print(table)
 
 
+def phases(records: Sequence[Mapping[str, Any]]) -> None:
+    """Where each trial's time went (`advisor.charts.phases`), when the trials timed it: a
+    trial stalled behind others' compiles shows its lock wait."""
+    from advisor import charts
+
+    rows = charts.phases(records)
+    if not rows:
+        return
+    names = list(rows[0])
+    columns = tuple((name, 0 if name in ("config", "total", "compile", "lock wait") else 2)
+                    for name in names)
+    console.print(fitted_table("where each trial's time went (in the order they finished)",
+                               columns, [[row[n] for n in names] for row in rows]))
+
+
 def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence: every figure with its
     interval and flags, every speedup against the one baseline figure the title names."""

@@ -150,6 +150,7 @@ def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
             render.last_line(r.get("error_tail"))[:60] if r["status"] != "ok" else "",
         ])
     render.console.print(render.fitted_table(f"{title} ({sweep['status']})", columns, rows))
+    render.phases(records)
     if any(isinstance(r.get("replay"), dict) for r in records):
         from advisor.cli.trial import print_replays
 

@@ -27,7 +27,7 @@ from typing import Any, cast
 from advisor import settings, tempdirs
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
-from advisor.records import PruneBar, TrialRecord, empty_record
+from advisor.records import PHASE_ORDER, PruneBar, TrialRecord, empty_record
 
 log = logging.getLogger(__name__)
 PHASE_PREFIX = "ADVISOR_PHASE "
@@ -113,7 +113,6 @@ PHASE_GROUPS = {
     "waiting for the device": "lock wait", "compiling": "compile",
     "measuring": "measure", "profiling": "measure", "replaying": "measure",
 }
-PHASE_ORDER = ("queue", "start", "import", "build", "lock wait", "compile", "measure")
 
 
 def phase_seconds(phases: list[tuple[str, float]], ended_s: float | None) -> dict[str, float]:

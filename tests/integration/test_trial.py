@@ -236,15 +236,19 @@ def test_warm_start_hits_the_cold_trials_cache(
 
 @pytest.mark.slow
 def test_child_reports_its_phases(default: tuple[dict[str, Any], list[str], Path]) -> None:
-    _, phases, _ = default
+    record, phases, _ = default
     assert phases == [
         "loading",
+        "preparing",
         "reference",
         "compiling",
         "measuring",
         "profiling",
         "warm-start",
     ]
+    # the parent timed them: where the trial's time went (the warm start is its own figure)
+    assert list(record["phases_s"]) == ["start", "import", "build", "compile", "measure"]
+    assert all(seconds >= 0 for seconds in record["phases_s"].values())
 
 
 # --- graph breaks -----------------------------------------------------------------------------
@@ -337,6 +341,8 @@ def test_hang_times_out_and_its_process_group_is_killed(
     assert record["status"] == "failed"
     assert record["failure_reason"] == "timeout"
     assert "time limit" in record["error_tail"]
+    # where it stalled: building, in the fp32 eager reference's first call, which never returns
+    assert list(record["phases_s"])[-1] == "build"
     assert HANG_TIMEOUT_S <= elapsed < HANG_TIMEOUT_S + 30
     # It hung where we meant it to, in forward(), having started a helper process ...
     assert pidfile.exists(), "the child never reached forward(); raise HANG_TIMEOUT_S"
