@@ -28,15 +28,28 @@ def input_dtype(config: CompileConfig) -> Any:
 
 
 def set_precision(config: CompileConfig) -> None:
-    """float32 matmul precision for the config: "high" (TF32, convolutions too) for tf32, else
-    "highest" (the fp32 eager oracle's)."""
+    """float32 precision for the config: TF32 matmuls and convolutions for tf32, else none
+    (the fp32 eager oracle's; `set_tf32`)."""
+    set_tf32(config.dtype == "tf32")
+
+
+def set_tf32(on: bool) -> tuple[str, bool]:
+    """TF32 for float32 matmuls and cuDNN convolutions, on or off; returns what was set before
+    (`restore_tf32` takes it back). Off is not torch's default: its cuDNN convolutions run TF32
+    unless told otherwise, so an fp32 oracle of a convnet would not be fp32."""
     import torch
 
-    if config.dtype == "tf32":
-        torch.set_float32_matmul_precision("high")
-        torch.backends.cudnn.allow_tf32 = True
-    else:
-        torch.set_float32_matmul_precision("highest")
+    before = (torch.get_float32_matmul_precision(), bool(torch.backends.cudnn.allow_tf32))
+    torch.set_float32_matmul_precision("high" if on else "highest")
+    torch.backends.cudnn.allow_tf32 = on
+    return before
+
+
+def restore_tf32(before: tuple[str, bool]) -> None:
+    import torch
+
+    torch.set_float32_matmul_precision(before[0])
+    torch.backends.cudnn.allow_tf32 = before[1]
 
 
 def inductor_settings(device: str, config: CompileConfig) -> None:

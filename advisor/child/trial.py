@@ -39,6 +39,8 @@ from advisor.child.prepare import (
     cast_model,
     compiled,
     inductor_settings,
+    restore_tf32,
+    set_tf32,
     torch_dtype,
 )
 from advisor.child.replay import replay_plan, run_replay
@@ -201,7 +203,7 @@ class TrialRun:
         if self.device.startswith("cuda"):
             torch.cuda.set_device(fingerprint.cuda_index(self.device))
         inductor_settings(self.device, self.config)
-        torch.set_float32_matmul_precision("highest")
+        set_tf32(False)  # the fp32 oracle: no TF32 in matmuls nor convolutions
         workload["info"] = dict(wl.info()) if wl.info else {}
         if replay is not None:
             # A replay prices a fresh serving process: the fp32 eager reference runs after the
@@ -213,15 +215,13 @@ class TrialRun:
         self._candidate(wl, shapes, refs)
 
     def _reference_record(self, wl: Workload, shapes: list[dict[str, Any]]) -> list[Any]:
-        """The reference outputs, the eager profile kept in the record (fp32 matmuls)."""
-        import torch
-
-        precision = torch.get_float32_matmul_precision()
-        torch.set_float32_matmul_precision("highest")
+        """The reference outputs, the eager profile kept in the record (fp32 matmuls and
+        convolutions)."""
+        before = set_tf32(False)
         try:
             refs, eager_profile = self._reference(wl, shapes)
         finally:
-            torch.set_float32_matmul_precision(precision)
+            restore_tf32(before)
         self.keep_eager_profile(eager_profile)
         return refs
 

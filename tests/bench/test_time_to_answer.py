@@ -86,12 +86,14 @@ def key(mode: str, dtype: str) -> str:
 
 def test_first_result_is_the_first_ok_trial_to_finish() -> None:
     assert tta.first_result(SWEEP, START_S) == {"t_s": 5.0, "config": "fp32 + eager",
-                                                 "passed": True}
+                                                 "status": "ok", "passed": True}
 
 
 def test_first_compiled_result_skips_eager_and_failed_trials() -> None:
     first = tta.first_result(SWEEP, START_S, compiled=True)
-    assert first == {"t_s": 30.0, "config": "fp32 + default", "passed": True}
+    assert first == {"t_s": 30.0, "config": "fp32 + default", "status": "ok", "passed": True}
+    failed = tta.first_result(SWEEP, START_S, compiled=True, any_status=True)
+    assert (failed["t_s"], failed["status"]) == (15.0, "failed")
     assert tta.first_result([r for r in SWEEP if r["config"]["mode"] == "eager"], START_S,
                             compiled=True) is None
 

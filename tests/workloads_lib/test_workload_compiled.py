@@ -11,7 +11,7 @@ WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
 ALL = sorted(p.stem for p in WORKLOADS_DIR.glob("*.py") if not p.name.startswith("_"))
 # compiling these takes 3 s or more on a 2-core CPU (cold Inductor cache)
 SLOW_COMPILE = {"reranker", "embedder", "guardrail", "vision_encoder", "local_lm", "reward_train",
-                "cast_prologue", "horizontal", "gemm_epilogue"}  # fmt: skip
+                "cast_prologue", "horizontal", "gemm_epilogue", "convnet"}  # fmt: skip
 
 
 @pytest.mark.parametrize(

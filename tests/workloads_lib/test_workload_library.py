@@ -35,6 +35,7 @@ def test_library_is_complete():
         "gemm_epilogue",
         "cast_prologue",
         "horizontal",
+        "convnet",
     }
     assert expected <= set(ALL)
 
@@ -119,6 +120,31 @@ def test_reranker_top_k_overlap(harness):
     near_tie[9], near_tie[10] = 31.0, 31.2  # 10th and 11th within 1% of the range: a tie
     assert overlap(near_tie, ref) == 1.0
     assert overlap(ref[:10], ref[:10].flip(0)) == 0.0  # k = 5 below 20 candidates
+
+
+def test_convnet_top1_agreement_excuses_near_ties(harness):
+    agreement = harness.load("convnet").quality.fn
+    ref = torch.tensor([[10.0, 9.995, 0.0, 5.0], [0.0, 1.0, 8.0, 2.0]])  # ranges 10 and 8
+    assert agreement(ref, ref) == 1.0
+    near = ref.clone()
+    near[0, :2] = torch.tensor([9.0, 9.5])  # image 0 flips to a class 0.005 below: a tie
+    assert agreement(ref, near) == 1.0
+    wrong = ref.clone()
+    wrong[1, 3] = 9.0  # image 1 flips to a class 6 below its top: an error
+    assert agreement(ref, wrong) == 0.5
+
+
+def test_convnet_has_torchvisions_resnet50_layout(harness):
+    wl = harness.load("convnet")
+    model = harness.build(wl, "fp32")
+    state = model.state_dict()
+    assert sum(p.numel() for p in model.parameters()) == 25_557_032  # torchvision's resnet50
+    assert len(state) == 320
+    for name in ("conv1.weight", "bn1.running_var", "layer1.0.downsample.0.weight",
+                 "layer3.5.conv2.weight", "layer4.2.bn3.num_batches_tracked", "fc.bias"):
+        assert name in state
+    logits = harness.call(model, harness.inputs(wl, {"batch": 2}), wl)
+    assert logits.shape == (2, 1000)
 
 
 def test_local_lm_calls_do_not_depend_on_order(harness):
