@@ -204,6 +204,7 @@ class _Replay:
         self.warmups: list[int] = []
         # the sweep's bar (``spec["prune"]``): the stream stops once the process is proven above it
         self.prune: PruneBar | None = None
+        self._bar_mtime: int | None = None  # the bar file's, when last read (`_reread_bar`)
         self.pruned: Pruned | None = None
 
     # -- set-up -------------------------------------------------------------------------------
@@ -355,6 +356,7 @@ class _Replay:
         started = time.perf_counter()
         for i in plan.request_shape:
             # after start-up and after each request: stop once proven above the sweep's bar
+            self._reread_bar()
             if self.prune is not None and self._proven_above(self.prune):
                 break
             new = keys[i] not in seen
@@ -368,6 +370,31 @@ class _Replay:
                 outs[i] = to_cpu_fp32(out)
         self.mem_stream = _reserved(run.device)
         self.outs = outs
+
+    def _reread_bar(self) -> None:
+        """The sweep's bar as its parent last wrote it (``spec["prune_file"]``, rewritten while
+        other trials finish: a pooled sweep's first wave starts before any bar exists); read
+        again only when the file changed."""
+        import json
+        import os
+
+        path = self.run.spec.get("prune_file")
+        if not path:
+            return
+        try:
+            changed = os.stat(path).st_mtime_ns
+        except OSError:
+            return
+        if changed == self._bar_mtime:
+            return
+        self._bar_mtime = changed
+        try:
+            with open(path) as f:
+                bar = json.load(f)
+        except (OSError, ValueError):
+            return
+        if bar:
+            self.prune = bar
 
     def _proven_above(self, bar: PruneBar) -> bool:
         """Whether what the process paid so far proves its process-life cost above the sweep's

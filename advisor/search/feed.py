@@ -6,10 +6,13 @@ workers' first slots with the priors' picks made before any profile is known. On
 is stored it ranks the rest by the priors, read from the baseline's profile (a budgeted sweep
 up to the plan's quota; a full sweep all of its space, the priors' order first and then the
 space's own, cheapest first). The queue is kept short (at most one waiting config per worker),
-so that what the parent learns reorders what comes next, and an autotuning config
-(`expensive`) is queued only once its cheaper twin has finished and while fewer than
-`MAX_EXPENSIVE_AT_ONCE` of them hold a worker: a wave of max-autotune compiles holds the device
-lock's shared side for minutes, and every measurement waits for it (advisor.device_lock).
+so that what the parent learns reorders what comes next. An autotuning config (`expensive`)
+is queued only once every cheaper config has finished (its twin among them) and while fewer
+than `MAX_EXPENSIVE_AT_ONCE` of them hold a worker: one max-autotune compile holds the device
+lock's shared side for minutes, and every measurement waits for it (advisor.device_lock). On an
+H200, with autotuning configs queued as soon as their twin had finished, the cheap configs
+queued behind them waited 1.9-2.5 minutes each to measure (ResNet-50 and the reranker,
+bench/results/time_to_answer_cuda_20261203T152831Z.md and ..._154650Z.md).
 When the backlog is empty a budgeted sweep's workers ask the sampler themselves (Optuna's
 distributed search) while the trial cap and the time budget leave room; a full sweep is closed.
 The workers read the state from the study's user attributes (`PLAN_ATTR`: pending, sampler or
@@ -120,13 +123,13 @@ class Feeder:
         finished = self.done | {r["config_key"] for r in records}
         waiting = len(self.study.get_trials(deepcopy=False, states=(trial_state("WAITING"),)))
         busy = sum(expensive(s.config) for s in self.queued if s.config.key not in finished)
-        coming = {s.config.key for s in [*self.backlog, *self.queued]} - finished
+        cheap_left = any(not expensive(s.config) and s.config.key not in finished
+                         for s in [*self.backlog, *self.queued])
         for step in list(self.backlog):
             if waiting >= self.slots or len(self.queued) >= self.cap:
                 return
             if expensive(step.config):
-                twin = twin_of(step.config)
-                if (twin is not None and twin.key in coming) or busy >= MAX_EXPENSIVE_AT_ONCE:
+                if cheap_left or busy >= MAX_EXPENSIVE_AT_ONCE:
                     continue
                 busy += 1
             self.backlog.remove(step)

@@ -263,6 +263,9 @@ class Worker:
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                                 settings.get("screen")),
                 prune=prune_bar(self.store, sweep_id, config, settings),
+                # others finish meanwhile: the bar as it stands, reread by the child
+                prune_refresh=(lambda: prune_bar(self.store, sweep_id, config, settings))
+                if settings.get("traffic") else None,
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)

@@ -140,6 +140,49 @@ def _kind(spec: dict[str, Any]) -> str:
     return f"{kind} {spec.get('trial_uuid', '')} {config.get('mode', '')} {config.get('dtype', '')}"
 
 
+BAR_REFRESH_S = 2.0  # how often a running replay's bar is looked up again (`_BarFeed`)
+
+
+class _BarFeed:
+    """Writes a replay's bar to the file its child rereads (`Launcher.run`'s ``prune_refresh``):
+    at once, then every `BAR_REFRESH_S` while the child runs, whole (a temporary file renamed).
+    A lookup that fails (the database briefly away) keeps the last bar."""
+
+    def __init__(self, path: Path, bar: PruneBar | None,
+                 refresh: Callable[[], PruneBar | None]) -> None:
+        self.path, self.refresh, self.bar = path, refresh, bar
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="prune-bar", daemon=True)
+
+    def start(self) -> _BarFeed:
+        self._write(self._lookup() or self.bar)
+        self._thread.start()
+        return self
+
+    def _lookup(self) -> PruneBar | None:
+        try:
+            return self.refresh()
+        except Exception as e:  # noqa: BLE001 - the next lookup tries again
+            log.info("prune bar lookup failed, kept the last one: %s", e)
+            return None
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(BAR_REFRESH_S):
+            bar = self._lookup()
+            if bar is not None and bar != self.bar:
+                self._write(bar)
+
+    def _write(self, bar: PruneBar | None) -> None:
+        self.bar = bar
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(bar))
+        os.replace(tmp, self.path)
+
+
 def _child_env(cache_dir: Path, device: str) -> dict[str, str]:
     env = settings.child_env()
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
@@ -226,12 +269,15 @@ class Launcher:
             policy: dict[str, Any] | None = None,
             on_phase: Callable[[str], None] | None = None,
             screen_above_ms: float | None = None,
-            prune: PruneBar | None = None) -> TrialRecord:
+            prune: PruneBar | None = None,
+            prune_refresh: Callable[[], PruneBar | None] | None = None) -> TrialRecord:
         """Run one trial and return its record (see advisor.records); never raises for the trial.
         `screen_above_ms`: cut the measurement short when a first short one is above it (the
         config is clearly dominated; see TrialRun._screen); such a trial skips the warm start.
         `prune`: a replay stops serving once its process-life cost is proven above this bar
-        (advisor.search.sweep.prune_bar; status "pruned", no warm start)."""
+        (advisor.search.sweep.prune_bar; status "pruned", no warm start). `prune_refresh`:
+        the bar as it stands now (other trials finish meanwhile in a pooled sweep), written to a
+        file the child rereads, every `BAR_REFRESH_S` while it runs."""
         spec: dict[str, Any] = {
             "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(),
@@ -248,8 +294,16 @@ class Launcher:
             workdir.mkdir(parents=True)
         else:
             workdir = tempdirs.make("trial")
+        feed = None
+        if prune_refresh is not None:
+            spec["prune_file"] = str(workdir / "prune-bar.json")
+            feed = _BarFeed(Path(spec["prune_file"]), prune, prune_refresh).start()
         try:
-            record = self._run_child(spec, workdir, on_phase)
+            try:
+                record = self._run_child(spec, workdir, on_phase)
+            finally:
+                if feed is not None:
+                    feed.stop()
             if (record["status"] == "ok" and measure_warm and config.compiled
                     and not self._interrupted and not record.get("screened_out")):
                 record["warm_compile_s"] = self._warm(spec, workdir, on_phase)

@@ -180,6 +180,29 @@ def test_a_replay_proven_above_the_sweeps_bar_stops_with_its_bound(
     assert record["failure_reason"] is None and "replay" not in record
 
 
+def test_a_bar_set_while_the_replay_runs_reaches_it(novel_csv: Path, fast_env: None) -> None:
+    """A pooled sweep's first wave starts before any trial has finished: no bar at the start.
+    The launcher looks the bar up again while the child runs (`prune_refresh`) and the child
+    rereads it before each request: the bar the sweep set meanwhile stops the stream. (The first
+    lookup answers None; the next, `BAR_REFRESH_S` later, the bar: the child meets it after its
+    compile, which takes longer than that on any host.)"""
+    traffic = load_traffic(novel_csv, ["batch", "seq"])
+    bar = {"above_ms": 1e-6, "calls_per_process": 10, "margin": 0.1}
+    lookups: list[int] = []
+
+    def refresh() -> dict[str, float] | None:
+        lookups.append(1)
+        return None if len(lookups) == 1 else bar
+
+    record = Launcher(timeout_s=300).run(
+        TINY_SEQ, CompileConfig(dynamic="false"), "cpu", traffic.to_spec(), measure_warm=False,
+        prune=None, prune_refresh=refresh,
+    )
+    assert len(lookups) >= 2
+    assert record["status"] == "pruned", record["error_tail"]
+    assert record["pruned"]["above_ms"] == 1e-6 and record["median_ms"] is None
+
+
 def test_a_replay_under_the_sweeps_bar_is_measured_in_full(
     requests_csv: Path, fast_env: None
 ) -> None:

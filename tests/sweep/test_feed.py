@@ -1,6 +1,6 @@
 """The pooled sweep's queue (advisor.search.feed.Feeder) on a real SQLite store and Optuna study:
-cheap and likely-best first, a short queue, each autotuning config after its cheaper twin and
-never more than `MAX_EXPENSIVE_AT_ONCE` of them at once. Workers are played by this test: it
+cheap and likely-best first, a short queue, each autotuning config after every cheaper config
+(its twin among them) and never more than `MAX_EXPENSIVE_AT_ONCE` of them at once. Workers are played by this test: it
 pops the queue with Optuna's own `ask` and stores records as a worker would."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Pool:
         return sum(expensive(suggest_config(t, self.space)) for t in running)
 
 
-def test_a_full_sweep_is_fed_cheap_first_each_autotuning_config_after_its_twin(
+def test_a_full_sweep_is_fed_cheap_first_autotuning_configs_last(
         tmp_path: Path) -> None:
     pool = Pool(tmp_path, budgeted=False, slots=4)
     pool.feeder.open()
@@ -92,8 +92,10 @@ def test_a_full_sweep_is_fed_cheap_first_each_autotuning_config_after_its_twin(
         while len(held) < 4 and (got := pool.take()) is not None:
             config, trial = got
             twin = twin_of(config)
-            if twin is not None:  # its cheaper twin has finished before it was queued
+            if twin is not None:  # its twin, and every cheaper config, finished before it
                 assert twin.key in finished, f"{config.label} queued before {twin.label}"
+                cheap = {c.key for c in pool.space.configs if not expensive(c)}
+                assert cheap <= finished, f"{config.label} queued before the cheap configs"
             taken.append(config)
             held.append(got)
             assert pool.running_expensive() <= MAX_EXPENSIVE_AT_ONCE
