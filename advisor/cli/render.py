@@ -106,7 +106,8 @@ def fitted_table(title: str, columns: Sequence[tuple[str, int]], rows: Sequence[
     for back in sorted(dropped, key=lambda i: (columns[i][1], i)):
         if needed(sorted([*keep, back])) <= width:
             keep = sorted([*keep, back])
-    table = Table(title=title, title_justify="left")
+    # a narrow table (few columns, or no rows yet) still has its title on one line
+    table = Table(title=title, title_justify="left", min_width=min(width, len(title) + 4))
     for n, i in enumerate(keep):
         figures = all(_FIGURE.match(str(row[i])) for row in rows if str(row[i]))
         table.add_column(columns[i][0], justify="right" if figures and n else "left",

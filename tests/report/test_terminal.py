@@ -65,3 +65,13 @@ def test_the_closing_line_names_the_database_and_the_next_commands() -> None:
                     "advisor report reranker -o reranker-report.html")
     named = render.closing_line(3, "reranker", "postgresql+psycopg://u:***@h/db", db_flag=True)
     assert "advisor show 3 --db postgresql+psycopg://u:***@h/db |" in named
+
+
+def test_a_table_with_no_rows_yet_keeps_its_title_on_one_line(narrow: io.StringIO) -> None:
+    # a sweep stopped before any trial finished: its table has one column and no rows
+    title = "guardrail: best configs (0 trials, 0 failed, 0 rejected); speedup vs no baseline"
+    columns = (("config", 0), ("speedup", 0), ("median", 0))
+    render.console.print(render.fitted_table(title[:76], columns, []))
+    lines = narrow.getvalue().splitlines()
+    assert lines[0].strip() == title[:76]
+    assert max(len(line) for line in lines) <= 80
