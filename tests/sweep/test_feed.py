@@ -1,7 +1,8 @@
 """The pooled sweep's queue (advisor.search.feed.Feeder) on a real SQLite store and Optuna study:
 cheap and likely-best first, a short queue, each autotuning config after every cheaper config
-(its twin among them) and never more than `MAX_EXPENSIVE_AT_ONCE` of them at once. Workers are played by this test: it
-pops the queue with Optuna's own `ask` and stores records as a worker would."""
+(its twin among them) and never more than `MAX_EXPENSIVE_AT_ONCE` of them at once. Workers
+are played by this test: it pops the queue with Optuna's own `ask` and stores records as a
+worker would."""
 
 from __future__ import annotations
 
