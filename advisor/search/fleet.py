@@ -326,8 +326,9 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
     `jobs` workers share it, the device lock through which their trials take turns to measure
     (advisor.device_lock; named after the GPU itself, so sweeps started on other GPUs of the
     host keep their own) and a fair share of the host's cores (among all `workers` of the host)
-    for Inductor's compile workers, less one core per GPU kept for measurements
-    (`measure_cores`; not when ADVISOR_MEASURE_CORE or ADVISOR_RESERVED_CORES is set already)."""
+    for Inductor's compile workers and, on a GPU, for torch's CPU threads, less one core per GPU
+    kept for measurements (`measure_cores`; not when ADVISOR_MEASURE_CORE or
+    ADVISOR_RESERVED_CORES is set already)."""
     env = env_settings.child_env()
     here = f"cuda:{index}" if device.startswith("cuda") else "cpu"
     if device.startswith("cuda"):
@@ -345,6 +346,13 @@ def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict
         })
         cores = len(allowed) - len(kept)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, cores // workers)))
+        if device.startswith("cuda"):
+            # a GPU trial's host-side tensor work (building the model, fitting a head,
+            # tokenizing) runs on torch's CPU threads, one per core by default: jobs at once
+            # would run jobs x cores threads on the cores (the guardrail's build took 33-37 s
+            # in each of eight trials at once on a 16-core H200 host, the reranker's 1-2 s;
+            # bench/results/time_to_answer_cuda_20261203T153358Z_show_guardrail.txt)
+            env.setdefault("OMP_NUM_THREADS", str(max(1, cores // workers)))
     return env
 
 

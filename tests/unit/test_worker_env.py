@@ -114,3 +114,17 @@ def test_the_measuring_thread_moves_to_its_core_and_others_keep_off_it(tmp_path:
     seen = json.loads(done.stdout)
     assert seen == {"started": rest, "work": rest, "measure": [core], "work again": rest,
                     "core": core}
+
+
+def test_gpu_jobs_share_the_hosts_cores_for_torchs_cpu_threads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (MEASURE_CORE, RESERVED_CORES, "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    cores = sorted(os.sched_getaffinity(0))
+    kept = measure_cores(cores, 1)
+    env = worker_env(0, "cuda", jobs=4, workers=4)
+    assert env["OMP_NUM_THREADS"] == str(max(1, (len(cores) - len(kept)) // 4))
+    assert "OMP_NUM_THREADS" not in worker_env(0, "cpu", jobs=2, workers=2)  # it measures on them
+    assert "OMP_NUM_THREADS" not in worker_env(0, "cuda", jobs=1)  # alone: every core
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # a user's choice stands
+    assert worker_env(0, "cuda", jobs=4, workers=4)["OMP_NUM_THREADS"] == "3"
