@@ -139,7 +139,8 @@ def plan_sweeps(request: SweepRequest) -> Planned:
                               "a directory (it is created if missing)")
         device = resolve_device(r.device)
         check_workers(r.workers, r.trials, budget_s, device, cuda_device_count())
-        jobs = default_jobs(r.jobs, r.trials, budget_s, device, r.resume)
+        jobs = default_jobs(r.jobs, r.trials, budget_s, device, r.resume, r.workers)
+        check_host_room(jobs, r.workers, len(os.sched_getaffinity(0)))
         if r.sampler not in SAMPLERS:
             raise ConfigError(f"unknown --sampler {r.sampler!r}: choose one of "
                               f"{', '.join(SAMPLERS)}")
@@ -307,14 +308,26 @@ def check_workers(workers: int, trials: int | None, budget_s: float | None, devi
                           "here; one worker per GPU")
 
 
+def check_host_room(jobs: int, workers: int, cores: int) -> None:
+    """Trials at once (``jobs`` on each of ``workers`` devices) are processes of this host, each
+    with its compile workers: no more of them than the host has cores."""
+    if jobs * workers > cores:
+        what = f"--jobs {jobs}" + (f" on --workers {workers}" if workers > 1 else "")
+        raise ConfigError(f"{what} asks for {jobs * workers} trials at once, more than this "
+                          f"host's {cores} cores can run; give --jobs at most "
+                          f"{max(1, cores // workers)}")
+
+
 def default_jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,
-                 resume: bool) -> int:
+                 resume: bool, workers: int = 1) -> int:
     """Trials at once per device, the same default with or without --trials/--budget: on a
-    GPU only (a CPU measures with the cores a compile needs)."""
+    GPU only (a CPU measures with the cores a compile needs), one per two of the host's cores
+    shared among the ``workers`` devices, at most `MAX_GPU_JOBS`."""
     whole_space = trials is None and budget_s is None
     if jobs is None:
         many = device.startswith("cuda") and not resume
-        return min(MAX_GPU_JOBS, max(1, len(os.sched_getaffinity(0)) // 2)) if many else 1
+        share = len(os.sched_getaffinity(0)) // (2 * max(1, workers))
+        return min(MAX_GPU_JOBS, max(1, share)) if many else 1
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
     if jobs > 1 and resume and not whole_space:

@@ -17,23 +17,11 @@ from advisor.child.confirm import child_main
 from advisor.child.measure import LOCK_WAIT_PHASE, phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
-
-
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this child when the process that started it dies (kill -9 of a
-    worker must not leave an orphan trial holding the GPU)."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+from advisor.lifetime import die_with_parent
 
 
 def main(argv: list[str]) -> int:
-    _die_with_parent()
+    die_with_parent()  # kill -9 of a worker must not leave an orphan trial holding the GPU
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)

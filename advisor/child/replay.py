@@ -721,6 +721,7 @@ class _ServingRun:
 
         self.config, self.device = config, device
         self.record: dict[str, Any] = {}
+        self.spec: dict[str, Any] = {}  # no sweep's bar: served in full (`_Replay._reread_bar`)
         self.lock = DeviceLock.from_env()
         self.stage = "start-up"
 

@@ -32,10 +32,14 @@ def worker(
     ),
 ) -> None:
     """Join a sweep: measure its queued configs on this device until none is left."""
+    from advisor import settings
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
+    from advisor.lifetime import die_with_parent
     from advisor.search.fleet import Worker
 
+    if settings.workload_checked():  # a worker its sweep started: it dies with that sweep
+        die_with_parent()
     try:
         fmt = output.resolve(fmt, as_json, out)
         store = ResultStore.from_url(db)

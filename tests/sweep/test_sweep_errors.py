@@ -75,6 +75,8 @@ def test_bad_files(dirs: tuple[Path, Path], file: str, words: str) -> None:
         (["--budget", "0s"], "bad budget '0s'"),
         (["--resume"], "no interrupted sweep"),
         (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--jobs", "100000"], "--jobs 100000 asks for 100000 trials at once, more than this "
+                               "host's"),
         (["--jobs", "2", "--trials", "2", "--resume"], "--resume continues a --trials/--budget"),
         (["--sampler", "bogus"], "unknown --sampler 'bogus': choose one of tpe, random, grid"),
         (["--screen", "-1"], "--screen must be 0 (off) or a factor"),

@@ -139,3 +139,42 @@ def test_a_trial_still_running_when_the_budget_ends_is_cut_and_the_sweep_answers
     study = optuna.load_study(study_name=out["study_name"], storage=url)
     (trial,) = study.get_trials()
     assert trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs["budget_ended"]
+
+
+def test_kill_9_of_a_pooled_sweep_takes_its_workers_and_their_trials_with_it(
+        tmp_path: Path) -> None:
+    """kill -9 runs no cleanup: the workers (and their trial children) die with the sweep
+    because the kernel is asked to (advisor.lifetime), not because the parent tells them. The
+    trial never returns (hangs.py): a worker left alive would hold it for its 900 s limit."""
+    marker = uuid.uuid4().hex
+    db = sqlite_url(tmp_path / "a.db")
+    proc = subprocess.Popen(
+        [*advisor_command(), "sweep", str(HANGS), "--db", db, "--device", "cpu",
+         "--jobs", "2", "--modes", "eager", "--no-warm", "--no-confirm-leaders"],
+        cwd=tmp_path, env=cli_env(marker), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + FIRST_TRIAL_DEADLINE_S
+
+        def measuring() -> bool:  # a worker runs a trial child (hanging in its first call)
+            trials = [c for c in trial_children(marker)
+                      if not any("advisor-probe" in part for part in c.cmdline())]
+            workers = [p for p in marked_processes(marker) if "worker" in p.cmdline()]
+            return bool(trials and workers)
+
+        while not measuring():
+            assert proc.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline, "no trial child started before the deadline"
+            time.sleep(POLL_S)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 60
+        while marked_processes(marker):
+            assert time.monotonic() < deadline, [p.cmdline() for p in marked_processes(marker)]
+            time.sleep(POLL_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for left in marked_processes(marker):
+            left.kill()

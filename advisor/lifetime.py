@@ -1,0 +1,27 @@
+"""Processes advisor starts die with the process that started them (Linux).
+
+A trial child dies with its launcher, and a pooled sweep's worker with its sweep: kill -9 of a
+parent runs no cleanup, and what it started must not go on measuring (or holding the GPU) for a
+sweep that reads as dead, nor store a config twice once the sweep is resumed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when the thread that started it exits
+    (PR_SET_PDEATHSIG); if that parent is already gone (reparented to init), exit now. A no-op
+    where prctl is not there."""
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
