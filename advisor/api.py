@@ -308,14 +308,19 @@ def check_workers(workers: int, trials: int | None, budget_s: float | None, devi
                           "here; one worker per GPU")
 
 
+TRIALS_PER_CORE = 2  # trials at once per host core, at most (`check_host_room`)
+
+
 def check_host_room(jobs: int, workers: int, cores: int) -> None:
     """Trials at once (``jobs`` on each of ``workers`` devices) are processes of this host, each
-    with its compile workers: no more of them than the host has cores."""
-    if jobs * workers > cores:
+    with its compile workers, taking turns to measure: at most `TRIALS_PER_CORE` per core (more
+    only wait for the device's lock, and fill the host's memory)."""
+    most = TRIALS_PER_CORE * cores
+    if jobs * workers > most:
         what = f"--jobs {jobs}" + (f" on --workers {workers}" if workers > 1 else "")
         raise ConfigError(f"{what} asks for {jobs * workers} trials at once, more than this "
-                          f"host's {cores} cores can run; give --jobs at most "
-                          f"{max(1, cores // workers)}")
+                          f"host's {cores} cores can run ({TRIALS_PER_CORE} a core); give "
+                          f"--jobs at most {max(1, most // workers)}")
 
 
 def default_jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,

@@ -252,9 +252,10 @@ class ReplayFigures(TypedDict):
 # the sweep's best (``pruned``; no measured figure, never a failure, never a pick)
 Status = Literal["ok", "failed", "pruned"]
 # A trial's phases, in order: waiting in a pooled sweep's queue for a worker, the child's start
-# (the interpreter, advisor's and torch's imports), the workload file's import, building the model and the eager
-# reference, waiting for the device lock (other trials' compiles or measurements), compiling
-# (with the first call and the accuracy check), measuring (warm-up, samples, profiling)
+# (the interpreter, advisor's and torch's imports), the workload file's import, building the
+# model and the eager reference, waiting for the device lock (other trials' compiles or
+# measurements), compiling (with the first call and the accuracy check), measuring (warm-up,
+# samples, profiling)
 PHASE_ORDER = ("queue", "start", "import", "build", "lock wait", "compile", "measure")
 
 

@@ -178,7 +178,7 @@ def sweep(
     jobs: int | None = typer.Option(
         None, "--jobs", help="Trials at once per device: they compile side by side and take "
         "turns to measure, alone (default on a GPU: one per two cores, shared among --workers, "
-        "at most 8; else 1; never more in all than the host's cores)."
+        "at most 8; else 1; never more in all than two a host core)."
     ),
     screen: float = typer.Option(
         1.5, "--screen", help="Cut short a config whose first short measurement is above this "
