@@ -174,6 +174,14 @@ class Recommendation:
     def _latency_sentence(self) -> str:
         b, base = self.best, self.baseline
         assert b is not None
+        if b.config["mode"] == "eager" and base is not None and self.decision == "equivalent":
+            # compiled configs were as fast within the noise: not "does not pay off", which
+            # says they were measured slower
+            text = f"{b.label}: {b.median_ms:.3g} ms"
+            if b.speedup is not None and b.config_key != base.config_key:
+                text += f" vs {base.median_ms:.3g} ms eager fp32 ({b.speedup:.2f}x)"
+            return text + ("; no compiled config is faster beyond the noise, and it compiles "
+                           "nothing (see the note)")
         if b.config["mode"] == "eager" and base is not None:
             compiled = [r for r in self.ranked if r.config["mode"] != "eager"]
             text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
