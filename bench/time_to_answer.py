@@ -536,7 +536,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 traffic, shapes = args.traffic, args.shapes
                 if traffic is None:
                     traffic = dated(args.out, f"{stem}_{wl.stem}_traffic", stamp, "csv")
-                    traffic.write_text(longtail_log(wl, args.requests, args.seed))
+                    # the machine it was generated and swept on, in the file itself
+                    host = json.dumps(report["host"], default=str)
+                    traffic.write_text(f"# host: {host}\n"
+                                       + longtail_log(wl, args.requests, args.seed))
                 row["traffic"] = str(traffic)
                 row["shapes"] = shapes
             db = dbs / f"{stamp}_{i}_{wl.stem}_{row['kind']}.db"

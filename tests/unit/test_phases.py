@@ -50,6 +50,7 @@ def test_a_hold_that_blocks_says_so_once_before_it_waits(tmp_path: Path) -> None
     measuring.release()
     thread.join(30)
     assert compiling.mode == "work" and told == ["waiting"]
+    # it blocked until the release above, which came after it said it waits: a wait > 0
     assert set(compiling.waits_s) == {"work"} and compiling.waited_s > 0
     compiling.release()
 
