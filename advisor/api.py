@@ -503,8 +503,9 @@ def _outcome(record: Mapping[str, Any], ms: Callable[[float], str]) -> str:
     if record["status"] == "ok":
         return ms(record["median_ms"]) + ("" if record.get("passed") else " (rejected)")
     if record["status"] == "pruned":
-        bound = (record.get("pruned") or {}).get("lower_bound_ms")
-        return "pruned" + (f": at least {ms(bound)} a request" if bound else "")
+        from advisor.serving import pruned_text
+
+        return pruned_text(record.get("pruned") or {})
     return f"failed: {record.get('failure_reason')}"
 
 

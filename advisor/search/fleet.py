@@ -262,8 +262,8 @@ class Worker:
                 on_phase=self.observer.phase,
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                                 settings.get("screen")),
-                prune=prune_bar(self.store, sweep_id, config, settings),
-                # others finish meanwhile: the bar as it stands, reread by the child
+                # others finish meanwhile: the bar as it stands (looked up at the start, then
+                # every few seconds), reread by the child
                 prune_refresh=(lambda: prune_bar(self.store, sweep_id, config, settings))
                 if settings.get("traffic") else None,
             )
