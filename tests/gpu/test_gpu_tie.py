@@ -51,8 +51,10 @@ def test_a_tie_on_cuda_is_confirmed_from_the_kept_caches(tmp_path: Path) -> None
     # re-measurement picked the other twin.
     records = store.trials(workload="fixed-cost")
     warm = {t["config_key"]: t["warm_compile_s"] for t in records}
-    leader = recommend("fixed-cost", records, records[0]["fingerprint"]["fingerprint_hash"])
+    separate = recommend("fixed-cost", records, records[0]["fingerprint"]["fingerprint_hash"])
+    beside = separate.best or separate.leader  # what the sweep's own figures picked
+    assert beside is not None
     pick = CompileConfig.from_dict(rec["best"]["config"]).key
-    assert warm[leader.best.config_key] is not None and warm[pick] is not None
+    assert warm[beside.config_key] is not None and warm[pick] is not None
     after = "advisor: warm start of the recommended config" in done.stderr
-    assert after == (pick != leader.best.config_key), done.stderr
+    assert after == (pick != beside.config_key), done.stderr
