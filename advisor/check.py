@@ -8,13 +8,25 @@ document (the pick only) or an `advisor recommend --json` document (every ranked
 
 `verdict(here, baseline, threshold)` compares the config recommended here with the same config
 on the baseline (or, when the baseline never measured it, with the baseline's pick): the figure
-is each side's deciding median (`Ranked.median_ms`) under the same policy. Slower by more than
-``threshold`` (0.05: 5%) fails.
+is each side's deciding median (`Ranked.median_ms`) under the same policy, and the gate decides
+on its 95% interval (``median_ci_ms``) and noise flag, never on the two medians alone. The
+slowdown's range is the ratio of the intervals' far ends: from here's low end over the
+baseline's high end to here's high end over the baseline's low end. Outcomes (`OUTCOMES`):
+
+- ``slower``: the intervals are clear of each other by more than ``threshold`` (0.05: 5%): even
+  the least slowdown they allow is more than it. It fails (exit 3).
+- ``faster``: here's interval lies wholly under the baseline's. It passes.
+- ``within``: not clearly faster, but even the largest slowdown the intervals allow is no more
+  than ``threshold`` (an unchanged stack measured twice). It passes.
+- ``cannot tell``: either side is flagged noisy (its interval understates how far its figure
+  moves between processes), either side has no interval, or the intervals allow a slowdown of
+  more than ``threshold`` as well as less. Never a pass (exit 4).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -25,15 +37,18 @@ from typing import Any
 from advisor.config import CompileConfig
 from advisor.errors import AdvisorError, ConfigError
 
+OUTCOMES = ("slower", "faster", "within", "cannot tell")
+
 
 @dataclass(frozen=True)
 class Figure:
-    """One config's deciding figure on one side."""
+    """One config's deciding figure on one side, with its 95% interval and noise flag."""
 
     config_key: str
     label: str
     median_ms: float
     median_ci_ms: list[float] | None = None
+    noisy: bool | None = None  # None: the source does not say
 
 
 @dataclass(frozen=True)
@@ -49,36 +64,63 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The gate's outcome: ``slower`` by more than ``threshold`` fails."""
+    """The gate's outcome (module doc): ``slower`` fails, ``cannot tell`` is never a pass."""
 
     workload: str
     here: Figure
     there: Figure
     same_config: bool  # False: the baseline never measured the pick here; its own pick compared
-    slowdown: float  # here / there - 1 (0.08: 8% slower, -0.1: 10% faster)
+    slowdown: float  # here / there - 1 on the medians (0.08: 8% slower, -0.1: 10% faster)
     threshold: float
     here_fingerprint: str | None
     baseline_source: str
+    outcome: str = "cannot tell"  # one of OUTCOMES
+    slowdown_range: list[float] | None = None  # [least, most] the 95% intervals allow
+    reason: str = ""  # why ``cannot tell``
 
     @property
     def slower(self) -> bool:
-        return self.slowdown > self.threshold
+        return self.outcome == "slower"
+
+    @property
+    def cannot_tell(self) -> bool:
+        return self.outcome == "cannot tell"
 
     @property
     def sentence(self) -> str:
+        head = {
+            "slower": f"FAIL: slower by more than {self.threshold:.1%}",
+            "faster": "ok: faster",
+            "within": f"ok: within {self.threshold:.1%}",
+            "cannot tell": f"cannot tell, not a pass ({self.reason})",
+        }[self.outcome]
         what = (f"{self.here.label}" if self.same_config else
                 f"{self.here.label} here vs the baseline's pick {self.there.label}")
-        change = (f"{self.slowdown:.1%} slower" if self.slowdown > 0 else
-                  f"{-self.slowdown:.1%} faster")
-        verdict = (f"FAIL: slower by more than {self.threshold:.1%}" if self.slower
-                   else f"ok: within {self.threshold:.1%}")
-        return (f"{self.workload}: {what}: {_ms(self.here)} on this stack vs {_ms(self.there)} "
-                f"on {self.baseline_source}, {change}; {verdict}")
+        return (f"{self.workload}: {head}: {what}: {_ms(self.here)} on this stack vs "
+                f"{_ms(self.there)} on {self.baseline_source}, {self._change()}")
+
+    def _change(self) -> str:
+        if self.slowdown_range is None:
+            return f"{_change(self.slowdown)} on the medians alone"
+        low, high = self.slowdown_range
+        if high < 0:
+            return f"{-high:.1%} to {-low:.1%} faster (95% intervals)"
+        if low >= 0:
+            return f"{low:.1%} to {_pct(high)} slower (95% intervals)"
+        return f"from {-low:.1%} faster to {_pct(high)} slower (95% intervals)"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(slower=self.slower, sentence=self.sentence)
+        data["slowdown"] = _finite(self.slowdown)
+        if self.slowdown_range is not None:
+            data["slowdown_range"] = [_finite(v) for v in self.slowdown_range]
         return data
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity (a baseline interval reaching 0 ms): null."""
+    return None if math.isinf(value) else value
 
 
 def _ms(f: Figure) -> str:
@@ -87,7 +129,47 @@ def _ms(f: Figure) -> str:
     text = duration_ms(f.median_ms)
     if f.median_ci_ms:
         text += f" [{duration_ms(f.median_ci_ms[0])} - {duration_ms(f.median_ci_ms[1])}]"
+    if f.noisy:
+        text += " (noisy)"
     return text
+
+
+def _change(slowdown: float) -> str:
+    return f"{_pct(slowdown)} slower" if slowdown > 0 else f"{-slowdown:.1%} faster"
+
+
+def _pct(value: float) -> str:
+    return "unboundedly" if math.isinf(value) else f"{value:.1%}"
+
+
+def decide(here: Figure, there: Figure, threshold: float) -> tuple[str, list[float] | None, str]:
+    """The outcome (module doc), the slowdown's range the intervals allow, and why ``cannot
+    tell`` (empty otherwise)."""
+    sides = (("this stack", here), ("the baseline", there))
+    noisy = [side for side, f in sides if f.noisy]
+    bare = [side for side, f in sides if not f.median_ci_ms]
+    span = None
+    if here.median_ci_ms and there.median_ci_ms:
+        (h_low, h_high), (t_low, t_high) = here.median_ci_ms, there.median_ci_ms
+        span = [h_low / t_high - 1 if t_high > 0 else math.inf,
+                h_high / t_low - 1 if t_low > 0 else math.inf]
+    if noisy:
+        return ("cannot tell", span, f"the timings on {' and '.join(noisy)} are noisy; "
+                "measure again on a quiet host")
+    if span is None:
+        return "cannot tell", None, f"no 95% interval on {' or '.join(bare)}"
+    least, most = span
+    if least > threshold:
+        return "slower", span, ""
+    if most < 0:
+        return "faster", span, ""
+    if most <= threshold:
+        return "within", span, ""
+    if least > 0:
+        return ("cannot tell", span, f"slower, but whether by more than {threshold:.1%} is "
+                "inside the 95% intervals")
+    return ("cannot tell", span, f"the 95% intervals overlap and allow a slowdown of more "
+            f"than {threshold:.1%}")
 
 
 def parse_threshold(text: str) -> float:
@@ -102,7 +184,11 @@ def figure_of(ranked: Any) -> Figure:
     """A `advisor.recommendation.Ranked` (or its dict) as a Figure."""
     data: dict[str, Any] = ranked if isinstance(ranked, dict) else vars(ranked)
     config = CompileConfig.from_dict(data["config"])
-    return Figure(config.key, config.label, float(data["median_ms"]), data.get("median_ci_ms"))
+    ci = data.get("median_ci_ms")
+    noisy = data.get("noisy")
+    return Figure(config.key, config.label, float(data["median_ms"]),
+                  [float(ci[0]), float(ci[1])] if ci else None,
+                  None if noisy is None else bool(noisy))
 
 
 def from_recommendation(rec: Any, source: str) -> Baseline:
@@ -114,17 +200,21 @@ def from_recommendation(rec: Any, source: str) -> Baseline:
 def read_baseline(path: str, workload: str, fingerprint: str | None) -> Baseline:
     """A baseline from a file: an `advisor export` (JSON or CSV trial records), or an
     `advisor recommend --format json` / `--json` document. ``fingerprint`` picks one of several
-    fingerprints an export holds."""
+    fingerprints an export holds. A file nested too deeply to read is bad input too."""
     text = _read(path)
     data: Any = None
-    if text.lstrip()[:1] in "[{":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path} is not valid JSON: {e}") from e
-    if isinstance(data, dict):
-        return _from_document(data, path, workload)
-    return _from_export(path, workload, fingerprint)
+    try:
+        if text.lstrip()[:1] in "[{":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ConfigError(f"{path} is not valid JSON: {e}") from e
+        if isinstance(data, dict):
+            return _from_document(data, path, workload)
+        return _from_export(path, workload, fingerprint)
+    except RecursionError:  # json, the import and the records' checks all recurse
+        raise ConfigError(f"{path} is nested too deeply to be a baseline: not an `advisor "
+                          "export` or an `advisor recommend` document") from None
 
 
 def _read(path: str) -> str:
@@ -183,14 +273,15 @@ def _from_export(path: str, workload: str, fingerprint: str | None) -> Baseline:
 
 
 def verdict(rec_here: Any, baseline: Baseline, threshold: float) -> Verdict | None:
-    """Compare the pick here with the same config on the baseline (None: nothing to compare:
-    no pick here, or nothing the baseline measured)."""
+    """Compare the pick here with the same config on the baseline, on their intervals (module
+    doc; None: nothing to compare: no pick here, or nothing the baseline measured)."""
     if rec_here.best is None:
         return None
     here = figure_of(rec_here.best)
     there = baseline.figures.get(here.config_key) or baseline.pick
     if there is None:
         return None
+    outcome, span, reason = decide(here, there, threshold)
     return Verdict(rec_here.workload, here, there, there.config_key == here.config_key,
-                   here.median_ms / there.median_ms - 1, threshold,
-                   rec_here.fingerprint_hash, baseline.source)
+                   here.median_ms / there.median_ms - 1 if there.median_ms > 0 else math.inf,
+                   threshold, rec_here.fingerprint_hash, baseline.source, outcome, span, reason)

@@ -112,6 +112,18 @@ class Stats:
 CONFIDENCE = 0.95
 
 
+def ordered_tail(
+    median_ms: float, p90_ms: float | None, p99_ms: float | None
+) -> tuple[float | None, float | None]:
+    """``p90_ms`` and ``p99_ms`` raised where needed so that p99 >= p90 >= ``median_ms``
+    (None stays None: unknown). Percentiles of one set of samples already hold that order; this
+    is for figures put together from several (pooled trials, a median replaced by a paired one).
+    """
+    p90 = None if p90_ms is None else max(float(p90_ms), median_ms)
+    p99 = None if p99_ms is None else max(float(p99_ms), median_ms if p90 is None else p90)
+    return p90, p99
+
+
 def median_ci(
     samples_by_shape: Sequence[Sequence[float]],
     weights: Sequence[float] | None = None,

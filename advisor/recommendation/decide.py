@@ -47,7 +47,7 @@ from advisor.recommendation.evidence import (
     simplicity,
 )
 from advisor.recommendation.policies import TIE_RATIO, BreakEven, Policy, make_policy
-from advisor.stats import CONFIDENCE, Stats
+from advisor.stats import CONFIDENCE, Stats, ordered_tail
 
 
 def _with_score(r: Ranked, policy: Policy) -> Ranked:
@@ -292,11 +292,25 @@ def _source(baseline: Ranked | None) -> str:
 def _pooled(recs: list[Mapping[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
     """One config's figure from all its trials: the median of the full trials' deciding figures
     (screened trials only when there is nothing else: then ``short``), its interval the span of
-    their intervals, and the trial nearest that median for the other facts."""
+    their intervals, and the trial nearest that median for the other facts.
+
+    The steady-state median (``steady_ms``), ``p90_ms`` and ``p99_ms`` are pooled the same way,
+    each the median over the same trials, never the representative trial's own: trials that
+    disagree (1 and 47 ms pool to 24 ms) would put its tail under the pooled median. Each
+    trial's p99 >= p90 >= median, and medians keep that order, so measured trials need nothing
+    more; a trial without a percentile, or a record that breaks the order, is raised to it
+    (`advisor.stats.ordered_tail`). Not the maximum over the trials: it grows with their number,
+    and the tail policy ranks on p99. Where the figure is a process-life cost (a mean over
+    start-up, new shapes and the steady state, not a median), the percentiles stay the steady
+    state's, ordered against ``steady_ms``: a rare compile raises that mean above a p99 that is
+    true, and raising the p99 to it would show a figure nobody measured."""
     full = [r for r in recs if not r.get("screened_out")]
     use = full or recs
     figures = sorted(deciding_ms(r, calls) for r in use)
     figure = statistics.median(figures)
+    steady = statistics.median(float(r["median_ms"]) for r in use)
+    tails = [[float(r[k]) for r in use if r.get(k) is not None] for k in ("p90_ms", "p99_ms")]
+    p90, p99 = ordered_tail(steady, *(statistics.median(t) if t else None for t in tails))
     rep = min(use, key=lambda r: abs(deciding_ms(r, calls) - figure))
     one = rank_record(rep, base_ms, calls)
     if len(use) == 1:
@@ -309,6 +323,7 @@ def _pooled(recs: list[Mapping[str, Any]], base_ms: float | None, calls: int | N
         ci = [min(lows), max(highs)]
     return replace(
         one, median_ms=figure, median_ci_ms=ci, n_trials=len(use), short=not full,
+        steady_ms=steady, p90_ms=p90, p99_ms=p99,
         noisy=any(bool(r.get("noisy")) for r in use),
         speedup=base_ms / figure if base_ms and figure else None,
         break_even_calls_fp32=_pays_off(one, figure, base_ms),
@@ -360,9 +375,12 @@ def _confirmed(
         e = entries.get(r.config_key)
         if e is None:
             return r
+        # the paired median replaces the pooled one: the tails never under it
+        p90, p99 = ordered_tail(e["median_ms"], e.get("p90_ms", r.p90_ms),
+                                e.get("p99_ms", r.p99_ms))
         out = replace(
             r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
-            p90_ms=e.get("p90_ms", r.p90_ms), p99_ms=e.get("p99_ms", r.p99_ms),
+            p90_ms=p90, p99_ms=p99,
             speedup_ci=e.get("speedup_ci"), confirmed=True, short=False,
             noisy=any(Stats(s).noisy for s in e.get("samples_ms") or [] if s),
             n_trials=r.n_trials,
