@@ -3,8 +3,9 @@
 #   bash bench/run_bench.sh SCRIPT.py [ARGS...]     bench/SCRIPT.py (experiments/NAME.py too)
 #   bash bench/run_bench.sh -- COMMAND [ARGS...]    any command: python3 -m advisor sweep ...
 # The carried wheels are installed first when .whl/ is here (bench/gpu_env.sh, the one shared
-# setup step); the host, its cores, load average and GPUs are printed. A script that takes
-# --out gets --out $R (default .gpu/results), one that takes --deadline gets the seconds left
+# setup step). The kept log (below) starts with the host, its cores and load average, the GPUs
+# (name, driver, clocks), torch, triton, python and the command, and ends with the exit code and
+# the load at the end; all of it is printed too. A script that takes --out gets --out $R (default .gpu/results), one that takes --deadline gets the seconds left
 # so that it ends, results written, within CALL_S seconds of this script's start (default 570:
 # a 600 s call less the copy); whatever still runs 15 s past that is stopped with SIGINT (the
 # search bench keeps what it measured). Its output is printed and kept in
@@ -26,20 +27,44 @@ FIRST=${1:?a bench script (e.g. search_bench.py) or -- and a command}; shift
 CALL_S=${CALL_S:-570}
 if [ -d .whl ]; then . bench/gpu_env.sh; fi
 R=${R:-.gpu/results}; mkdir -p "$R"
-echo "host $(hostname), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), start $(date -u +%T)"
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+if [ "$FIRST" = -- ]; then NAME=${NAME:-command}; else NAME=$(basename "${FIRST%.py}"); fi
+LOG="$R/${NAME}_$(date -u +%Y%m%dT%H%M%SZ).txt"; START=$(mktemp)
+host_lines() {  # what the kept log starts with: the host, its load, GPUs, driver, torch, triton
+    echo "host $(hostname), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), start $(date -u +%FT%TZ)"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader \
+            | sed 's/^/gpu /'
+    else
+        echo "gpu none (no nvidia-smi)"
+    fi
+    python3 - <<'PY'
+import importlib.metadata as md
+import platform
+
+
+def version(package):
+    try:
+        return md.version(package)
+    except md.PackageNotFoundError:
+        return "not installed"
+
+
+print(f"torch {version('torch')}, triton {version('triton')}, python {platform.python_version()}")
+PY
+    echo "command: ${*}"
+}
 LEFT=$(( CALL_S - ($(date +%s) - T0) ))
 if [ "$FIRST" = -- ]; then
-    CMD=("$@"); NAME=${NAME:-command}
+    CMD=("$@")
 else
-    CMD=(python3 "bench/$FIRST" "$@"); NAME=$(basename "${FIRST%.py}")
+    CMD=(python3 "bench/$FIRST" "$@")
     grep -q -- '"--deadline"' "bench/$FIRST" && CMD+=(--deadline "$LEFT")
     grep -q -- '"--out"' "bench/$FIRST" && CMD+=(--out "$R")
 fi
-LOG="$R/${NAME}_$(date -u +%Y%m%dT%H%M%SZ).txt"; START=$(mktemp)
-timeout --signal=INT --kill-after=20 $(( LEFT + 15 )) "${CMD[@]}" 2>&1 | tee "$LOG"
+host_lines "${CMD[@]}" 2>&1 | tee "$LOG"
+timeout --signal=INT --kill-after=20 $(( LEFT + 15 )) "${CMD[@]}" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}
-echo "$NAME rc=$RC after $(( $(date +%s) - T0 )) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$NAME rc=$RC after $(( $(date +%s) - T0 )) s, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$LOG"
 for f in "$R"/*.md; do [ "$f" -nt "$START" ] && cut -c1-400 "$f"; done; rm -f "$START"
 if [ -n "${OUT:-}" ]; then cp -r "$R"/. "$OUT"/; fi
 exit $RC

@@ -125,6 +125,18 @@ def long_lived_ms(steady_ms: float, startup_s: float, per_request_ms: list[float
     return life
 
 
+def predicted(replay: dict[str, Any], n: int) -> dict[str, Any]:
+    """The advisor's figures for a config from its trial's replay record: ms per request over a
+    process serving `n` requests, start-up included (``predicted_ms``) and without it
+    (``predicted_serving_ms``), and over a LONG_LIVED-request process (``predicted_long_ms``),
+    all through advisor.serving's formula."""
+    from advisor.serving import process_life_ms, startup_s
+
+    life = process_life_ms(replay, n)
+    return {"predicted_ms": life, "predicted_long_ms": process_life_ms(replay, LONG_LIVED),
+            "predicted_serving_ms": life - startup_s(replay["stream"]) * 1000 / n}
+
+
 # --- the plain harness (its own process) -------------------------------------------------------
 
 
@@ -304,7 +316,7 @@ def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: in
 
 def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
     from advisor.config import CompileConfig
-    from advisor.serving import process_life_ms, served, startup_s
+    from advisor.serving import served, startup_s
     from advisor.workload import load_workload
 
     wl = load_workload(Path(args.workload)).workload
@@ -329,13 +341,12 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
             continue
         cfg = CompileConfig.from_dict(rec["config"])
         rp = rec["replay"]
-        life = process_life_ms(rp, len(unseen))
-        startup_ms = startup_s(rp["stream"]) * 1000
+        price = predicted(rp, len(unseen))
         row = {"config": cfg.label, "strategy": cfg.shapes if cfg.compiled else "eager",
-               "passed": rec.get("passed"), "predicted_ms": life,
-               "predicted_long_ms": process_life_ms(rp, LONG_LIVED),
+               "passed": rec.get("passed"), "predicted_ms": price["predicted_ms"],
+               "predicted_long_ms": price["predicted_long_ms"],
                "grid": grid(fit, unseen, cfg.shapes),
-               "predicted_serving_ms": life - startup_ms / len(unseen),
+               "predicted_serving_ms": price["predicted_serving_ms"],
                "steady_ms": rp["mean_ms"], "stream_mean_ms": rp["stream"]["mean_ms"],
                "new_shape_share": rp["stream"]["new_shape_share"],
                "flags": [f["flag"] for f in rp.get("flags") or []],
@@ -355,29 +366,42 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
     # alone are (a pooled sweep re-measures its leaders' after the trials).
     results = [run_harness(spec, out) for _, spec in specs]
     for (row, _), got in zip(specs, results, strict=True):
-        if "error" in got:
-            row["harness_error"] = got["error"]
-            continue
-        total = got["startup_s"] * 1000 + sum(got["per_request_ms"])
-        row["harness_ms"] = total / len(got["per_request_ms"])
-        row["harness_serving_ms"] = sum(got["per_request_ms"]) / len(got["per_request_ms"])
-        row["harness_startup_s"] = got["startup_s"]
-        row["harness_per_request_ms"] = [round(ms, 4) for ms in got["per_request_ms"]]
-        row["error"] = row["predicted_ms"] / row["harness_ms"] - 1
-        row["serving_error"] = row["predicted_serving_ms"] / row["harness_serving_ms"] - 1
-        # The same formula on the harness's own figures: its start-up, its stream, its steady
-        # pass (the holdout again, every shape met) and the new shapes it met.
-        row["harness_steady_ms"] = statistics.fmean(got["steady_ms"])
-        row["harness_second_pass_ms"] = statistics.fmean(got["second_pass_ms"])
-        row["harness_new_shape"] = got["new_shape"]
-        row["harness_long_ms"] = long_lived_ms(
-            row["harness_steady_ms"], got["startup_s"], got["per_request_ms"],
-            got["new_shape"], *row["grid"])
-        row["long_error"] = row["predicted_long_ms"] / row["harness_long_ms"] - 1
+        compare(row, got)
     return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
             "served": "after the holdout" if args.unseen else "the holdout",
             "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
             "advisor_pick": best, **picks(rows, best)}
+
+
+def compare(row: dict[str, Any], got: dict[str, Any]) -> None:
+    """The harness's figures for one config (`got`, from `harness`) beside the advisor's in
+    `row`, and the errors (predicted / harness - 1): over the served requests with start-up
+    (``error``), without it (``serving_error``) and over a LONG_LIVED-request process
+    (``long_error``, both sides through advisor.serving's formula)."""
+    if "error" in got:
+        row["harness_error"] = got["error"]
+        return
+    total = got["startup_s"] * 1000 + sum(got["per_request_ms"])
+    row["harness_ms"] = total / len(got["per_request_ms"])
+    row["harness_serving_ms"] = sum(got["per_request_ms"]) / len(got["per_request_ms"])
+    row["harness_startup_s"] = got["startup_s"]
+    row["harness_per_request_ms"] = [round(ms, 4) for ms in got["per_request_ms"]]
+    row["error"] = row["predicted_ms"] / row["harness_ms"] - 1
+    row["serving_error"] = row["predicted_serving_ms"] / row["harness_serving_ms"] - 1
+    # The same formula on the harness's own figures: its start-up, its stream, its steady
+    # pass (the holdout again, every shape met) and the new shapes it met.
+    row["harness_steady_ms"] = statistics.fmean(got["steady_ms"])
+    row["harness_second_pass_ms"] = statistics.fmean(got["second_pass_ms"])
+    row["harness_new_shape"] = got["new_shape"]
+    row["harness_long_ms"] = long_lived_ms(
+        row["harness_steady_ms"], got["startup_s"], got["per_request_ms"],
+        got["new_shape"], *row["grid"])
+    row["long_error"] = row["predicted_long_ms"] / row["harness_long_ms"] - 1
+
+
+def within_goal(error: float, goal: float = GOAL_PREDICTION) -> bool:
+    """A prediction's error (predicted / harness - 1) within the goal, either way."""
+    return abs(error) <= goal
 
 
 def picks(rows: list[dict[str, Any]], best: str | None) -> dict[str, Any]:
@@ -476,7 +500,7 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                 lines.append(f"| {r['config']} | {r.get('status', 'ok')} "
                              f"{r.get('reason') or r.get('harness_error', '')[-80:]} |")
                 continue
-            hit = "" if abs(r["error"]) <= GOAL_PREDICTION else " **miss**"
+            hit = "" if within_goal(r["error"]) else " **miss**"
             lines.append(
                 f"| {r['config']} | {r['predicted_ms']:.3f} | {r['harness_ms']:.3f} | "
                 f"{r['error']:+.1%}{hit} | {r['predicted_serving_ms']:.3f} | "

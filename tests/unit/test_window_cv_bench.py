@@ -1,5 +1,5 @@
-"""bench/experiments/window_cv.py end to end on CPU: the tiny MLP, eager fp32, two windows; bad
-arguments."""
+"""bench/experiments/window_cv.py: each window's median, CV and samples from hand-made rounds;
+end to end on CPU: the tiny MLP, eager fp32, two windows; bad arguments."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench.experiments import window_cv
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "experiments" / "window_cv.py"
@@ -32,7 +34,7 @@ def test_each_window_gets_its_median_and_cv(tmp_path: Path) -> None:
     short, long = entry["windows"]
     assert (short["window_s"], long["window_s"]) == (0.05, 0.2)
     for w in (short, long):
-        assert len(w["rounds_ms"]) == 3 and w["median_ms"] > 0 and w["cv_pct"] >= 0
+        assert len(w["rounds_ms"]) == 3  # (median and CV: known inputs below)
         # The CPU policy's 30 calls at the least, and never less time than the window.
         assert w["samples"] >= 30
         assert min(w["rounds_sampled_s"]) >= w["window_s"]
@@ -45,3 +47,17 @@ def test_bad_window_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     assert "bad --windows '1,0'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_each_window_summarized_from_its_rounds() -> None:
+    # (median ms, samples, seconds sampled) per round, per window
+    rows = window_cv.summarize({1.0: [(2.0, 300, 1.0), (4.0, 310, 1.1), (3.0, 290, 1.0)],
+                                4.0: [(3.0, 1200, 4.0)]})
+    one, four = rows
+    # 1 s: median of 2, 4, 3 = 3.0; CV = stdev 1.0 / mean 3.0 = 33.33%; samples median 300
+    assert (one["window_s"], one["median_ms"], one["samples"]) == (1.0, 3.0, 300)
+    assert one["cv_pct"] == pytest.approx(100 / 3)
+    assert one["rounds_ms"] == [2.0, 4.0, 3.0] and one["rounds_sampled_s"] == [1.0, 1.1, 1.0]
+    # 4 s: one round, no CV
+    assert (four["window_s"], four["median_ms"], four["cv_pct"], four["samples"]) == (
+        4.0, 3.0, None, 1200)
