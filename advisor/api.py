@@ -23,6 +23,7 @@ import shutil
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 IMPORT_TIMEOUT_S = 300.0  # the parent's import of a workload file (the probe's bound too)
+MIN_TIMEOUT_S = 1.0  # a trial starts a Python process: no time limit below this can be met
 MAX_GPU_JOBS = 8
 Notice = Callable[[str], None]
 
@@ -116,6 +118,7 @@ class Planned:
 def plan_sweeps(request: SweepRequest) -> Planned:
     """Check every flag, load each workload (bounded), build its space and settings; start the
     device's probe. Raises ConfigError/WorkloadError (nothing written, the probe ended)."""
+    from advisor import settings as env_settings
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.dimensions import parse_options
@@ -131,12 +134,10 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         if r.trials is not None and r.trials < 1:
             raise ConfigError("--trials must be at least 1")
         budget_s = parse_budget(r.budget) if r.budget is not None else None  # "" is a mistake
-        if not r.timeout_s > 0 or not math.isfinite(r.timeout_s):
-            raise ConfigError(f"--timeout {r.timeout_s:g} is not a time limit: give the seconds "
-                              "a trial may take, e.g. --timeout 900")
-        if r.keep_caches is not None and r.keep_caches.exists() and not r.keep_caches.is_dir():
-            raise ConfigError(f"--keep-caches {r.keep_caches} is a file, not a directory: name "
-                              "a directory (it is created if missing)")
+        check_timeout(r.timeout_s)
+        if r.keep_caches is not None:
+            check_keep_caches(r.keep_caches)
+        env_settings.check_all()  # read before the sweep's row is stored, not after
         device = resolve_device(r.device)
         check_workers(r.workers, r.trials, budget_s, device, cuda_device_count())
         jobs = default_jobs(r.jobs, r.trials, budget_s, device, r.resume, r.workers)
@@ -150,7 +151,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
                             "a GPU")
         if r.calls_per_process is not None and r.calls_per_process < 1:
             raise ConfigError("--calls-per-process must be at least 1, e.g. 10000")
-        if r.screen < 0:
+        if not (math.isfinite(r.screen) and r.screen >= 0):
             raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         options = parse_options(r.options)
         # The device's probe is a child process (imports torch, initializes the device): it
@@ -199,6 +200,30 @@ def plan_sweeps(request: SweepRequest) -> Planned:
             probe.close()
         raise
     return Planned(plans, store, probe, jobs, warnings)
+
+
+def check_timeout(value: float, flag: str = "--timeout") -> None:
+    """A per-trial time limit: finite seconds, at least `MIN_TIMEOUT_S`; ConfigError else."""
+    if not (math.isfinite(value) and value >= MIN_TIMEOUT_S):
+        raise ConfigError(f"{flag} {value:g} is not a time limit a trial can meet: give the "
+                          f"seconds a trial may take (at least {MIN_TIMEOUT_S:g}), e.g. "
+                          f"{flag} 900")
+
+
+def check_keep_caches(path: Path) -> None:
+    """``--keep-caches DIR``: a directory that is, or can be created, and written; checked
+    before anything is stored (its first use comes after the sweep's row). Nothing created."""
+    if str(path) in ("", "."):
+        raise ConfigError("--keep-caches names no directory (it would fill the working "
+                          "directory with caches): name one, e.g. --keep-caches caches")
+    existing = next(p for p in (path, *path.parents) if p.exists() or p == Path(p.anchor))
+    if existing.exists() and not existing.is_dir():
+        where = "is a file" if existing == path else f"lies under the file {existing}"
+        raise ConfigError(f"--keep-caches {path} {where}, not a directory: name a directory "
+                          "(it is created if missing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--keep-caches {path}: cannot write in {existing} (permission "
+                          "denied); name a directory you may write to")
 
 
 def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
@@ -270,9 +295,10 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     """`--resume`: the settings and space the sweep to resume was started with, and its id;
     a flag that contradicts them, or nothing to resume, fails before anything is written.
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
-    from advisor.db.engine import display_url
+    from advisor.db.engine import display_url, resolve_url
     from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
     from advisor.search.resume import contradiction, resumable, stored_plan
+    from advisor.search.spill import ended
     from advisor.search.sweep import SweepSettings
 
     found = None
@@ -282,7 +308,8 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     if found is None:
         raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
                           "run it without --resume")
-    if found["status"] == "running":  # its heartbeat is fresh: its process is alive
+    # its heartbeat is fresh: its process is alive, unless it left on a store error (a spill)
+    if found["status"] == "running" and not ended(resolve_url(db), found["id"]):
         raise ConfigError(
             f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
             f"process is measuring it; resume it once that stops, or once it is reported dead "
@@ -368,18 +395,16 @@ def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
     root = keep or tempdirs.make("sweep")
     launcher = Launcher(timeout_s=plan.settings.timeout_s, cache_root=root)
     resume = plan.resume_id or request.resume
+    finishing = (partial(_confirm_leaders, planned.store, plan, launcher=launcher,
+                         notice=notice) if request.confirm else None)
     try:
         if request.workers > 1 or planned.jobs > 1:
             sweeper = Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
-                              PoolPhases(), planned.probe)
-            outcome = _run_pool(planned.store, sweeper, resume, request.workers, planned.jobs,
-                                root, notice)
-        else:
-            outcome = Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
-                              observer or QuietObserver(), planned.probe).run(resume)
-        if request.confirm and outcome.status == "finished":
-            outcome = _confirm_leaders(planned.store, plan, outcome, launcher, notice)
-        return outcome
+                              PoolPhases(), planned.probe, finishing)
+            return _run_pool(planned.store, sweeper, resume, request.workers, planned.jobs,
+                             root, notice)
+        return Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
+                       observer or QuietObserver(), planned.probe, finishing).run(resume)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -395,10 +420,12 @@ def remove_orphaned_roots() -> list[Path]:
     return tempdirs.remove_orphaned()
 
 
-def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, launcher: Any,
+def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, *, launcher: Any,
                      notice: Notice) -> SweepOutcome:
-    """The sweep's recommendation, decided again on interleaved, paired re-measurements (the
-    child compiles from the trials' caches, still kept by ``launcher``)."""
+    """--confirm: the sweep's recommendation, decided again on interleaved, paired
+    re-measurements of its top configs, and the pick's warm-start artifact saved (the child
+    compiles from the trials' caches, still kept by ``launcher``); the sweep's last step
+    (`Sweeper.close`)."""
     from advisor.errors import TrialFailed
     from advisor.search.confirm import confirm_and_save
 
@@ -460,12 +487,11 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
     complete = set(sweeper.space.keys()) <= done or (
         feeder is not None and not feeder.full and (not any(codes) or sweeper.budget_ended))
     status = "finished" if complete and not pool.interrupted else "interrupted"
-    store.finish_sweep(sweep_id, status)
     if not complete and not pool.interrupted:
         notice(f"workers exited with {codes} before the sweep was complete; continue with "
                "--resume")
-    outcome: SweepOutcome = sweeper.outcome(sweep_id, status, fingerprint, study_name,
-                                            startups_shared=workers * jobs > 1)
+    outcome: SweepOutcome = sweeper.close(sweep_id, status, fingerprint, study_name,
+                                          startups_shared=workers * jobs > 1)
     outcome.signum = getattr(pool, "signum", None)
     return outcome
 

@@ -7,6 +7,10 @@ latency_points    per config of the one answer (`advisor.recommendation.answers`
                   whether it is the pick
 pareto            the rows no other row beats on both of two figures (lower is better)
 speedups          per config: the speedup against the recommendation's one named baseline
+top_rows          the first N rows (the pick kept whatever its rank) and the rest: a chart
+                  draws the first, a table beside it lists the rest
+labelled          which points of the latency chart get a written name: the pick, the Pareto
+                  front, the fastest few (the others by their tooltip)
 shape_strategies  per trial that replayed traffic: its shape strategy and figures
 kernel_counts     kernels and launches per call: eager fp32 vs the recommended trial
 shape_latencies   per traffic shape, the median of the named trials
@@ -17,7 +21,7 @@ phases            per trial: where its time went (queue, start, import, build, l
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor import serving, units
@@ -90,6 +94,30 @@ def speedups(rec: Any) -> list[dict[str, Any]]:
              "recommended": r.trial_uuid == pick}
             for r in evidence(rec) if _finite(r.speedup)]  # fmt: skip
     return sorted(rows, key=lambda row: -row["speedup"])
+
+
+def top_rows(rows: Sequence[dict[str, Any]], n: int,
+             keep: Callable[[dict[str, Any]], bool] = lambda row: False,
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The first ``n`` of ``rows`` and every later row ``keep`` asks for (the pick, say), in
+    their order; then the rest, in their order. Together they are ``rows``, each once."""
+    shown = [r for i, r in enumerate(rows) if i < n or keep(r)]
+    ids = {id(r) for r in shown}
+    return shown, [r for r in rows if id(r) not in ids]
+
+
+def labelled(points: Sequence[dict[str, Any]], fastest: int = 3) -> list[dict[str, Any]]:
+    """The `latency_points` worth a written name, most wanted first: the recommended one, the
+    Pareto front (quickest compile first), then the ``fastest`` lowest medians. A chart writes
+    as many as fit without touching; the others keep their tooltip."""
+    measured = [p for p in points if _finite(p.get("median_ms"))
+                and _finite(p.get("cold_compile_s"))]  # fmt: skip
+    ranked = [
+        *(p for p in measured if p["recommended"]),
+        *sorted((p for p in measured if p["pareto"]), key=lambda p: p["cold_compile_s"]),
+        *sorted(measured, key=lambda p: p["median_ms"])[:fastest],
+    ]
+    return list({id(p): p for p in ranked}.values())
 
 
 def shape_strategies(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

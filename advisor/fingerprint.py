@@ -24,19 +24,8 @@ import threading
 from typing import Any, cast
 
 from advisor import settings
+from advisor.protocol import DEVICE_FIELDS, ENV_FIELDS, EXTRA_FIELDS
 from advisor.records import Fingerprint, TelemetryFigures
-
-DEVICE_FIELDS = (
-    "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
-    "cpu_model", "cpu_cores", "host_memory_bytes",
-)
-ENV_FIELDS = (
-    "driver_version", "cuda_driver_version", "torch_version", "triton_version",
-    "cuda_runtime_version", "cudnn_version", "python_version",
-)
-EXTRA_FIELDS = (
-    "device_uuid", "power_limit_w", "sm_clock_max_mhz", "os", "advisor_version", "hostname",
-)
 
 # nvmlDeviceGetCurrentClocksEventReasons bits worth reporting (0x1, idle, is ignored).
 THROTTLE_BITS = {
@@ -183,8 +172,13 @@ def collect(device: str) -> Fingerprint:
         fp.update(_gpu(cuda_index(device)))
     else:
         fp.update({"device_kind": "cpu", "device_name": fp["cpu_model"]})
-    fp.update({k: v for k, v in settings.fingerprint_overrides().items() if k in fp})
+    fp.update(overrides())
     return cast(Fingerprint, add_hashes(fp))
+
+
+def overrides() -> dict[str, Any]:
+    """$ADVISOR_FINGERPRINT_OVERRIDES, checked (`advisor.settings.fingerprint_overrides`)."""
+    return settings.fingerprint_overrides()
 
 
 class Telemetry:

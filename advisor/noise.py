@@ -3,8 +3,9 @@
 `host_load_warning(load, cores)`: a 1-minute load average above `LOAD_PER_CORE` x cores means
 trials compete for the CPU with other work (each interval widens, medians move between
 processes); `current_load()` reads it from the OS. `interval_warning(rec)`: the recommendation
-is undecided on noisy timings, or the pick's interval is wider than `WIDE_INTERVAL` of its
-figure. The sweep and `advisor doctor` print them.
+is undecided on noisy timings, or its headline's figures were noisy or wider than `WIDE_INTERVAL`
+of their median (`advisor.recommendation.Recommendation.doubt`). The sweep, `recommend`, the
+report and the dashboard show it before the claim; `advisor doctor` prints the host's.
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ def host_load_warning(load: float, cores: int) -> str | None:
 
 
 def interval_warning(rec: Any) -> str | None:
-    """Why a recommendation's figures cannot carry it (None: they can)."""
+    """Why a recommendation's figures cannot carry it (None: they can): undecided on noisy
+    timings (its sentence), or its headline's figures noisy or too wide to be sure of
+    (``rec.doubt``). Shown before the claim, never after it."""
     if rec.decision == "undecided: noise":
         return str(rec.sentence)
-    best = rec.best
-    ci = best.median_ci_ms if best is not None else None
-    if ci and best.median_ms and (ci[1] - ci[0]) / best.median_ms > WIDE_INTERVAL:
-        return (f"the pick's interval spans {ci[0]:.3g}-{ci[1]:.3g} ms, "
-                f"{(ci[1] - ci[0]) / best.median_ms:.0%} of its {best.median_ms:.3g} ms"
-                f"{' (noisy)' if best.noisy else ''}: too wide to be sure of the order")
+    if rec.doubt:
+        what = ("even re-measured side by side" if rec.paired else
+                "from separate trials, not paired")
+        return (f"noisy evidence: {rec.doubt} ({what}), too wide to be sure of the figures "
+                "or the order; measure again on a quiet host or run `advisor recommend "
+                "--confirm`")
     return None

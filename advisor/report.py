@@ -3,9 +3,17 @@
 `build(rec, records, fingerprint)` gathers what the report shows, as plain data: the one answer
 (`advisor.recommendation.answers`) with the device and stack named, the evidence table against its
 one named baseline, the noise and the flags, the failed and rejected trials, and the chart rows of
-`advisor.charts` (the same rows the dashboard plots). `to_html` writes it as one self-contained HTML
-page (inline CSS and hand-written SVG: nothing is fetched, it opens air-gapped and attaches to a
-pull request); `to_markdown` writes the same as Markdown tables."""
+`advisor.charts` (the same rows the dashboard plots), and the paste-ready snippet
+(`advisor.recommendation.to_python`, what `advisor recommend -f python` prints). `to_html` writes it
+as one self-contained HTML page (inline CSS and hand-written SVG: nothing is fetched, it opens
+air-gapped and attaches to a pull request); `to_markdown` writes the same as Markdown tables.
+
+Both read in the same order at any size: the answer and its warnings, the charts, the snippet
+to paste, then the tables. A fleet's sweep ranks a hundred configs: the charts draw the fastest
+``TOP_BARS`` (the pick always), the evidence table gives ``EVIDENCE_ROWS`` rows in full and the
+other configs in a short table below it, and a warning names ``NAMED`` configs at most, then
+counts the rest. Chart labels never overlap: a label that would touch another is left to the
+point's tooltip."""
 
 from __future__ import annotations
 
@@ -16,7 +24,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor import charts, serving, units
+from advisor.devices import device_id as make_device_id
 from advisor.noise import interval_warning
+from advisor.recommendation import flag_legend, to_python
 
 STACK_FIELDS = (
     ("device_name", "device"), ("cpu_model", "CPU"), ("torch_version", "torch"),
@@ -27,6 +37,12 @@ STACK_FIELDS = (
 EVIDENCE_COLUMNS = ("config", "speedup", "median", "95% CI", "noise", "trials", "p99",
                     "cold compile", "warm compile", "pays off after", "kernels", "launches",
                     "peak memory", "max abs err")  # fmt: skip
+REST_COLUMNS = ("config", "speedup", "median", "95% CI", "noise", "trials", "cold compile")
+TOP_BARS = 15  # bars of a chart; the other rows are in a table below it
+EVIDENCE_ROWS = 15  # evidence rows in full (plus the pick and the baseline beyond them)
+NAMED = 5  # configs a warning names before "and N more"
+BAR_NAME_CHARS = 56  # a bar's name beyond this ends in "…" (a config label is at most ~50)
+CHAR_W = 6.6  # px a character of the 11 px chart text takes at most (labels are spaced by it)
 MODE_COLOURS = {"eager": "#7f7f7f", "default": "#1f77b4", "reduce-overhead": "#2ca02c",
                 "max-autotune": "#d62728", "max-autotune-no-cudagraphs": "#9467bd"}  # fmt: skip
 
@@ -35,14 +51,20 @@ MODE_COLOURS = {"eager": "#7f7f7f", "default": "#1f77b4", "reduce-overhead": "#2
 
 
 def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str, Any] | None,
-          *, database: str = "", generated_at: datetime | None = None) -> dict[str, Any]:
-    """What the report shows, as plain data (JSON-ready)."""
+          *, database: str = "", generated_at: datetime | None = None,
+          device_id: str | None = None) -> dict[str, Any]:
+    """What the report shows, as plain data (JSON-ready). ``device_id``: the device's short id
+    as the CLI names it (`advisor.devices`; default: from the fingerprint and the records'
+    hosts)."""
     fp = fingerprint or {}
     best = next((r for r in records if rec.best and r.get("trial_uuid") == rec.best.trial_uuid),
                 None)
     named = {u: n for u, n in ((rec.baseline and rec.baseline.trial_uuid, "eager fp32"),
                                (best and best.get("trial_uuid"), "recommended")) if u}
-    device = fp.get("device_name") or fp.get("cpu_model") or "unknown device"
+    # its short id, as every surface names it (the hosts: those its records were measured on)
+    device = device_id or make_device_id(
+        {**fp, "fingerprint_hash": fp.get("fingerprint_hash") or rec.fingerprint_hash},
+        [(r.get("fingerprint") or {}).get("hostname") for r in records])
     stack = [(name, str(fp[key])) for key, name in STACK_FIELDS if fp.get(key)]
     return {
         "workload": rec.workload,
@@ -62,7 +84,10 @@ def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str,
                    "over limits": rec.n_excluded},
         "warnings": _warnings(rec),
         "flags": list(rec.best.flags or []) if rec.best else [],
+        "snippet": to_python(rec, device_id=device),  # `advisor recommend -f python`, verbatim
         "evidence": [_evidence_row(r, rec) for r in charts.evidence(rec)],
+        "legend": flag_legend(charts.evidence(rec)),
+        "doubt": rec.doubt,
         "failures": [_failure_row(r) for r in records if not _passed(r)],
         "phases": charts.phases(records),
         "charts": {
@@ -84,8 +109,18 @@ def _warnings(rec: Any) -> list[str]:
         out.append(unsafe)
     noisy = [r.label for r in rec.ranked if r.noisy]
     if noisy:
-        out.append(f"noisy timings (a pooled trial's interval was wide): {', '.join(noisy)}")
+        of = ("configs" if len(noisy) <= NAMED else f"all {len(noisy)} configs"
+              if len(noisy) == len(rec.ranked) else f"{len(noisy)} of {len(rec.ranked)} configs")
+        out.append(f"noisy timings in {of} (a pooled trial's interval was wide): "
+                   f"{named(noisy)}; the noise column of the evidence says which")
     return out
+
+
+def named(items: Sequence[str], most: int = NAMED) -> str:
+    """``a, b, c`` or, past ``most`` of them, ``a, b, c, d, e and 81 more``."""
+    if len(items) <= most:
+        return ", ".join(items)
+    return f"{', '.join(items[:most])} and {len(items) - most} more"
 
 
 def _evidence_row(r: Any, rec: Any) -> dict[str, str]:
@@ -130,9 +165,10 @@ def _failure_row(record: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _headline(data: dict[str, Any]) -> str:
-    """``recommended``, ``undecided: noise`` or ``nothing to recommend``."""
+    """``recommended`` (``... on noisy evidence`` when its figures are), ``undecided: noise``
+    or ``nothing to recommend``."""
     if data["pick"] is not None:
-        return "recommended"
+        return "recommended on noisy evidence" if data.get("doubt") else "recommended"
     return data["decision"] if data["decision"] != "none" else "nothing to recommend"
 
 
@@ -148,33 +184,62 @@ def _md_table(columns: list[str] | tuple[str, ...], rows: list[list[str]]) -> st
     return "\n".join(out) + "\n"
 
 
+def _role(row: Mapping[str, str]) -> str:
+    """``recommended``, ``baseline`` or ``""``: what an evidence row's config says it is."""
+    config = str(row.get("config", ""))
+    return next((r for r in ("recommended", "baseline") if config.endswith(f"({r})")), "")
+
+
+def evidence_split(data: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The evidence rows shown in full (the first `EVIDENCE_ROWS`, the pick and the baseline
+    wherever they rank) and the rest, each in rank order."""
+    return charts.top_rows(data["evidence"], EVIDENCE_ROWS, keep=lambda r: bool(_role(r)))
+
+
+def speedup_split(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The speedup rows a chart draws (the fastest `TOP_BARS`, the pick wherever it ranks)
+    and the rest."""
+    return charts.top_rows(data["charts"]["speedups"], TOP_BARS,
+                           keep=lambda r: bool(r["recommended"]))
+
+
+def _rest_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{k: r.get(k, "-") for k in REST_COLUMNS} for r in rows]
+
+
 def to_markdown(data: dict[str, Any]) -> str:
-    """The report as Markdown (tables; the charts as the tables of their figures)."""
+    """The report as Markdown: the answer, the charts as the tables of their figures (the
+    fastest configs), the snippet to paste, then the evidence and the other tables."""
     c = data["charts"]
     parts = [f"# {data['workload']} on {data['device']}\n",
              f"Generated {data['generated_at']} from {data['database'] or 'the results store'}.\n",
-             "## Recommendation\n", f"**{_headline(data)}**: {data['sentence']}\n",
+             "## Recommendation\n",
+             *[f"**warning**: {w}\n" for w in data["warnings"]],
+             f"**{_headline(data)}**: {data['sentence']}\n",
              f"- decision: {data['decision']}; policy {data['policy']}; decided by the "
              f"{data['decided_by']}",
              f"- every speedup is against {data['baseline']}",
              "- " + ", ".join(f"{v} {k}" for k, v in data["counts"].items())]
     if data["note"]:
         parts.append(f"- note: {data['note']}")
-    parts += [f"- **warning**: {w}" for w in data["warnings"]]
     parts += [f"- flag `{f['flag']}`: {f['message']}" for f in data["flags"]]
-    parts += ["", "## Device and stack\n", _md_table(["field", "value"],
-                                                    [list(x) for x in data["stack"]])]
-    parts += ["## Evidence\n", _md_table(EVIDENCE_COLUMNS, [list(r.values())
-                                                           for r in data["evidence"]])]
-    parts += ["## Latency vs cold compile (Pareto front marked)\n", _md_table(
+    drawn = [p for p in c["latency"] if p["pareto"] or p["recommended"]]
+    parts += ["", "## Latency vs cold compile (Pareto front marked)\n", _md_table(
         ["config", "median", "cold compile", "Pareto front", "recommended"],
         [[p["config"], units.duration_ms(p["median_ms"]), units.duration_s(p["cold_compile_s"]),
           "yes" if p["pareto"] else "", "yes" if p["recommended"] else ""]
-         for p in c["latency"]])]
+         for p in drawn])]
+    if len(drawn) < len(c["latency"]):
+        parts.append(f"The Pareto front and the pick; the other {len(c['latency']) - len(drawn)} "
+                     "configs are in the evidence below.\n")
+    bars, rest = speedup_split(data)
     parts += ["## Speedup per config\n", _md_table(
         ["config", "speedup", "bar"],
         [[s["config"], units.ratio(s["speedup"]), "█" * max(1, round(s["speedup"] * 4))]
-         for s in c["speedups"]])]
+         for s in bars])]
+    if rest:
+        parts.append(f"The fastest {len(bars)} of {len(bars) + len(rest)} configs; the other "
+                     f"{len(rest)} are in the evidence below.\n")
     if c["strategies"]:
         parts += ["## Shape strategies\n", _md_table(
             ["strategy", "figure", "per request"],
@@ -183,14 +248,27 @@ def to_markdown(data: dict[str, Any]) -> str:
         parts += ["## Kernels and launches per call\n", _md_table(
             ["run", "what", "count"], [[k["run"], k["what"], str(k["count"])]
                                        for k in c["kernels"]])]
-    if data.get("phases"):
-        names = list(data["phases"][0])
-        parts += ["## Where each trial's time went\n", _md_table(
-            names, [[row[n] for n in names] for row in data["phases"]])]
+    if data.get("snippet"):
+        parts += ["## Paste into your serving code\n",
+                  "What `advisor recommend -f python` prints for this device:\n",
+                  "```python\n" + data["snippet"].rstrip("\n") + "\n```\n"]
+    full, others = evidence_split(data)
+    parts += ["## Evidence\n", _md_table(EVIDENCE_COLUMNS, [list(r.values()) for r in full])]
+    if data.get("legend"):
+        parts.append(f"{data['legend']}.\n")
+    if others:
+        parts += [f"### The other {len(others)} configs\n",
+                  _md_table(REST_COLUMNS, [list(r.values()) for r in _rest_rows(others)])]
     if data["failures"]:
         parts += ["## Failed, rejected and pruned trials\n", _md_table(
             ["config", "outcome", "last error line"], [list(f.values())
                                                       for f in data["failures"]])]
+    if data.get("phases"):
+        names = list(data["phases"][0])
+        parts += ["## Where each trial's time went\n", _md_table(
+            names, [[row[n] for n in names] for row in data["phases"]])]
+    parts += ["## Device and stack\n", _md_table(["field", "value"],
+                                                 [list(x) for x in data["stack"]])]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -200,23 +278,28 @@ CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;
  margin:24px auto;max-width:1240px;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+h3{font-size:15px;margin:18px 0 6px}
 .meta{color:#666}.pick{background:#eef7ee;border-left:4px solid #2ca02c;padding:10px 14px}
 .undecided{background:#fff6e5;border-left-color:#e69500}.none{background:#fdecec;
  border-left-color:#d62728}.warn{background:#fff6e5;padding:6px 12px;margin:6px 0}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{padding:3px 7px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
+td:first-child{white-space:normal;min-width:16em}
 .num th,.num td{text-align:right}.num th:first-child,.num td:first-child{text-align:left}
-th{background:#f6f6f6}.scroll{overflow-x:auto}
+th{background:#f6f6f6}.scroll{overflow-x:auto;max-width:100%}
 tr.rec td{font-weight:600;background:#f1f8f1}.grid{display:flex;flex-wrap:wrap;gap:18px}
-figure{margin:0}figcaption{color:#555;font-size:12px;max-width:540px}
+figure{margin:0;max-width:100%;overflow-x:auto}figcaption{color:#555;font-size:12px;max-width:540px}
 svg text{font:11px system-ui,sans-serif;fill:#333}
+pre.snippet{background:#f6f8fa;border:1px solid #e4e4e4;padding:10px 14px;overflow-x:auto;
+ font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre}
+details{margin:8px 0}summary{cursor:pointer;color:#333}
 """
 
 
 def to_html(data: dict[str, Any]) -> str:
-    """The report as one self-contained HTML page: inline CSS and SVG, no script, no link."""
+    """The report as one self-contained HTML page: inline CSS and SVG, no script, no link. In
+    order: the answer and its warnings, the charts, the snippet to paste, then the tables."""
     e = html.escape
-    c = data["charts"]
     kind = ("none" if data["pick"] is None else
             "undecided" if data["decision"].startswith("undecided") else "")
     body = [f"<h1>{e(data['workload'])} on {e(data['device'])}</h1>",
@@ -224,6 +307,7 @@ def to_html(data: dict[str, Any]) -> str:
             f"generated {e(data['generated_at'])} from {e(data['database'] or 'the store')}"
             "</div>",
             "<h2>Recommendation</h2>",
+            *[f"<div class=warn>warning: {e(w)}</div>" for w in data["warnings"]],
             f"<div class='pick {kind}'><b>{e(_headline(data))}</b>: "
             f"{e(data['sentence'])}</div>",
             f"<p>decision: <b>{e(data['decision'])}</b>; policy {e(data['policy'])}; decided by "
@@ -231,16 +315,49 @@ def to_html(data: dict[str, Any]) -> str:
             f"<br>{e(', '.join(f'{v} {k}' for k, v in data['counts'].items()))}</p>"]
     if data["note"]:
         body.append(f"<p>note: {e(data['note'])}</p>")
-    body += [f"<div class=warn>warning: {e(w)}</div>" for w in data["warnings"]]
     body += [f"<div class=warn>flag <code>{e(f['flag'])}</code>: {e(f['message'])}</div>"
              for f in data["flags"]]
-    body += ["<h2>Evidence</h2>", _html_table(_known_columns(data["evidence"]), numeric=True)]
+    body += ["<h2>Charts</h2>", "<div class=grid>", *_figures(data), "</div>"]
+    if data.get("snippet"):
+        body += ["<h2>Paste into your serving code</h2>",
+                 "<p class=meta>What <code>advisor recommend -f python</code> prints for this "
+                 "device:</p>", f"<pre class=snippet>{e(data['snippet'])}</pre>"]
+    full, others = evidence_split(data)
+    body += ["<h2>Evidence</h2>", _html_table(_known_columns(full), numeric=True)]
+    if data.get("legend"):
+        body.append(f"<p class=meta>{e(data['legend'])}.</p>")
+    if others:
+        body += [f"<p class=meta>{len(full)} of {len(full) + len(others)} configs in full "
+                 f"(the fastest, the pick and the baseline); the other {len(others)} below.</p>",
+                 f"<details><summary>The other {len(others)} configs</summary>",
+                 _html_table(_known_columns(_rest_rows(others)), numeric=True), "</details>"]
+    if data["failures"]:
+        body += ["<h2>Failed, rejected and pruned trials</h2>", _html_table(data["failures"])]
+    if data.get("phases"):
+        body += ["<h2>Where each trial's time went</h2>",
+                 f"<details><summary>{len(data['phases'])} trials, in the order they "
+                 "finished</summary>", _html_table(data["phases"]), "</details>"]
+    body.append("<h2>Device and stack</h2>")
+    body.append(_html_table([{"field": k, "value": v} for k, v in data["stack"]]))
+    title = e(f"advisor report: {data['workload']} on {data['device']}")
+    return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{title}</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _figures(data: dict[str, Any]) -> list[str]:
+    """The charts, each with its caption: what they draw and what they leave to a table."""
+    c = data["charts"]
+    bars, rest = speedup_split(data)
+    fastest = (f"the fastest {len(bars)} of {len(bars) + len(rest)} configs (the pick always); "
+               "the others are in the evidence tables below" if rest else "every config")
     figures = [_figure(scatter_svg(c["latency"]), "Median latency (pooled, as the answer "
                        "decided) against cold compile time; eager configs compile nothing. "
-                       "Dashed: the Pareto front. Ringed: the recommended config."),
-               _figure(bars_svg([(s["config"], s["speedup"], s["recommended"])
-                                 for s in c["speedups"]], units.ratio, reference=1.0),
-                       f"Speedup per config against {data['baseline']}; the line marks 1x.")]
+                       "Dashed: the Pareto front. Ringed: the recommended config. Named: the "
+                       "pick, the front and the fastest, where a name fits; hover a point for "
+                       "any other."),
+               _figure(bars_svg([(s["config"], s["speedup"], s["recommended"]) for s in bars],
+                                units.ratio, reference=1.0),
+                       f"Speedup against {data['baseline']}: {fastest}; the line marks 1x.")]
     if c["strategies"]:
         figures.append(_figure(bars_svg([(f"{s['strategy']} · {s['figure']}", s["ms"], False)
                                          for s in c["strategies"]], units.duration_ms),
@@ -258,16 +375,7 @@ def to_html(data: dict[str, Any]) -> str:
                                          if s["p50_ms"] is not None], units.duration_ms),
                                "Median latency per traffic shape: eager fp32 vs the "
                                "recommended config."))
-    body += ["<h2>Charts</h2>", "<div class=grid>", *figures, "</div>"]
-    if data.get("phases"):
-        body += ["<h2>Where each trial's time went</h2>", _html_table(data["phases"])]
-    if data["failures"]:
-        body += ["<h2>Failed, rejected and pruned trials</h2>", _html_table(data["failures"])]
-    body.append("<h2>Device and stack</h2>")
-    body.append(_html_table([{"field": k, "value": v} for k, v in data["stack"]]))
-    title = e(f"advisor report: {data['workload']} on {data['device']}")
-    return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{title}</title>"
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return figures
 
 
 def _known_columns(rows: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -319,13 +427,26 @@ def _tick_text(value: float) -> str:
 
 
 def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 340) -> str:
-    """Median (ms) against cold compile (s): one dot per config coloured by mode, the Pareto
-    front dashed, the recommended config ringed; only front and pick are labelled (labels of
-    a crowded plot would overlap)."""
+    """Median (ms) against cold compile (s): one dot per config coloured by mode (its name,
+    median and cold compile in its tooltip), the Pareto front dashed, the recommended config
+    ringed. Names are written for `charts.labelled` points (the pick, the front, the fastest)
+    only where they touch no other name, dot nor the legend (`place_labels`)."""
     shown = [p for p in points if p["median_ms"] is not None and p["cold_compile_s"] is not None]
     if not shown:
         return "<p>nothing measured to plot</p>"
-    left, right, top, bottom = 58, 16, 30, 42
+    e = html.escape
+    legend, legend_boxes, lx, ly = [], [], 58.0, 14.0
+    for mode in dict.fromkeys(str(p["mode"]) for p in shown):
+        w = 12 + CHAR_W * len(mode)
+        if lx + w > width - 4 and lx > 58:  # the next line of the legend, not off the edge
+            lx, ly = 58.0, ly + 16
+        legend.append(f"<circle cx='{lx:.0f}' cy='{ly - 4:.0f}' r='4' "
+                      f"fill='{MODE_COLOURS.get(mode, '#444')}'/><text x='{lx + 8:.0f}' "
+                      f"y='{ly:.0f}'>{e(mode)}</text>")
+        legend_boxes.append((lx - 5, ly - 12, lx + w, ly + 4))
+        lx += w + 14
+    left, right, top, bottom = 58, 16, int(ly) + 16, 42
+    height += top - 30
     xt = nice_ticks(0.0, max(p["cold_compile_s"] for p in shown))
     yt = nice_ticks(0.0, max(p["median_ms"] for p in shown))
 
@@ -335,9 +456,8 @@ def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 34
     def y(v: float) -> float:
         return height - bottom - (v - yt[0]) / (yt[-1] - yt[0]) * (height - top - bottom)
 
-    e = html.escape
     out = [f"<svg width='{width}' height='{height}' "
-           f"viewBox='0 0 {width} {height}' role='img'>"]
+           f"viewBox='0 0 {width} {height}' role='img'>", *legend]
     out += _axes(xt, yt, x, y, width, height, left, right, top, bottom,
                  "cold compile (s)", "median latency (ms)")
     front = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cold_compile_s"])
@@ -345,29 +465,63 @@ def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 34
         path = " ".join(f"{x(p['cold_compile_s']):.1f},{y(p['median_ms']):.1f}" for p in front)
         out.append(f"<polyline points='{path}' fill='none' stroke='#888' "
                    "stroke-dasharray='5 4'/>")
+    dots: list[Box] = []
     for p in shown:
         cx, cy = x(p["cold_compile_s"]), y(p["median_ms"])
         colour = MODE_COLOURS.get(str(p["mode"]), "#444")
         out.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='5' fill='{colour}'>"
                    f"<title>{e(p['config'])}: {e(units.duration_ms(p['median_ms']))}, "
                    f"{e(units.duration_s(p['cold_compile_s']))} cold compile</title></circle>")
+        r = 10 if p["recommended"] else 5
+        dots.append((cx - r, cy - r, cx + r, cy + r))
         if p["recommended"]:
             out.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='10' fill='none' "
                        "stroke='#111' stroke-width='2'/>")
-        if p["pareto"] or p["recommended"]:
-            anchor = "end" if cx > width * 0.6 else "start"
-            dx = -12 if anchor == "end" else 12
-            out.append(f"<text x='{cx + dx:.1f}' y='{cy - 6:.1f}' text-anchor='{anchor}'>"
-                       f"{e(p['config'])}</text>")
-    modes = list(dict.fromkeys(str(p["mode"]) for p in shown))
-    lx = left
-    for mode in modes:
-        out.append(f"<circle cx='{lx}' cy='10' r='4' "
-                   f"fill='{MODE_COLOURS.get(mode, '#444')}'/><text x='{lx + 8}' "
-                   f"y='14'>{e(mode)}</text>")
-        lx += 24 + 7 * len(mode)
+    wanted = [(x(p["cold_compile_s"]), y(p["median_ms"]), str(p["config"]))
+              for p in charts.labelled(shown)]
+    frame = (float(left + 2), float(top), float(width - 2), float(height - bottom))
+    for tx, ty, anchor, text in place_labels(wanted, frame, taken=[*legend_boxes, *dots]):
+        out.append(f"<text class='label' x='{tx:.1f}' y='{ty:.1f}' text-anchor='{anchor}'>"
+                   f"{e(text)}</text>")
     out.append("</svg>")
     return "".join(out)
+
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom (px)
+# Where a label may sit beside its point: (dx, dy of its baseline, text-anchor), in turn.
+LABEL_SPOTS = ((12, 4, "start"), (-12, 4, "end"), (12, -8, "start"), (12, 16, "start"),
+               (-12, -8, "end"), (-12, 16, "end"), (0, -14, "middle"), (0, 24, "middle"),
+               (0, -28, "middle"), (0, 38, "middle"))  # fmt: skip
+
+
+def text_box(x: float, y: float, text: str, anchor: str) -> Box:
+    """The box 11 px text at (x, y: its baseline) takes at most: `CHAR_W` a character, 10 px
+    above the baseline and 3 below."""
+    w = CHAR_W * len(text)
+    x0 = x - w if anchor == "end" else x - w / 2 if anchor == "middle" else x
+    return (x0, y - 10, x0 + w, y + 3)
+
+
+def overlaps_box(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_labels(wanted: Sequence[tuple[float, float, str]], frame: Box,
+                 taken: Sequence[Box] = ()) -> list[tuple[float, float, str, str]]:
+    """Labels for points, most wanted first: each at the first of `LABEL_SPOTS` where it stays
+    inside ``frame`` and touches no box already ``taken`` nor a label placed before it; a
+    label with no such spot is left out. Returns (x, y, text-anchor, text) of those placed."""
+    boxes, placed = list(taken), []
+    for px, py, text in wanted:
+        for dx, dy, anchor in LABEL_SPOTS:
+            box = text_box(px + dx, py + dy, text, anchor)
+            inside = (box[0] >= frame[0] and box[1] >= frame[1] and box[2] <= frame[2]
+                      and box[3] <= frame[3])  # fmt: skip
+            if inside and not any(overlaps_box(box, b) for b in boxes):
+                boxes.append(box)
+                placed.append((px + dx, py + dy, anchor, text))
+                break
+    return placed
 
 
 def _axes(xt: list[float], yt: list[float], x: Any, y: Any, width: int, height: int,
@@ -397,32 +551,39 @@ def _axes(xt: list[float], yt: list[float], x: Any, y: Any, width: int, height: 
 def bars_svg(rows: list[tuple[str, float, bool]], label: Any, *, reference: float | None = None,
              width: int = 540) -> str:
     """Horizontal bars, one per (name, value, highlighted) row, the value printed at the end
-    of each; ``reference`` draws a vertical line (1x for speedups)."""
+    of each; ``reference`` draws a vertical line (1x for speedups). Names longer than
+    `BAR_NAME_CHARS` end in "…" (the whole name in their tooltip); the name column is as wide as
+    the longest name shown, and the chart widens rather than clip one."""
     rows = [r for r in rows if r[1] is not None and math.isfinite(r[1])]
     if not rows:
         return "<p>nothing to plot</p>"
     e = html.escape
-    names_w = min(300, 16 + int(6.6 * max(len(r[0]) for r in rows)))
+    names = [name if len(name) <= BAR_NAME_CHARS else name[:BAR_NAME_CHARS - 1] + "…"
+             for name, _, _ in rows]  # fmt: skip
+    values = [label(value) for _, value, _ in rows]
+    names_w = 12 + math.ceil(CHAR_W * max(len(n) for n in names))
+    value_w = 8 + math.ceil(CHAR_W * max(len(v) for v in values))
+    width = max(width, names_w + value_w + 200)
     bar_h, gap, top = 16, 6, 6
     height = top + len(rows) * (bar_h + gap) + 24
     high = max([r[1] for r in rows] + ([reference] if reference else []))
     ticks = nice_ticks(0.0, high)
-    span = width - names_w - 70
+    span = width - names_w - value_w
 
     def x(v: float) -> float:
         return names_w + v / ticks[-1] * span
 
     out = [f"<svg width='{width}' height='{height}' "
            f"viewBox='0 0 {width} {height}' role='img'>"]
-    for i, (name, value, marked) in enumerate(rows):
+    for i, ((name, value, marked), shown, text) in enumerate(zip(rows, names, values,
+                                                                  strict=True)):
         y0 = top + i * (bar_h + gap)
-        shown = name if len(name) <= 42 else name[:40] + "…"
         weight = " font-weight='bold'" if marked else ""
-        out.append(f"<text x='{names_w - 6}' y='{y0 + 12}' text-anchor='end'{weight}>"
-                   f"{e(shown)}<title>{e(name)}</title></text>")
+        out.append(f"<text class='name' x='{names_w - 6}' y='{y0 + 12}' text-anchor='end'"
+                   f"{weight}>{e(shown)}<title>{e(name)}</title></text>")
         out.append(f"<rect x='{names_w}' y='{y0}' width='{max(x(value) - names_w, 1):.1f}' "
                    f"height='{bar_h}' fill='{'#2ca02c' if marked else '#8fb3d9'}'/>")
-        out.append(f"<text x='{x(value) + 4:.1f}' y='{y0 + 12}'>{e(label(value))}</text>")
+        out.append(f"<text class='value' x='{x(value) + 4:.1f}' y='{y0 + 12}'>{e(text)}</text>")
     axis_y = top + len(rows) * (bar_h + gap)
     out.append(f"<line x1='{names_w}' x2='{names_w + span}' y1='{axis_y}' y2='{axis_y}' "
                "stroke='#999'/>")

@@ -14,12 +14,14 @@ a test), ``advisor`` (a parent, for the processes it starts), or both.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import ConfigError
+from advisor.protocol import FINGERPRINT_FIELDS
 
 
 @dataclass(frozen=True)
@@ -130,16 +132,19 @@ def is_set(setting: Setting, env: Mapping[str, str] | None = None) -> bool:
 
 
 def _number(setting: Setting, cast: type[int] | type[float]) -> int | float | None:
+    """The variable as a finite number above 0, or None when unset; NaN, infinity, 0, a
+    negative number or text raise ConfigError naming the variable."""
     text = raw(setting)
     if text is None:
         return None
     try:
-        value = cast(text)
+        value = cast(text) if len(text) <= 40 else 0  # int() of thousands of digits raises
     except ValueError:
         value = 0
-    if value <= 0:
-        raise ConfigError(f"{setting.name} must be a positive number ({setting.type}), "
-                          f"not {text!r}: set it to one or unset it")
+    if not math.isfinite(value) or value <= 0:
+        example = f" (e.g. {setting.default})" if setting.default.isdigit() else ""
+        raise ConfigError(f"{setting.name} must be a finite number above 0 ({setting.type}), "
+                          f"not {text[:40]!r}: set it to one{example} or unset it")
     return value
 
 
@@ -179,7 +184,20 @@ def log_level() -> str | None:
 
 
 def fingerprint_overrides() -> dict[str, Any]:
-    return _json_object(FINGERPRINT_OVERRIDES) or {}
+    """$ADVISOR_FINGERPRINT_OVERRIDES, checked: a JSON object whose keys are fingerprint fields
+    (`advisor.protocol.FINGERPRINT_FIELDS`; the hashes are computed from them) and whose values
+    are text, numbers, booleans or null. Anything else raises ConfigError naming the
+    variable."""
+    name = FINGERPRINT_OVERRIDES.name
+    found = _json_object(FINGERPRINT_OVERRIDES) or {}
+    for key, value in found.items():
+        if key not in FINGERPRINT_FIELDS:
+            raise ConfigError(f"{name}: {key!r} is not a fingerprint field; the fields: "
+                              f"{', '.join(FINGERPRINT_FIELDS)}")
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            raise ConfigError(f"{name}: the value of {key!r} must be text, a number, true, false "
+                              f"or null, not {json.dumps(value)[:40]}")
+    return found
 
 
 def replay_requests() -> int:
@@ -241,11 +259,33 @@ def workload_checked() -> str | None:
 
 
 # -- writing -----------------------------------------------------------------------------------
+def check_all() -> None:
+    """Read every variable that is set, as its reader will: a bad value is one ConfigError
+    naming the variable now, before a command writes anything (a sweep reads its heartbeat
+    interval only once its row is stored)."""
+    for reader in (heartbeat_s, heartbeat_grace_s, sweep_heartbeat_s, sweep_dead_after_s,
+                   db_busy_timeout_s, store_retry_s, probed_fingerprint):
+        reader()
+    check_for_children()
+
+
+def check_for_children() -> None:
+    """Read, here, the variables this process hands on to the children it starts and that they
+    read (a trial, a probe): a bad value is the user's one-line ConfigError naming the variable
+    before any child starts, not a child that dies with it."""
+    fingerprint_overrides()
+    replay_requests()
+    recompile_limit()
+
+
 def child_env(base: Mapping[str, str] | None = None,
               values: Mapping[Setting, object] | None = None) -> dict[str, str]:
     """The environment of a process advisor starts: `base` (default: this process's
-    environment) with each of `values` written as text (a set of cores as "14,15", a dict as
-    JSON); a value of None leaves the variable as `base` has it."""
+    environment, its variables for children checked first: `check_for_children`) with each of
+    `values` written as text (a set of cores as "14,15", a dict as JSON); a value of None
+    leaves the variable as `base` has it."""
+    if base is None:
+        check_for_children()
     env = dict(os.environ if base is None else base)
     for setting, value in (values or {}).items():
         if value is None:

@@ -11,9 +11,11 @@ user can give a log of real requests, a CSV file (``advisor sweep FILE --traffic
 An optional ``count`` column says how many requests a row stands for (``batch,seq,count``).
 Blank lines and lines starting with ``#`` are skipped. Identical rows are merged: the traffic is
 the distinct shapes, each weighted by its share of the requests. A file that is missing, empty,
-has no rows, names a column that is not a dim of the workload, misses one of its dims, or holds a
-value that is not a positive whole number is a `ConfigError` whose one line names the file, the
-line and the fix.
+has no rows, names a column that is not a dim of the workload, misses one of its dims, holds a
+value that is not a positive whole number (a dim above `MAX_DIM`, a count or a log above
+`MAX_REQUESTS` requests), or is not valid CSV (an unterminated quote) is a `ConfigError` whose
+one line names the file, the line and the fix. Weights (declared or carried in a trial spec) are
+finite and positive.
 
 A log keeps its order (`Traffic.log`: the requests, first to last, as indices into the shapes):
 a replay fits what it learns (bucket boundaries, the shapes warmed at start-up) on the earlier
@@ -30,8 +32,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,8 @@ from advisor.errors import ConfigError
 COUNT_COLUMN = "count"
 TRACE_SEED = 0
 HOLDOUT = 0.5  # the share of a log that replays serve; the earlier rest is what they fit on
+MAX_DIM = 2**24  # a dim's largest size (a tensor dim past it is a typo, not a request)
+MAX_REQUESTS = 1_000_000  # a log's requests, counts included (replays serve a few hundred)
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +75,10 @@ class Traffic:
         """Merge equal shapes, normalise the weights, sort by sizes."""
         merged: dict[tuple[tuple[str, int], ...], float] = {}
         for dims, weight in pairs:
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
+                    math.isfinite(weight) and weight > 0):
+                raise ConfigError(f"{source}: traffic weight {weight!r} of {dims!r} must be a "
+                                  "finite number above 0, e.g. 0.5")
             key = tuple(dims.items())
             merged[key] = merged.get(key, 0.0) + float(weight)
         total = sum(merged.values())
@@ -204,11 +213,34 @@ def _header(row: list[str], source: str, line: int, dims: Sequence[str] | None) 
 
 def _positive(text: str, name: str, source: str, line: int) -> int:
     value = text.strip()
-    if not (value.isascii() and value.isdigit()) or int(value) <= 0:
+    most = MAX_REQUESTS if name == COUNT_COLUMN else MAX_DIM
+    digits = value.lstrip("0")
+    if not (value.isascii() and value.isdigit()) or not digits:
         raise ConfigError(
-            f"{_where(source, line)}: {name} must be a positive whole number, not {value!r}"
+            f"{_where(source, line)}: {name} must be a positive whole number, not {value[:40]!r}"
         )
-    return int(value)
+    if len(digits) > len(str(most)) or int(digits) > most:  # length first: int() has a limit
+        raise ConfigError(
+            f"{_where(source, line)}: {name} {digits[:40]} is above the most advisor takes "
+            f"({most:,}); " + ("sample the log (every Nth request) instead"
+                              if name == COUNT_COLUMN else "give the request's real size")
+        )
+    return int(digits)
+
+
+def _rows(reader: Any, source: str) -> Iterator[list[str]]:
+    """The reader's rows; a CSV error (an unterminated quote) as a ConfigError naming the line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ConfigError(
+                f"{_where(source, reader.line_num)}: not valid CSV ({e}: is a quote left "
+                "open?); write one request per line, e.g. 50,128"
+            ) from None
+        yield row
 
 
 def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None = None) -> Traffic:
@@ -216,8 +248,9 @@ def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None
     order of every shape's dims), or None to take the header's."""
     header: list[str] | None = None
     pairs: list[tuple[dict[str, int], float]] = []
-    reader = csv.reader(io.StringIO(text))
-    for row in reader:
+    requests = 0
+    reader = csv.reader(io.StringIO(text), strict=True)  # an unterminated quote is an error
+    for row in _rows(reader, source):
         line = reader.line_num
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
             continue
@@ -233,6 +266,12 @@ def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None
             name: _positive(v, name, source, line) for name, v in zip(header, row, strict=True)
         }
         count = values.pop(COUNT_COLUMN, 1)
+        requests += count
+        if requests > MAX_REQUESTS:
+            raise ConfigError(
+                f"{_where(source, line)}: the log holds more than {MAX_REQUESTS:,} requests, the "
+                "most advisor replays from; sample it (every Nth request) instead"
+            )
         order = list(dims) if dims is not None else list(values)
         pairs.append(({d: values[d] for d in order}, float(count)))
     if header is None:

@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -88,6 +89,7 @@ from typing import Any
 
 from advisor.config import DTYPES, shape_name
 from advisor.errors import Terminated, WorkloadError
+from advisor.traffic import MAX_DIM
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "fp32": (1e-4, 1e-4),
@@ -155,8 +157,15 @@ def _is_shape(value: Any) -> bool:
     return (
         isinstance(value, dict)
         and bool(value)
-        and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in value.items())
+        and all(isinstance(k, str) and type(v) is int and 0 < v <= MAX_DIM
+                for k, v in value.items())
     )
+
+
+def _is_weight(value: Any) -> bool:
+    """A traffic weight: a finite number above 0 (NaN and infinity would poison the shares)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 def _problems(w: Workload) -> list[str]:
@@ -171,10 +180,10 @@ def _problems(w: Workload) -> list[str]:
     else:
         for item in w.traffic:
             ok = isinstance(item, (list, tuple)) and len(item) == 2 and _is_shape(item[0])
-            if not ok or not isinstance(item[1], (int, float)) or item[1] <= 0:
+            if not ok or not _is_weight(item[1]):
                 problems.append(
-                    f"traffic entry {item!r} is not a "
-                    "(shape dict of positive ints, weight > 0) pair"
+                    f"traffic entry {item!r} is not a (shape dict of positive ints, "
+                    "finite weight > 0) pair"
                 )
                 break
     bad = [d for d in w.dtypes if d not in DTYPES] if isinstance(w.dtypes, (list, tuple)) else [1]
@@ -226,14 +235,35 @@ class LoadedWorkload:
     source_sha256: str
 
 
-def workload_sha256(path: str | Path) -> str:
-    """The sha256 of a workload file's bytes (`LoadedWorkload.source_sha256`), without
-    importing it."""
+# path (resolved) -> the sha256 this process checked the file holds: what its children, which
+# import the file again, check it still holds (`pin_sha256`, `checked_sha256`)
+_CHECKED: dict[str, str] = {}
+
+
+def _source(path: str | Path) -> bytes:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return Path(path).read_bytes()
     except OSError as e:
         raise WorkloadError(f"{path}: cannot be read ({e.strerror}); pass the path of a .py "
                             "file") from e
+
+
+def workload_sha256(path: str | Path) -> str:
+    """The sha256 of a workload file's bytes (`LoadedWorkload.source_sha256`), without
+    importing it."""
+    return hashlib.sha256(_source(path)).hexdigest()
+
+
+def pin_sha256(path: str | Path, sha256: str) -> None:
+    """Say that this process checked that ``path`` holds the bytes of ``sha256``: a child it
+    starts on that file imports it only with those bytes (`checked_sha256`)."""
+    _CHECKED[str(Path(path).resolve())] = sha256
+
+
+def checked_sha256(path: str | Path) -> str | None:
+    """The sha256 this process last checked ``path`` holds (imported it with, or compared with
+    a stored hash); None when it never did."""
+    return _CHECKED.get(str(Path(path).resolve()))
 
 
 def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) -> Path:
@@ -252,17 +282,27 @@ def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) 
             f"{path} differs from the workload file {what} was measured with (sha256 "
             f"{found[:12]}, stored {str(source_sha256)[:12]}); not imported: pass the workload "
             "file yourself")
+    pin_sha256(path, found)
     return Path(path)
 
 
-def load_workload(path: str | Path) -> LoadedWorkload:
-    """Import a workload file and check it honours the contract."""
+def load_workload(path: str | Path, source_sha256: str | None = None) -> LoadedWorkload:
+    """Import a workload file and check it honours the contract. The bytes read once are the
+    bytes hashed and imported. ``source_sha256``: the hash the file must have (a child's, the
+    one its parent checked); a file that no longer has it is refused before it is imported."""
     file = Path(path)
     if not file.is_file():
         raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
     if file.suffix != ".py":
         raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
-    source_sha256 = workload_sha256(file)  # the bytes imported below
+    source = _source(file)
+    found = hashlib.sha256(source).hexdigest()
+    if source_sha256 is not None and found != source_sha256:
+        raise WorkloadError(
+            f"{file} changed after advisor checked it (sha256 {found[:12]}, checked "
+            f"{source_sha256[:12]}); not imported: leave the workload file as it is while "
+            "advisor runs it")
+    pin_sha256(file, found)
     digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
     module_name = f"advisor_workload_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, file)
@@ -270,8 +310,8 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         raise WorkloadError(f"{file}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
+    try:  # the bytes hashed above, not the file read again
+        exec(compile(source, str(file), "exec", dont_inherit=True), module.__dict__)  # noqa: S102
     except WorkloadError as e:
         sys.modules.pop(module_name, None)
         raise WorkloadError(f"{file}: {e}") from e
@@ -292,4 +332,4 @@ def load_workload(path: str | Path) -> LoadedWorkload:
         raise WorkloadError(
             f"{file}: `workload` is a {type(obj).__name__}, not an advisor.Workload"
         )
-    return LoadedWorkload(obj, file.resolve(), source_sha256)
+    return LoadedWorkload(obj, file.resolve(), found)

@@ -1,8 +1,12 @@
 """The dashboard's arithmetic: plain records and frames in, frames out. No Streamlit, no store.
 
-labels           device, stack and group labels ("NVIDIA H200 · d248d2a0", "torch 2.11 · ...");
-                 short group labels for chart axes ("H200 · d248d2a0 · torch 2.11.0")
-staleness        a group is stale when its stack is not the newest seen on its device model
+labels           device, stack and group labels: a device (and its stack) by its short id, as
+                 every surface names it ("H200 @gpu-a · 7f023bc2", `advisor.devices`), stacks
+                 by versions ("torch 2.11 · ..."); chart axes add the torch version when the
+                 groups span several stacks ("H200 @gpu-a · 7f023bc2 · torch 2.11.0")
+staleness        a group is stale when its device model was measured with a newer stack: newer
+                 versions (torch first, `advisor.recommendation.staleness.stack_order`), never
+                 merely a later measurement; stacks of the same versions: the later one
 recommendations  the one answer (`advisor.recommendation.answers`) per workload x device x
                  stack, as rows
 break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
@@ -22,7 +26,9 @@ import pandas as pd
 
 from advisor import charts, serving, units
 from advisor.config import EAGER_FP32, CompileConfig
+from advisor.devices import DeviceNames
 from advisor.recommendation import TIE_RATIO, Recommendation
+from advisor.recommendation.staleness import stack_order
 
 ENV_FIELDS = (
     ("torch_version", "torch"),
@@ -56,33 +62,25 @@ def device_model(row: dict[str, Any] | pd.Series) -> str:
     return str(row.get("device_name") or row.get("cpu_model") or "unknown device")
 
 
-def device_label(row: dict[str, Any] | pd.Series) -> str:
-    return f"{device_model(row)} · {str(row['device_hash'])[:8]}"
-
-
-def short_model(model: str) -> str:
-    """A device model without its vendor's name, for chart axes: ``H200``, ``A100-SXM4-80GB``."""
-    for vendor in ("NVIDIA ", "AMD ", "Intel(R) "):
-        model = model.removeprefix(vendor)
-    return model
+def device_label(row: dict[str, Any] | pd.Series, names: DeviceNames | None = None) -> str:
+    """The short id of the device and stack of ``row`` (its device_hash and env_hash, or its
+    fingerprint_hash, and its model fields): `advisor.devices.DeviceNames.name`."""
+    names = names if names is not None else DeviceNames()
+    fp_hash = row.get("fingerprint_hash")
+    if not isinstance(fp_hash, str) or not fp_hash:
+        fp_hash = names.fingerprint_hash(str(row["device_hash"]), str(row["env_hash"]))
+    return names.name(fp_hash, {k: row.get(k) for k in ("device_name", "cpu_model")})
 
 
 def short_groups(groups: pd.DataFrame) -> list[str]:
-    """Chart-axis labels of labelled groups, one per row, unique: the model without its vendor
-    and the device's short hash; the torch version too when the groups span several stacks
-    (and the stack's short hash when that is not enough)."""
-    devices = [f"{short_model(m)} · {str(h)[:8]}" for m, h in
-               zip(groups["model"], groups["device_hash"], strict=True)]  # fmt: skip
+    """Chart-axis labels of labelled groups, one per row, unique: the device's short id (its
+    fingerprint hash tells the groups apart); the torch version too when the groups span
+    several stacks."""
+    devices = [str(d) for d in groups["device"]]
     if groups["env_hash"].nunique() <= 1:
         return devices
-    torch = [f"torch {v}" if _present(v) else f"stack {str(e)[:6]}"
-             for v, e in zip(groups["torch_version"], groups["env_hash"], strict=True)]  # fmt: skip
-    labels = [f"{d} · {t}" for d, t in zip(devices, torch, strict=True)]
-    envs: dict[str, set[str]] = defaultdict(set)
-    for label, env in zip(labels, groups["env_hash"], strict=True):
-        envs[label].add(env)
-    return [f"{label} · {str(env)[:6]}" if len(envs[label]) > 1 else label
-            for label, env in zip(labels, groups["env_hash"], strict=True)]  # fmt: skip
+    return [f"{d} · torch {v}" if _present(v) else d
+            for d, v in zip(devices, groups["torch_version"], strict=True)]  # fmt: skip
 
 
 def stack_label(row: dict[str, Any] | pd.Series) -> str:
@@ -112,15 +110,19 @@ def stack_change(old: dict[str, Any] | pd.Series, new: dict[str, Any] | pd.Serie
     return ", ".join(changes) or "same versions, other stack details"
 
 
-def add_labels(groups: pd.DataFrame) -> pd.DataFrame:
-    """Device, stack and group labels on a frame of workload x device x stack groups; stack
-    labels that would collide (stacks differing only in cuDNN, say) get the env hash."""
+def add_labels(groups: pd.DataFrame, names: DeviceNames | None = None) -> pd.DataFrame:
+    """Device, stack and group labels on a frame of workload x device x stack groups: the
+    fingerprint hash of each, the device by its short id (``names``: the store's,
+    `advisor.devices.DeviceNames`, hosts from its sweeps); stack labels that would collide
+    (stacks differing only in cuDNN, say) get the env hash."""
     out = groups.copy()
+    names = names if names is not None else DeviceNames()
     devices = out.drop_duplicates("device_hash")
     models = {r["device_hash"]: device_model(r) for r in devices.to_dict("records")}
     out["model"] = out["device_hash"].map(models)
-    out["device"] = [f"{m} · {str(h)[:8]}" for m, h in zip(out["model"], out["device_hash"],
-                                                           strict=True)]  # fmt: skip
+    out["fingerprint_hash"] = [names.fingerprint_hash(str(d), str(e)) for d, e in
+                               zip(out["device_hash"], out["env_hash"], strict=True)]  # fmt: skip
+    out["device"] = [device_label(r, names) for r in out.to_dict("records")]
     envs = out.drop_duplicates("env_hash").to_dict("records")
     stacks: dict[str, str] = {r["env_hash"]: stack_label(r) for r in envs}
     seen: dict[str, list[str]] = defaultdict(list)
@@ -137,27 +139,48 @@ def add_labels(groups: pd.DataFrame) -> pd.DataFrame:
 
 def add_staleness(groups: pd.DataFrame) -> pd.DataFrame:
     """``stale`` and ``stale_reason`` on labelled groups: a group is stale when its device
-    model has since been measured with another software stack (the newest trial decides)."""
+    model has been measured with a newer software stack (`newest_stacks`); a device on the
+    newest versions is not stale, however recently an older stack was measured."""
     out = groups.copy()
-    newest = out.sort_values("last_started_at").groupby("model").tail(1)
-    env_of = dict(zip(newest["model"], newest["env_hash"], strict=True))
-    when_of = dict(zip(newest["model"], newest["last_started_at"], strict=True))
+    newest = newest_stacks(out)
     stacks = {r["env_hash"]: r for r in out.drop_duplicates("env_hash").to_dict("records")}
     changes: dict[tuple[str, str], str] = {}
     stale, reasons = [], []
     for model, env in zip(out["model"], out["env_hash"], strict=True):
-        latest = env_of[model]
+        latest, when = newest[model]
         stale.append(env != latest)
         if env == latest:
             reasons.append("")
             continue
         if (env, latest) not in changes:
             changes[(env, latest)] = stack_change(stacks[env], stacks[latest])
-        reasons.append(f"{model} measured since with {changes[(env, latest)]} "
-                       f"({str(when_of[model])[:10]})")  # fmt: skip
+        newer = stack_order(stacks[latest]) > stack_order(stacks[env])
+        reasons.append(f"{model} measured {'with a newer stack' if newer else 'since with'}: "
+                       f"{changes[(env, latest)]} ({str(when)[:10]})")  # fmt: skip
     out["stale"] = stale
     out["stale_reason"] = reasons
     return out
+
+
+def newest_stacks(groups: pd.DataFrame) -> dict[str, tuple[str, Any]]:
+    """Per device model: the env hash of its newest stack (the highest versions, by
+    `stack_order`; of equal versions, the one measured last) and that stack's last trial."""
+    rows = groups.to_dict("records")
+    found: dict[str, tuple[Any, str, Any]] = {}
+    for r in rows:
+        key = (stack_order(r), str(r.get("last_started_at") or ""))
+        if r["model"] not in found or key > found[r["model"]][0]:
+            found[r["model"]] = (key, r["env_hash"], r.get("last_started_at"))
+    return {model: (env, when) for model, (_, env, when) in found.items()}
+
+
+def stacks_oldest_first(stacks: pd.DataFrame) -> list[str]:
+    """The env hashes of ``stacks`` (rows with env_hash, the version fields and
+    last_started_at), oldest stack first by versions (`stack_order`), then by when last
+    measured: an upgrade goes from an earlier entry to a later one."""
+    rows = stacks.to_dict("records")
+    rows.sort(key=lambda r: (stack_order(r), str(r.get("last_started_at") or "")))
+    return list(dict.fromkeys(r["env_hash"] for r in rows))
 
 
 # -- recommendations ---------------------------------------------------------------------------
@@ -428,6 +451,15 @@ def disagreements(fleet: pd.DataFrame, group_a: str, group_b: str) -> pd.DataFra
     return out.sort_values(["disagree", "gap"], ascending=False).reset_index(drop=True)
 
 
+def log_domain(values: Iterable[Any], pad: float = 1.15) -> list[float]:
+    """A log axis's domain from the data: the lowest and highest positive finite value, each
+    ``pad`` times further out (so that no point sits on the frame); [1/pad, pad] without any."""
+    found = [float(v) for v in values if _present(v) and math.isfinite(float(v)) and float(v) > 0]
+    if not found:
+        return [1 / pad, pad]
+    return [min(found) / pad, max(found) * pad]
+
+
 def most_overlap(fleet: pd.DataFrame) -> tuple[str, str]:
     """Two groups to compare first: the one with the most configs measured, and the other one
     sharing the most configs with it (the first two groups when nothing is shared)."""
@@ -451,8 +483,10 @@ def _verdict(speedup: Any) -> str:
 # -- sweeps --------------------------------------------------------------------------------------
 
 
-def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per sweep, newest first: progress (trials done of planned), best, failures."""
+def sweeps_frame(sweeps: list[dict[str, Any]], names: DeviceNames | None = None) -> pd.DataFrame:
+    """One row per sweep, newest first: progress (trials done of planned), best, failures; the
+    device by its short id (``names``: the store's; default: from these sweeps)."""
+    names = names if names is not None else DeviceNames(sweeps)
     rows = []
     for s in sweeps:
         planned = s.get("planned_trials")
@@ -460,7 +494,9 @@ def sweeps_frame(sweeps: list[dict[str, Any]]) -> pd.DataFrame:
             "id": s["id"], "workload": s["workload"]["name"],
             "device": device_label({"device_name": s.get("device_name"),
                                     "cpu_model": (s.get("fingerprint") or {}).get("cpu_model"),
-                                    "device_hash": s.get("device_hash")}),
+                                    "fingerprint_hash": s.get("fingerprint_hash"),
+                                    "device_hash": s.get("device_hash"),
+                                    "env_hash": s.get("env_hash")}, names),
             "status": s["status"], "trials": s["n_trials"], "planned": planned,
             "progress": min(s["n_trials"] / planned, 1.0) if planned else None,
             "ok": s["n_ok"], "failed": s["n_failed"], "best_ms": s.get("best_median_ms"),

@@ -19,6 +19,7 @@ import streamlit as st
 
 from advisor.db import ResultStore, database_revision, display_url, masked_url, resolve_url
 from advisor.db.engine import parse_url
+from advisor.devices import DeviceNames
 from advisor.errors import StoreError
 from advisor.fingerprint import stable_hash
 from advisor.recommendation import Recommendation
@@ -111,7 +112,14 @@ def groups(url: str, workload: str | None = None) -> pd.DataFrame:
     found = pd.DataFrame(_store(url).group_summaries())
     if found.empty:
         return found
-    return analysis.add_staleness(analysis.add_labels(found))
+    return analysis.add_staleness(analysis.add_labels(found, device_names(url)))
+
+
+@st.cache_data(ttl=LIVE_TTL_S, show_spinner=False)  # a new sweep's host: as soon as it shows
+def device_names(url: str) -> DeviceNames:
+    """The short ids of the store's devices, hosts from every sweep: `advisor.devices`, the
+    names the CLI and the report print."""
+    return DeviceNames.of_store(_store(url))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -161,7 +169,7 @@ def measured_shapes(url: str, workload: str) -> dict[tuple[str, str], tuple[str,
 @st.cache_data(ttl=LIVE_TTL_S, show_spinner=False)
 def sweeps(url: str, limit: int = RECENT_SWEEPS) -> pd.DataFrame:
     """The most recent sweeps, newest first, with their progress."""
-    return analysis.sweeps_frame(_store(url).sweeps(limit=limit))
+    return analysis.sweeps_frame(_store(url).sweeps(limit=limit), device_names(url))
 
 
 @st.cache_data(ttl=LIVE_TTL_S, show_spinner=False)

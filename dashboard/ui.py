@@ -30,6 +30,7 @@ ROW_PX = 30  # pixels per category row of a chart
 SLANTED_MAX = 20  # more x categories than this: upright labels, thinned where they would touch
 EMPTY_POLL_S = 3  # how often an empty database is looked at again
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
+NO_PICK_GREY = "#bbbbbb"  # a cell with no figure: every trial failed, or no pick was made
 
 
 def connect() -> str:
@@ -107,23 +108,34 @@ def speedup_heatmap(
     x_order: list[str] | None = None,
     y_order: list[str] | None = None,
     step: int = ROW_PX,
+    noisy: str | None = None,
 ) -> alt.LayerChart:
     """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle), ``step``
-    pixels per row; the tooltip shows every column of ``frame`` but its times."""
+    pixels per row; the tooltip shows every column of ``frame`` but its times. A row without a
+    speedup (no pick: undecided, nothing passed) is a grey cell, never left out; ``noisy``: a
+    column of booleans, its true cells outlined in black dashes (noisy timings)."""
+    tips = tooltips(_tip(frame, c) for c in frame.columns
+                    if not str(frame[c].dtype).startswith("datetime"))  # fmt: skip
+    at = {"x": alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), **_order(x_order)),
+          "y": alt.Y(f"{y}:N", axis=long_labels(y_title), **_order(y_order))}  # fmt: skip
     rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
-        x=alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), **_order(x_order)),
-        y=alt.Y(f"{y}:N", axis=long_labels(y_title), **_order(y_order)),
+        **at, tooltip=tips,
         color=alt.Color("speedup:Q", title="speedup over eager fp32 (x)", scale=SPEEDUP_SCALE),
-        tooltip=tooltips(_tip(frame, c) for c in frame.columns
-                         if not str(frame[c].dtype).startswith("datetime")),
     )  # fmt: skip
-    if text is None:
-        return alt.layer(rect, data=frame).properties(**rows(step))
-    labels = alt.Chart().mark_text(fontSize=12).encode(
-        x=alt.X(f"{x}:N", **_order(x_order)), y=alt.Y(f"{y}:N", **_order(y_order)),
-        text=alt.Text(f"{text}:N"), color=alt.ColorValue("black"),
-    )  # fmt: skip
-    return alt.layer(rect, labels, data=frame).properties(**rows(step))
+    layers: list[alt.Chart] = [rect]
+    if frame["speedup"].isna().any():
+        layers.append(alt.Chart().transform_filter("!isValid(datum.speedup)").mark_rect(
+            color=NO_PICK_GREY, stroke="white", strokeWidth=1).encode(**at, tooltip=tips))
+    if noisy is not None and frame[noisy].fillna(False).astype(bool).any():
+        layers.append(alt.Chart().transform_filter(f"datum.{noisy} === true").mark_rect(
+            filled=False, stroke="black", strokeWidth=2, strokeDash=[4, 3]).encode(
+            **at, tooltip=tips))  # fmt: skip
+    if text is not None:
+        layers.append(alt.Chart().mark_text(fontSize=12).encode(
+            x=alt.X(f"{x}:N", **_order(x_order)), y=alt.Y(f"{y}:N", **_order(y_order)),
+            text=alt.Text(f"{text}:N"), color=alt.ColorValue("black"),
+        ))  # fmt: skip
+    return alt.layer(*layers, data=frame).properties(**rows(step))
 
 
 def _tip(frame: pd.DataFrame, column: str) -> str | alt.Tooltip:
@@ -202,7 +214,8 @@ COLUMNS: dict[str, Any] = {
     "max_abs_err": st.column_config.NumberColumn("max abs err", format="%.1e"),
     "stale": st.column_config.CheckboxColumn(
         "stale", width=56,
-        help="the device model has since been measured with another software stack",
+        help="the device model has been measured with a newer software stack (newer torch, "
+        "triton, CUDA or driver; of the same versions, a later one): its answer may have moved",
     ),
     "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0,
                                                 format="percent", color="blue"),
@@ -224,11 +237,13 @@ COLUMNS: dict[str, Any] = {
 
 
 def table(frame: pd.DataFrame, columns: list[str] | None = None,
-          hidden: list[str] | tuple[str, ...] = (), **kwargs: Any) -> None:
+          hidden: list[str] | tuple[str, ...] = (), *, all_rows: bool = False,
+          **kwargs: Any) -> None:
     """A sortable, filterable table with the shared column formats; ``hidden`` columns are
     there but not shown until asked for (the table's column menu), so that the table fits the
     page instead of scrolling sideways. Milliseconds get one format per column
-    (`units.column_format`: three significant figures of its smallest figure)."""
+    (`units.column_format`: three significant figures of its smallest figure). ``all_rows``:
+    as tall as its rows (Streamlit caps that at 10,000 px, then it scrolls), not ten rows."""
     wanted = list(frame.columns) if columns is None else [*columns, *hidden]
     shown = frame[[c for c in dict.fromkeys(wanted) if c in frame]].apply(_numeric)
     config: dict[str, Any] = {}
@@ -241,6 +256,8 @@ def table(frame: pd.DataFrame, columns: list[str] | None = None,
             entry["hidden"] = True
         if entry:
             config[c] = entry
+    if all_rows:
+        kwargs.setdefault("height", "content")
     st.dataframe(shown, hide_index=True, column_config=config, placeholder="–", **kwargs)
 
 

@@ -42,7 +42,7 @@ def _setup(spec: dict[str, Any]) -> tuple[Any, str, Fingerprint]:
     from advisor import fingerprint
     from advisor.workload import load_workload
 
-    wl = load_workload(spec["workload_path"]).workload
+    wl = load_workload(spec["workload_path"], spec.get("workload_sha256")).workload
     device = spec["device"]
     if device.startswith("cuda"):
         torch.cuda.set_device(fingerprint.cuda_index(device))

@@ -179,7 +179,8 @@ class TrialRun:
 
         rec = self.record
         phase("loading")
-        loaded = load_workload(self.spec["workload_path"])
+        # the bytes the parent checked, or nothing (advisor.workload.checked_sha256)
+        loaded = load_workload(self.spec["workload_path"], self.spec.get("workload_sha256"))
         wl = loaded.workload
         workload: WorkloadInfo = {
             "name": wl.name, "path": str(loaded.path), "source_sha256": loaded.source_sha256,
@@ -416,7 +417,7 @@ def _second_process(spec: dict[str, Any]) -> tuple[CompileConfig, str, Any, Any]
     config = CompileConfig.from_dict(spec["config"])
     device = spec["device"]
     inductor_settings(device, config)
-    wl = load_workload(spec["workload_path"]).workload
+    wl = load_workload(spec["workload_path"], spec.get("workload_sha256")).workload
     DeviceLock.from_env().hold("work")  # building and compiling overlap others, not measuring
     return config, device, wl, replay_plan(spec, config, wl)
 

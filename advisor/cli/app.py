@@ -37,11 +37,13 @@ def _root(
     ),
 ) -> None:
     """Measure torch.compile configurations of a workload, keep the results, recommend one."""
+    from advisor import settings
     from advisor.cli import logs
     from advisor.cli.common import fail_on
     from advisor.errors import ConfigError
 
     try:
         logs.configure(verbose)
+        settings.check_all()  # a bad ADVISOR_* value: one line before any command writes
     except ConfigError as e:
         fail_on(e)

@@ -1,5 +1,6 @@
 """`advisor check WORKLOAD --against FINGERPRINT | --baseline FILE --fail-if-slower 5%`: a
-regression gate for CI (exit code 3 when the recommended config got slower on this stack)."""
+regression gate for CI that decides on 95% intervals (advisor.check): exit code 3 when the
+recommended config got slower on this stack, 4 when noise leaves it unknown."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ def check_cmd(
     workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
     against: str | None = typer.Option(
         None, "--against",
-        help="The baseline: the one answer on this fingerprint hash of the database (or, with "
-        "--baseline, which fingerprint of an export file).",
+        help="The baseline: the one answer on this device of the database (its short id, a "
+        "fingerprint hash prefix or its host, as `advisor recommend --fingerprint`; or, with "
+        "--baseline, which fingerprint hash of an export file).",
     ),
     baseline: str | None = typer.Option(
         None, "--baseline",
@@ -25,7 +27,8 @@ def check_cmd(
         "recommend --format json` / `--json` document.",
     ),
     fail_if_slower: str = typer.Option(
-        "5%", "--fail-if-slower", help="Fail (exit 3) when slower than the baseline by more."
+        "5%", "--fail-if-slower",
+        help="Fail (exit 3) when the 95% intervals show it slower than the baseline by more."
     ),
     db: str | None = DbOption,
     device: str | None = typer.Option(
@@ -34,7 +37,8 @@ def check_cmd(
     ),
     fingerprint: str | None = typer.Option(
         None, "--fingerprint",
-        help="This stack as a fingerprint hash of the database, instead of probing --device.",
+        help="This stack as a device of the database (as `advisor recommend --fingerprint`), "
+        "instead of probing --device.",
     ),
     policy: str = typer.Option("latency", "--policy", help="As `advisor recommend --policy`."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
@@ -42,11 +46,17 @@ def check_cmd(
     """Fail when the config recommended on this stack is slower than on a baseline.
 
     The recommended config here is compared with the same config on the baseline (the
-    baseline's own pick when it never measured that config), each side's deciding median under
-    the same policy. Exit codes: 0 within the threshold, 3 slower by more, 1 nothing to compare,
-    2 bad input."""
+    baseline's own pick when it never measured that config): each side's deciding median under
+    the same policy, with its 95% interval. It is "slower" only when the intervals are clear of
+    each other by more than the threshold; "faster" when here's interval lies under the
+    baseline's; "within" when even the largest slowdown the intervals allow is within the
+    threshold; else, or when either side's timings are flagged noisy or have no interval,
+    "cannot tell": never a pass.
+
+    Exit codes: 0 faster or within the threshold; 3 slower by more; 4 cannot tell (measure
+    again on a quiet host); 1 nothing to compare; 2 bad input."""
     from advisor import check
-    from advisor.cli.results import resolve_recommendation
+    from advisor.cli.results import device_names, resolve_fingerprint, resolve_recommendation
     from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, check_policy
     from advisor.recommendation.answers import answer
@@ -60,12 +70,13 @@ def check_cmd(
             base = check.read_baseline(baseline, workload, against)
         else:
             assert against is not None
+            against = resolve_fingerprint(db, workload, against, "--against")
             with ResultStore.from_url(db, read_only=True) as store:
                 if not store.trials(workload=workload, fingerprint_hash=against):
                     fail(f"no trials of {workload} on fingerprint {against} in "
                          f"{store.masked_url}; see `advisor list`")
                 base = check.from_recommendation(answer(store, workload, against, policy=policy),
-                                                 f"fingerprint {against}")
+                                                 device_names(store, workload).name(against))
         here = resolve_recommendation(workload, db, device, fingerprint, policy, None,
                                       Constraints(), confirm=False, top=1, artifact=False,
                                       file=None)
@@ -83,3 +94,5 @@ def check_cmd(
         typer.echo(outcome.sentence)
     if outcome.slower:
         raise typer.Exit(exits.SLOWER)
+    if outcome.cannot_tell:
+        raise typer.Exit(exits.CANNOT_TELL)

@@ -8,13 +8,14 @@ from typing import Any, NoReturn
 
 import typer
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, ConfigError
 
 DB_HELP = (
     "Results database URL (sqlite:///path.db or postgresql+psycopg://user@host/db); "
     "default: $ADVISOR_DB_URL, else sqlite:///advisor.db in the working directory."
 )
 DbOption = typer.Option(None, "--db", help=DB_HELP, show_default=False)
+MAX_ID = 2**31 - 1  # sweep ids are Integer columns (int4 on PostgreSQL)
 
 
 def fail(message: str) -> NoReturn:
@@ -30,3 +31,18 @@ def fail_on(error: AdvisorError) -> NoReturn:
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
+
+
+def check_id(value: int, what: str = "sweep") -> None:
+    """A sweep id as the database can hold it (1 to `MAX_ID`); ConfigError otherwise."""
+    if not 1 <= value <= MAX_ID:
+        shown = str(value) if len(str(value)) <= 30 else f"{str(value)[:27]}..."
+        raise ConfigError(f"{what} id {shown} is out of range: ids run from 1 to {MAX_ID:,}; "
+                          "`advisor list` shows them")
+
+
+def check_calls_per_process(value: int | None) -> None:
+    """``--calls-per-process N``: N >= 1 when given (any policy)."""
+    if value is not None and value < 1:
+        raise ConfigError(f"--calls-per-process {value}: a process serves at least 1 call; "
+                          "give the requests a serving process lives for, e.g. 10000")

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on
-from advisor.errors import AdvisorError
+from advisor.cli.common import DbOption, check_id, fail, fail_on
+from advisor.errors import AdvisorError, ConfigError
 
 
 @app.command()
@@ -42,6 +41,8 @@ def worker(
         die_with_parent()
     try:
         fmt = output.resolve(fmt, as_json, out)
+        check_id(sweep_id)
+        _check_database(db, sweep_id)
         store = ResultStore.from_url(db)
         w = Worker(store, sweep_id, resolve_device(device))
         previous = {s: signal.signal(s, lambda *_: w.interrupt())
@@ -61,6 +62,18 @@ def worker(
         raise typer.Exit(130)
 
 
+def _check_database(db: str | None, sweep_id: int) -> None:
+    """A worker joins a sweep that is stored: a database without advisor's tables (a new
+    SQLite path, an empty PostgreSQL database) holds none, and is left as it is."""
+    from advisor.db.engine import display_url
+    from advisor.db.store import database_revision
+
+    if database_revision(db).current is None:
+        raise ConfigError(f"no sweep {sweep_id} to join: {display_url(db)} holds no advisor "
+                          "results; pass the --db of the sweep (`advisor list --db URL` shows "
+                          "its sweeps)")
+
+
 def _groups(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
@@ -74,15 +87,19 @@ def compare(
     workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
     db: str | None = DbOption,
     devices: str | None = typer.Option(
-        None, "--devices", help="Comma-separated device names (substrings) to compare."
+        None, "--devices", help="Comma-separated devices to compare: parts of their short ids "
+        "(`H200`, a host name, a hash prefix) or of their model names."
     ),
     fmt: str = output.format_option(),
     as_json: bool = output.JsonOption,
     out: Path | None = output.OutputOption,
     flat: bool = output.FlattenOption,
 ) -> None:
-    """Compare one workload across devices and stacks: recommended config, latency, speedup."""
+    """Compare one workload across devices and stacks, the fastest first: each device's
+    recommended config, its latency, how much slower than the fastest device, and its speedup
+    over eager fp32 there."""
     from advisor.db.store import ResultStore
+    from advisor.devices import DeviceNames
     from advisor.recommendation.answers import answer, pick_label
 
     try:
@@ -91,14 +108,16 @@ def compare(
         if workload not in store.workloads():
             fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
         records = store.trials(workload=workload)
+        names = DeviceNames.of_store(store)
     except AdvisorError as e:
         fail_on(e)
-    wanted = [d.strip().lower() for d in devices.split(",")] if devices else None
+    wanted = [d.strip().lower() for d in devices.split(",") if d.strip()] if devices else None
     rows = []
     for fp_hash, group in sorted(_groups(records).items()):
         fp = group[0].get("fingerprint") or {}
-        name = str(fp.get("device_name"))
-        if wanted and not any(w in name.lower() for w in wanted):
+        name = str(fp.get("device_name") or fp.get("cpu_model"))
+        device_id = names.name(fp_hash, fp)
+        if wanted and not any(w in name.lower() or w in device_id.lower() for w in wanted):
             continue
         try:
             rec = answer(store, workload, fp_hash, records=group)
@@ -106,10 +125,12 @@ def compare(
             fail_on(e)
         best = rec.best
         rows.append({
-            "fingerprint_hash": fp_hash, "device": name, "host": fp.get("hostname"),
+            "device_id": device_id, "fingerprint_hash": fp_hash, "device": name,
+            "host": fp.get("hostname"),
             "torch": fp.get("torch_version"), "driver": fp.get("driver_version"),
             "cuda": fp.get("cuda_driver_version"), "trials": len(group),
             "config": best.label if best else None, "pick": pick_label(rec),
+            "config_short": render.short_label(best.config) if best else pick_label(rec),
             "decision": rec.decision,
             "median_ms": best.median_ms if best else None,
             "median_ci_ms": best.median_ci_ms if best else None,
@@ -120,6 +141,7 @@ def compare(
         })
     if not rows:
         fail(f"no device matches --devices {devices}")
+    rows = _fastest_first(rows)
     configs = {str(r["config"]) for r in rows if r["config"]}
     differs = len(configs) > 1
     output.emit(fmt, out, document={"workload": workload, "devices": rows,
@@ -127,20 +149,49 @@ def compare(
                 rows=lambda: rows, table=lambda: _compare_table(workload, rows, configs), flat=flat)
 
 
-def _compare_table(workload: str, rows: list[dict[str, Any]], configs: set[str]) -> None:
-    differs = len(configs) > 1
-    table = Table(title=f"{workload} across devices and stacks")
-    for column in ("device", "host", "torch", "driver", "trials", "recommended",
-                   "median [95% CI]", "speedup", "vs eager fp32"):
-        table.add_column(column)
+def _fastest_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` by their pick's median, the fastest first (devices with no pick last), each
+    with ``vs_best``: its median over the fastest one's (1.0 for the fastest)."""
+    rows = sorted(rows, key=lambda r: (r["median_ms"] is None, r["median_ms"] or 0.0,
+                                       r["device_id"]))
+    fastest = rows[0]["median_ms"]
     for r in rows:
-        table.add_row(str(r["device"]), str(r["host"]), str(r["torch"]), str(r["driver"]),
-                      str(r["trials"]), str(r["pick"]),
-                      render.figure(r["median_ms"], r["median_ci_ms"], r["noisy"]),
-                      render.fmt(r["speedup"], "x", 2), str(r["baseline"]))
+        r["vs_best"] = r["median_ms"] / fastest if r["median_ms"] and fastest else None
+    return rows
+
+
+def _delta(vs_best: float | None) -> str:
+    """``best``, or how much slower than the fastest device: ``+23%``, ``+272%``."""
+    if vs_best is None:
+        return "-"
+    return "best" if vs_best <= 1.0005 else f"+{vs_best - 1:.0%}"
+
+
+def _compare_table(workload: str, rows: list[dict[str, Any]], configs: set[str]) -> None:
+    """One line per device, the fastest first; columns that do not fit the terminal go (the
+    interval, the stack, the trial count), a cell never wraps."""
+    differs = len(configs) > 1
+    columns = (("device", 0), ("recommended", 0), ("median", 0), ("vs best", 0),
+               ("speedup", 1), ("95% CI", 2), ("torch", 3), ("trials", 4))
+    cells = [[str(r["device_id"]), str(r["config_short"]),
+              render.figure(r["median_ms"], None, r["noisy"]), _delta(r["vs_best"]),
+              render.fmt(r["speedup"], "x", 2), render.interval(r["median_ci_ms"]),
+              str(r["torch"] or "-"), str(r["trials"])] for r in rows]
+    # the never-dropped columns fit as they are but the config, which gives way (the full label
+    # is in --json): each row stays on one line
+    fixed = 1 + sum(3 + max(len(name), *(len(c[i]) for c in cells))
+                    for i, (name, _) in enumerate(columns[:4]) if i != 1)
+    room = max(render.console.width - fixed - 3, len("recommended"))
+    for c in cells:
+        c[1] = c[1] if len(c[1]) <= room else c[1][: room - 1] + "…"
+    title = (f"{workload} across devices and stacks, the fastest first (vs best: slower than "
+             "the fastest device's pick; speedup: over eager fp32 on the same device)")
+    table = render.fitted_table(title, columns, cells)
+    for column in table.columns:
+        column.no_wrap = True
     render.console.print(table)
     if differs:
-        differing = ", ".join(sorted(configs))
-        render.console.print(f"the best config differs between devices: {differing}")
+        render.console.print(f"the best config differs between devices: {len(configs)} "
+                             "different picks")
     else:
         render.console.print("every device agrees on the best config")

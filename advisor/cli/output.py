@@ -10,9 +10,12 @@ written down in docs/cli.md.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,14 +44,71 @@ FlattenOption = typer.Option(
 
 def resolve(fmt: str, as_json: bool, output: Path | None,
             choices: tuple[str, ...] = FORMATS) -> str:
-    """The format asked for (``--json`` wins), checked, and the output file's folder checked:
-    a bad value raises ConfigError before anything is read or written."""
+    """The format asked for (``--json`` wins), checked, and the output file checked
+    (`check_path`): a bad value raises ConfigError before anything is read or written."""
     fmt = "json" if as_json else fmt
     if fmt not in choices:
         raise ConfigError(f"unknown format {fmt!r}: choose one of {', '.join(choices)}")
-    if output is not None and not output.parent.is_dir():
-        raise ConfigError(f"-o {output}: the folder {output.parent} does not exist")
+    if output is not None:
+        check_path(output)
     return fmt
+
+
+def check_path(output: Path) -> None:
+    """``-o FILE`` names a file this process can write: not a directory, in a folder that
+    exists and that it may write to. Raises ConfigError (one line) otherwise."""
+    if str(output) == "":
+        raise ConfigError("-o is empty: name the file to write, e.g. -o out.json")
+    if output.is_dir():
+        raise ConfigError(f"-o {output} is a directory: name a file in it, e.g. "
+                          f"-o {output / ('out' + (output.suffix or '.json'))}")
+    folder = output.parent
+    if not folder.is_dir():
+        raise ConfigError(f"-o {output}: the folder {folder} does not exist")
+    regular = not output.exists() or output.is_file()
+    if not os.access(output if output.exists() else folder, os.W_OK) or (
+            regular and not os.access(folder, os.W_OK | os.X_OK)):
+        raise ConfigError(f"-o {output}: permission denied (cannot write in {folder}); "
+                          "choose a file in a folder you may write to")
+
+
+def write_file(output: Path, text: str) -> None:
+    """Write ``text`` to ``output`` whole or not at all: a regular file through a temporary
+    file beside it, renamed over it once written (a full disk leaves no partial file); a device
+    or a pipe (/dev/stdout) straight. A failure is the user's one line, exit code 2."""
+    from advisor.cli.common import fail
+
+    target = output.resolve() if output.is_symlink() else output
+    try:
+        if target.exists() and not target.is_file():
+            with target.open("w", encoding="utf-8") as stream:
+                stream.write(text)
+            return
+        _replace(target, text)
+    except OSError as e:
+        fail(f"-o {output}: cannot write it ({e.strerror or e}); nothing written: free space "
+             "or choose another file")
+
+
+def _replace(target: Path, text: str) -> None:
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
+                                   dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(partial, mode)
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -162,5 +222,5 @@ def emit(fmt: str, output: Path | None, *, document: Any,
     if output is None:
         typer.echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8")
+    write_file(output, text)
     typer.echo(f"wrote {output}", err=True)

@@ -118,11 +118,12 @@ def fitted_table(title: str, columns: Sequence[tuple[str, int]], rows: Sequence[
 
 
 def closing_line(sweep_id: int, workload: str, where: str, db_flag: bool) -> str:
-    """The sweep's last line: where its results went and the commands to run next (``--db``
-    named when the database is not the default one)."""
+    """The sweep's last lines: where its results went, then each command to run next on a
+    line of its own (``--db`` named when the database is not the default one)."""
     flag = f" --db {where}" if db_flag else ""
-    return (f"sweep {sweep_id} of {workload} is in {where}; next: advisor show {sweep_id}{flag}"
-            f" | advisor report {workload}{flag} -o {workload}-report.html")
+    return (f"sweep {sweep_id} of {workload} is in {where}; next:\n"
+            f"  advisor show {sweep_id}{flag}\n"
+            f"  advisor report {workload}{flag} -o {workload}-report.html")
 
 
 def last_line(text: str | None) -> str:
@@ -198,6 +199,16 @@ def phases(records: Sequence[Mapping[str, Any]]) -> None:
                                columns, [[row[n] for n in names] for row in rows]))
 
 
+def lead_warning(rec: Any) -> None:
+    """The warning that comes before any figure when the evidence is noisy
+    (`advisor.noise.interval_warning`)."""
+    from advisor.noise import interval_warning
+
+    unsafe = interval_warning(rec)
+    if unsafe:
+        console.print(f"[yellow]warning: {unsafe}[/yellow]")
+
+
 def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence: every figure with its
     interval and flags, every speedup against the one baseline figure the title names."""
@@ -219,7 +230,13 @@ def recommendation(rec: Any, top: int = 8) -> None:
         f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-",
         f"{r.quality_value:.3f}" if r.quality_value is not None else "-",
     ] for r in rows]
+    lead_warning(rec)
     console.print(fitted_table(title, columns, cells))
+    from advisor.recommendation import flag_legend
+
+    legend = flag_legend(rows)
+    if legend:
+        console.print(legend)
     if rec.provisional:
         console.print(f"[bold]provisional[/bold]: {rec.provisional}")
     console.print(f"[bold]recommendation[/bold]: {rec.sentence}")

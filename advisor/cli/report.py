@@ -35,19 +35,21 @@ def report_cmd(
         None, "--calls-per-process", help="As `advisor recommend --calls-per-process`."
     ),
 ) -> None:
-    """Write a shareable report: the recommendation with its device and stack, the evidence
-    against one named baseline, noise and flags, and its charts (no network needed to open)."""
+    """Write a shareable report: the recommendation with its device and stack, the snippet to
+    paste (`recommend -f python`), its charts, then the evidence against one named baseline,
+    noise and flags (no network needed to open)."""
     from advisor import report
-    from advisor.cli.results import resolve_recommendation
+    from advisor.cli.output import check_path, write_file
+    from advisor.cli.results import device_names, resolve_recommendation
     from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, check_policy
 
     kind = "markdown" if str(output) == "-" else SUFFIXES.get(output.suffix.lower())
     if kind is None:
         fail(f"{output}: write the report to a .html or .md file (or - for Markdown on stdout)")
-    if str(output) != "-" and not output.parent.is_dir():
-        fail(f"{output}: the folder {output.parent} does not exist")
     try:
+        if str(output) != "-":
+            check_path(output)  # a folder, a read-only one: one line before anything is read
         check_policy(policy, calls_per_process)
         rec = resolve_recommendation(
             workload, db, device, fingerprint, policy, calls_per_process, Constraints(),
@@ -57,13 +59,15 @@ def report_cmd(
         records = store.trials(workload=workload, fingerprint_hash=rec.fingerprint_hash)
         fp = next((f for f in store.fingerprints(workload)
                    if f["fingerprint_hash"] == rec.fingerprint_hash), None)
-        data = report.build(rec, records, fp, database=store.masked_url)
+        # the short id `recommend` prints too: its `-f python` snippet is the report's, verbatim
+        name = device_names(store, workload).name(rec.fingerprint_hash)
+        data = report.build(rec, records, fp, database=store.masked_url, device_id=name)
     except AdvisorError as e:
         fail_on(e)
     text = report.to_html(data) if kind == "html" else report.to_markdown(data)
     if str(output) == "-":
         typer.echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8")
+    write_file(output, text)  # whole or not at all; a failure (a full disk) is one line
     typer.echo(f"wrote {output}: {workload} on {data['device']}, recommended "
                f"{data['pick'] or data['decision']}", err=True)

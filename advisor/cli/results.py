@@ -11,7 +11,8 @@ import typer
 from advisor import units
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail_on
+from advisor.cli.common import DbOption, check_calls_per_process, check_id, fail_on
+from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
 from advisor.serving import pruned_text
 
@@ -40,12 +41,18 @@ def list_sweeps(
     """List sweeps, newest first."""
     try:
         fmt = output.resolve(fmt, as_json, out)
-        sweeps = _store(db).sweeps(workload=workload)
+        if workload is not None and not workload.strip():
+            raise ConfigError("--workload is empty: give a workload name (`advisor list` shows "
+                              "them), or leave the flag out for every sweep")
+        store = _store(db)
+        sweeps = store.sweeps(workload=workload)
+        names = DeviceNames(sweeps if workload is None else store.sweeps())
     except AdvisorError as e:
         fail_on(e)
     sweeps = sorted(sweeps, key=lambda s: s["id"], reverse=True)
     picks = _picks(db, sweeps)
     for s in sweeps:
+        s["device_id"] = names.name(s.get("fingerprint_hash"), s.get("fingerprint"))
         s["recommendation"] = picks.get((s["workload"]["name"], s.get("fingerprint_hash")))
     output.emit(fmt, out, document=sweeps, rows=lambda: sweeps,
                 table=lambda: _list_table(sweeps), flat=flat)
@@ -57,19 +64,40 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
         return
     title = ("sweeps (recommended: the one answer for the workload on the sweep's device and "
              "stack, all its sweeps pooled)")
-    columns = (("id", 0), ("workload", 0), ("device", 2), ("status", 1), ("trials", 1),
+    # the device (its short id) stays: status and trial counts go first on a narrow terminal
+    columns = (("id", 0), ("workload", 0), ("device", 1), ("status", 2), ("trials", 2),
                ("failed", 3), ("recommended", 0), ("figure", 0), ("speedup", 0), ("started", 4))
     rows = []
     for s in sweeps:
         pick = s["recommendation"] or {}
         rows.append([
-            str(s["id"]), s["workload"]["name"], str(s.get("device_name") or "-"), s["status"],
+            str(s["id"]), s["workload"]["name"], s["device_id"], s["status"],
             f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
             str(pick.get("pick") or "-"),
             render.figure(pick.get("median_ms"), None, pick.get("noisy")),
             units.ratio(pick.get("speedup")), str(s.get("started_at") or "-")[:16],
         ])
+    _make_room_for_the_device(columns, rows, render.console.width)
     render.console.print(render.fitted_table(title, columns, rows))
+
+
+MIN_PICK = 24  # the recommended config gives way to the device id down to this many characters
+
+
+def _make_room_for_the_device(columns: Sequence[tuple[str, int]], rows: list[list[str]],
+                              width: int) -> None:
+    """Keep the device column where the recommended config can give way: its label written
+    without `` + `` and then cut (the full label is in --json), down to `MIN_PICK`."""
+    at = {name: i for i, (name, _) in enumerate(columns)}
+    kept = [i for i, (name, priority) in enumerate(columns)
+            if (priority == 0 or name == "device") and name != "recommended"]
+    need = 1 + sum(3 + max(len(columns[i][0]), *(len(r[i]) for r in rows)) for i in kept)
+    room, pick = width - need - 3, at["recommended"]
+    if room < MIN_PICK or all(len(r[pick]) <= room for r in rows):
+        return
+    for r in rows:
+        text = r[pick].replace(" + ", " ")
+        r[pick] = text if len(text) <= room else text[: room - 1] + "…"
 
 
 def _picks(
@@ -111,6 +139,7 @@ def show(
 
     try:
         fmt = output.resolve(fmt, as_json, out, SHOW_FORMATS)
+        check_id(sweep_id)
         store = _store(db)
         sweep = store.get_sweep(sweep_id)
         if fmt == "toml":
@@ -123,6 +152,8 @@ def show(
             return
         records = store.trials(sweep_id=sweep_id)
         rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
+        sweep["device_id"] = DeviceNames.of_store(store).name(sweep.get("fingerprint_hash"),
+                                                              sweep.get("fingerprint"))
     except AdvisorError as e:
         fail_on(e)
     output.emit(fmt, out, document={"sweep": sweep, "trials": records,
@@ -133,7 +164,7 @@ def show(
 def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
                 rec: Recommendation) -> None:
     sweep_id = sweep["id"]
-    title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_name']}"
+    title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_id']}"
     columns = (("config", 0), ("status", 0), ("median", 0), ("95% CI", 2), ("p99", 3),
                ("cold compile", 1), ("passed", 4), ("reason", 0), ("last error line", 5))
     rows = []
@@ -171,7 +202,9 @@ def recommend_cmd(
         None, "--device", help="Device to recommend for (default: cuda when present, else cpu)."
     ),
     fingerprint: str | None = typer.Option(
-        None, "--fingerprint", help="Recommend for this fingerprint hash instead of this device."
+        None, "--fingerprint", help="Recommend for another device of the database instead of "
+        "this one: its short id (`H200 @gpu-a · 7f023bc2`, see `advisor compare`), a prefix of "
+        "its fingerprint hash, or its host name."
     ),
     policy: str = typer.Option(
         "latency", "--policy",
@@ -219,16 +252,19 @@ def recommend_cmd(
             raise ConfigError("--top must be at least 1")
         if file is not None and not file.is_file():
             raise ConfigError(f"{file}: no such workload file")
+        if confirm and file is not None:
+            _check_workload_file(file, workload)
         rec = resolve_recommendation(
             workload, db, device, fingerprint, policy, calls_per_process, constraints,
             confirm=confirm, top=top, artifact=artifact, file=file,
         )
+        device_id = device_names(_store(db), workload).name(rec.fingerprint_hash)
     except TrialFailed as e:
-        typer.echo(f"advisor: error: {e}", err=True)
+        typer.echo(f"advisor: error: {(str(e).splitlines() or [e.reason])[0]}", err=True)
         raise typer.Exit(1) from None
     except AdvisorError as e:
         fail_on(e)
-    _print_recommendation(rec, fmt, out, flat)
+    _print_recommendation(rec, fmt, out, flat, device_id)
 
 
 def resolve_recommendation(
@@ -237,8 +273,12 @@ def resolve_recommendation(
     file: Path | None,
 ) -> Recommendation:
     """`advisor.api.recommend`, saying what it notices on stderr: what `recommend`, `report`
-    and `check` show."""
+    and `check` show. ``fingerprint``: any selector `resolve_fingerprint` reads."""
     from advisor.api import recommend
+
+    check_calls_per_process(calls)
+    if fingerprint is not None:
+        fingerprint = resolve_fingerprint(db, workload, fingerprint)
 
     def say(text: str) -> None:
         typer.echo(f"advisor: {text}" if text.startswith("warning") else text, err=True)
@@ -248,43 +288,83 @@ def resolve_recommendation(
                      artifact=artifact, file=file, notice=say)
 
 
-def recommendation_document(rec: Recommendation) -> dict[str, Any]:
+def _check_workload_file(file: Path, workload: str) -> None:
+    """``--confirm --file FILE``: a workload file of `workload`, imported here first (bounded),
+    so that a bad one is the user's one line, not a confirmation child that dies of it."""
+    from advisor.api import IMPORT_TIMEOUT_S, load_bounded
+
+    name = load_bounded(file, IMPORT_TIMEOUT_S).workload.name
+    if name != workload:
+        raise ConfigError(f"--file {file} defines workload {name!r}, not {workload!r}: pass the "
+                          f"file {workload} was swept with")
+
+
+def device_names(store: ResultStore, workload: str) -> DeviceNames:
+    """The short ids of the store's devices (`advisor.devices.DeviceNames`: hosts from every
+    sweep), knowing every fingerprint ``workload`` was measured on."""
+    names = DeviceNames.of_store(store)
+    for fp in store.fingerprints(workload):
+        names.learn(fp)
+    return names
+
+
+def resolve_fingerprint(db: str | None, workload: str, selector: str,
+                        what: str = "--fingerprint") -> str:
+    """The fingerprint hash that ``selector`` names among those ``workload`` was measured on:
+    a short id (``H200 @gpu-a · 7f023bc2``), a hash or a prefix of it, or a host name.
+    ConfigError (exit 2) when it names none or several; a workload never measured is left to
+    `advisor.api.recommend` to explain."""
+    store = _store(db)
+    measured = [f["fingerprint_hash"] for f in store.fingerprints(workload)]
+    if not measured:
+        return selector
+    return device_names(store, workload).resolve(selector, measured, what, scope=workload)
+
+
+def recommendation_document(rec: Recommendation, device_id: str | None = None) -> dict[str, Any]:
     """`recommend`'s one JSON/YAML document: every field of the recommendation and its
     evidence (`Recommendation.to_dict`), then what to paste into a serving process
-    (`advisor.recommendation.export_dict`: label, torch_compile, dtype, figures, ...)."""
+    (`advisor.recommendation.export_dict`: device_id, label, torch_compile, dtype, ...)."""
     from advisor.recommendation import export_dict
 
-    return {**rec.to_dict(), **export_dict(rec)}
+    return {"workload": rec.workload, "device_id": device_id, **rec.to_dict(),
+            **export_dict(rec, device_id=device_id)}
 
 
-def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat: bool) -> None:
+def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat: bool,
+                          device_id: str) -> None:
     from dataclasses import asdict
 
     from advisor.recommendation import to_python
 
     if fmt == "python":
-        text = to_python(rec)
+        text = to_python(rec, device_id=device_id)
         if out is None:
             typer.echo(text, nl=False)
         else:
-            out.write_text(text, encoding="utf-8")
+            output.write_file(out, text)
         return
     evidence = [*rec.ranked, *([rec.baseline] if rec.baseline is not None and
                                rec.baseline.trial_uuid not in {r.trial_uuid for r in rec.ranked}
                                else [])]
-    output.emit(fmt, out, document=recommendation_document(rec),
-                rows=lambda: [asdict(r) for r in evidence], table=lambda: _table(rec), flat=flat)
+    output.emit(fmt, out, document=recommendation_document(rec, device_id),
+                rows=lambda: [asdict(r) for r in evidence],
+                table=lambda: _table(rec, device_id=device_id), flat=flat)
 
 
-def _table(rec: Recommendation, top: int = 8) -> None:
+def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
     """The configs under the policy, with intervals and break-even, then the sentence."""
     pruned = f"{rec.n_pruned} pruned, " if rec.n_pruned else ""
-    title = (f"{rec.workload}: best configs by {rec.policy} ({rec.n_trials} trials, "
+    on = f" on {device_id}" if device_id else ""
+    title = (f"{rec.workload}{on}: best configs by {rec.policy} ({rec.n_trials} trials, "
              f"{rec.n_failed} failed, {rec.n_rejected} rejected, {pruned}"
              f"{rec.n_excluded} over the limits); speedup vs {rec.baseline_name}")
+    # calls/s is a back-to-back burst of its own, taken apart from the median's samples: shown
+    # only under the throughput policy, which decides on it (under load the two disagree)
+    rate = (("calls/s", 4),) if rec.policy == "throughput" else ()
     columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
-               ("trials", 5), ("p99", 4), ("calls/s", 4), ("cold", 1), ("warm", 3),
-               ("pays off after", 2), ("peak mem", 5), ("confirmed", 3))
+               ("trials", 5), ("p99", 4), *rate, ("cold", 1), ("warm", 3),
+               ("pays off after", 2), ("peak mem", 5))
     cells = []
     rows = list(rec.ranked[:top])
     if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
@@ -297,16 +377,22 @@ def _table(rec: Recommendation, top: int = 8) -> None:
         cells.append([
             render.short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
             render.interval(r.median_ci_ms),
-            "short" if r.short else ("noisy" if r.noisy else ""), str(r.n_trials),
-            units.duration_ms(r.p99_ms), units.rate(r.throughput_per_s),
+            "short" if r.short else ("noisy" if r.noisy else ""),
+            "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p99_ms),
+            *([units.rate(r.throughput_per_s)] if rate else []),
             units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
             units.duration_s(r.warm_compile_s), pays, units.size(r.peak_mem_bytes),
-            "yes" if r.confirmed else "",
         ])
-    render.console.print(render.fitted_table(title, columns, cells))
     staleness = rec.staleness
     if staleness and staleness["warning"]:
         render.console.print(f"[yellow]warning: {staleness['warning']}[/yellow]")
+    render.lead_warning(rec)
+    render.console.print(render.fitted_table(title, columns, cells))
+    from advisor.recommendation import flag_legend
+
+    legend = flag_legend(rows)
+    if legend:
+        render.console.print(legend)
     render.console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
     if rec.note:
         render.console.print(f"note: {rec.note}")

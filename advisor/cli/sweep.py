@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import signal
 from pathlib import Path
@@ -316,6 +317,10 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
             "recommendation": o.recommendation.to_dict(), "trials": o.records,
             "stopped_by": o.stopped_by, "unmeasured": o.unmeasured, "left_out": o.left_out,
         } for _, o in outcomes]
+        for _, o in outcomes:  # before the claim (the table leads with it otherwise)
+            unsafe = interval_warning(o.recommendation)
+            if unsafe:
+                typer.echo(f"advisor: warning: {unsafe}", err=True)
         for document in documents:  # JSON Lines: one object per workload file, always
             typer.echo(json.dumps(document, default=str))
     for file, o in outcomes:
@@ -334,14 +339,19 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
         given = db is not None or bool(env_settings.db_url())
         typer.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
                                                      store.masked_url, given), err=True)
-    for _, o in outcomes:
-        unsafe = interval_warning(o.recommendation)
-        if unsafe:
-            typer.echo(f"advisor: warning: {unsafe}", err=True)
-    failed = [o for _, o in outcomes if o.recommendation.best is None
-              and o.recommendation.decision != "undecided: noise"]
+    # A sweep none of whose own trials ran and passed failed, whatever earlier sweeps of the
+    # workload left in the database (the answer above may rest on them: said so, exit 1).
+    failed = [o for _, o in outcomes if not any(
+        r["status"] == "ok" and r.get("passed") for r in o.records)
+        and o.recommendation.decision != "undecided: noise"]
     for o in failed:
-        typer.echo(f"advisor: no config of {o.recommendation.workload} ran and passed; "
-                   f"see `advisor show {o.sweep_id}`", err=True)
+        statuses = collections.Counter(
+            "rejected" if r["status"] == "ok" else r["status"] for r in o.records)
+        counted = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+        earlier = (" (the answer above rests on earlier sweeps of it)"
+                   if o.recommendation.best is not None else "")
+        typer.echo(f"advisor: no config of {o.recommendation.workload} ran and passed in sweep "
+                   f"{o.sweep_id} ({counted or 'no trial stored'}){earlier}; see `advisor show "
+                   f"{o.sweep_id}`", err=True)
     if failed:
         raise typer.Exit(1)

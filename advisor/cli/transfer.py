@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -45,8 +46,9 @@ def export(
         if out is None:
             write_records(records, sys.stdout, fmt)
             return
-        with out.open("w", encoding="utf-8") as stream:
-            write_records(records, stream, fmt)
+        text = io.StringIO()
+        write_records(records, text, fmt)
+        output.write_file(out, text.getvalue())  # whole or not at all; a failure is one line
         typer.echo(f"wrote {len(records)} trials to {out}", err=True)
         return
     output.emit(fmt, out, document=records, rows=lambda: records, table=lambda: None, flat=flat)
@@ -68,7 +70,7 @@ def import_(
 
     try:
         fmt = output.resolve(fmt, as_json, out)
-        records = read_records(file)
+        records = read_records(file)  # every record checked: a bad file opens no database
         with ResultStore.from_url(db) as store:
             added, skipped = store.import_records(records)
             where = store.masked_url

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from advisor.api import check_shape, replay_options
+from advisor.api import check_shape, check_timeout, replay_options
 from advisor.cli import output, render
 from advisor.cli.app import app
 from advisor.cli.common import fail, fail_on
@@ -126,6 +126,7 @@ def trial(
 
     try:
         fmt = output.resolve(fmt, as_json, out)
+        check_timeout(timeout_s)
         options = {}
         for name, values in parse_options(option).items():
             if len(values) != 1:

@@ -11,6 +11,8 @@ Nothing outside this package writes SQL; everything goes through `ResultStore`.
     engine.py    URLs (which database, masked for messages), engines, one-line errors
     rows.py      trial records <-> rows;  writes.py, queries.py: the statements
     transfer.py  export files (JSON, CSV)
+    retry.py     the backoff of a write the database is too busy or away to take
+    studies.py   Optuna's storage at the boundary: its errors retried, then one line
 """
 
 from advisor.db.engine import display_url, masked_url, resolve_url

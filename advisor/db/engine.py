@@ -8,16 +8,19 @@ IMMEDIATE`` for writes, so several processes can write to one file at once.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError, StatementError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError, StatementError
 
 from advisor import settings
 from advisor.errors import StoreError
@@ -150,10 +153,43 @@ def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
     return engine
 
 
+def immutable_url(url: URL) -> URL | None:
+    """A reader's way into a SQLite file whose folder it cannot write: SQLite must create the
+    ``-shm`` file beside a WAL database to read it, so the file is opened read-only and
+    immutable instead. Only when no writer can be at work (no ``-wal`` or ``-journal`` file
+    beside it: none could be created there); else None."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    path = Path(url.database).resolve()
+    if url.database.startswith("file:") or not path.is_file() or os.access(path.parent, os.W_OK):
+        return None
+    if any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-journal")):
+        return None
+    return url.set(database=f"file:{quote(str(path))}?mode=ro&immutable=1", query={"uri": "true"})
+
+
 def transient(error: BaseException) -> bool:
     """Whether a StoreError came from the database being busy or away (locked past its busy
-    timeout, a connection lost): the same write may succeed later. Not: refused or invalid."""
-    return isinstance(error.__cause__, OperationalError)
+    timeout, a connection lost, a backend terminated): the same write may succeed later. Not:
+    refused or invalid (`advisor.db.retry.transient_cause`)."""
+    from advisor.db.retry import transient_cause
+
+    return transient_cause(error.__cause__)
+
+
+def database_key(url: str | URL) -> str:
+    """A short hash naming one database, whatever the URL's spelling of it: a SQLite file's
+    resolved path; a server's host, port and database (neither user nor password). Spill files
+    carry it (`advisor.search.spill`), so that one database never takes another's."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ":memory:"
+        name = database if database == ":memory:" else str(Path(database).resolve())
+        where = f"sqlite:{name}"
+    else:
+        host = parsed.host or str(parsed.query.get("host") or "localhost")
+        where = f"postgresql://{host}:{parsed.port or 5432}/{parsed.database or ''}"
+    return hashlib.sha256(where.encode()).hexdigest()[:12]
 
 
 def describe(error: BaseException, url: URL) -> str:
@@ -181,8 +217,12 @@ def connect_error(error: BaseException, url: URL) -> StoreError:
     reason = describe(error, url)
     if url.get_backend_name() == "sqlite":
         hint = ""
-        if url.database and not Path(url.database).parent.resolve().is_dir():
+        folder = Path(url.database).parent.resolve() if url.database else None
+        if folder is not None and not folder.is_dir():
             hint = " (its directory does not exist)"
+        elif folder is not None and not os.access(folder, os.W_OK):
+            hint = (f" (its folder {folder} is not writable, and SQLite writes its -wal/-shm "
+                    "files there: make the folder writable, or copy the database to one that is)")
         return StoreError(f"cannot open SQLite database {where}{hint}: {reason}")
     return StoreError(f"cannot connect to {where}: {reason} (check the URL: --db or {ENV_VAR})")
 

@@ -9,8 +9,10 @@ beyond `records.empty_record()` are kept in the trial's ``extra`` JSON and come 
 
 from __future__ import annotations
 
+import math
 import re
 import typing
+import uuid as uuidlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -38,8 +40,9 @@ ENV_FIELDS = (
 )  # fmt: skip
 JSON_KEYS = ("graph_breaks", "kernel_names", "eager_kernel_names", "telemetry", "fingerprint")
 CONFIG_COLUMNS = ("mode", "dtype", "fullgraph", "dynamic")
-# Keys that describe where a record sits in a database, not the record itself.
-PLACEMENT_KEYS = ("sweep_id", "sweep_uuid", "sweep")
+# Keys that describe where a record sits in a database, not the record itself (spilled_from:
+# the database and sweep a spilled record was measured for, advisor.search.spill).
+PLACEMENT_KEYS = ("sweep_id", "sweep_uuid", "sweep", "spilled_from")
 RECORD_KEYS = tuple(empty_record())
 
 
@@ -211,6 +214,153 @@ def _check_pruned(record: Mapping[str, Any], what: str) -> None:
     if record["median_ms"] is not None:
         raise StoreError(f"{what}: a pruned trial has no median_ms (it was stopped before its "
                          "steady state was measured)")
+
+
+# What an imported record must hold beyond what a sweep's own writes are checked for: a file
+# from elsewhere is input, validated like flags (the sweep's figures come from the measurement).
+INT32 = 2**31 - 1
+INT64 = 2**63 - 1
+_DURATIONS = ("median_ms", "p90_ms", "p99_ms", "mean_ms", "cold_compile_s", "warm_compile_s",
+              "eager_first_call_s", "atol", "rtol", "device_wait_s")  # finite, >= 0
+_ERRORS = ("max_abs_err", "max_rel_err")  # >= 0; infinite when an output is not finite
+_COUNTS = {"peak_mem_bytes": INT64, "graph_count": INT32, "graph_break_count": INT32,
+           "recompiles": INT32, "generated_kernel_count": INT32, "kernels_per_call": INT32,
+           "launches_per_call": INT32, "eager_kernels_per_call": INT32,
+           "eager_launches_per_call": INT32, "warmup_iters": INT32, "record_version": INT32}
+_SHAPE_DURATIONS = ("median_ms", "mean_ms", "min_ms", "max_ms", "p90_ms", "p99_ms", "stdev_ms",
+                    "iqr_ms", "weight")
+_SHAPE_COUNTS = {"n_samples": INT32, "warmup_iters": INT32}
+_FINGERPRINT_COUNTS = {"device_memory_bytes": INT64, "sm_count": INT32, "cpu_cores": INT32,
+                       "host_memory_bytes": INT64}
+_HASH = re.compile(r"[0-9a-f]{8,64}")  # advisor.fingerprint.stable_hash: 16 hex digits
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+MAX_DEPTH = 32  # nesting of an imported record (a real one nests 4 deep; workload info a bit more)
+
+
+def _number(value: Any) -> bool:
+    """A number a Double column holds (an int past a float's range is none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _figure(value: Any) -> bool:
+    return _number(value) and math.isfinite(value) and value >= 0
+
+
+def _count(value: Any, most: int) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer() and 0 <= value <= most
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most
+
+
+def _check_figures(data: Mapping[str, Any], durations: tuple[str, ...],
+                   counts: Mapping[str, int], what: str) -> None:
+    for key in durations:
+        value = data.get(key)
+        if value is not None and not _figure(value):
+            raise StoreError(f"{what}: {key}={_short(value)} is not a figure (a finite number "
+                             ">= 0); fix or drop the record")
+    for key, most in counts.items():
+        value = data.get(key)
+        if value is not None and not _count(value, most):
+            raise StoreError(f"{what}: {key}={_short(value)} is not a count (a whole number "
+                             f"from 0 to {most}); fix or drop the record")
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else "<huge int>"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_uuid(value: Any, key: str, what: str) -> None:
+    try:
+        ok = isinstance(value, str) and len(value) == 36 and bool(uuidlib.UUID(value))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise StoreError(f"{what}: {key} {_short(value)} is not a UUID (like "
+                         "123e4567-e89b-42d3-a456-426614174000)")
+
+
+def _check_hashes(fingerprint: Any, what: str) -> None:
+    if not isinstance(fingerprint, dict):
+        return  # check_fingerprint names it
+    for key in ("device_hash", "env_hash", "fingerprint_hash"):
+        value = fingerprint.get(key)
+        if value is not None and not (isinstance(value, str) and _HASH.fullmatch(value)):
+            raise StoreError(f"{what}: fingerprint {key} {_short(value)} is not a hash (hex "
+                             "text, as advisor.fingerprint writes it)")
+    _check_figures(fingerprint, ("power_limit_w",), _FINGERPRINT_COUNTS, f"{what}: fingerprint")
+
+
+def _check_workload_hash(workload: Any, what: str) -> None:
+    sha = workload.get("source_sha256") if isinstance(workload, dict) else None
+    if sha and not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
+        raise StoreError(f"{what}: workload source_sha256 {_short(sha)} is not a sha256 (64 hex "
+                         "digits)")
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and dicts nest in ``value`` (iterative: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                      else item))
+    return deepest
+
+
+def check_imported(record: Any, index: int) -> None:
+    """Check what an imported record carries beyond a sweep's checks (`check_record`): its
+    uuids, its hashes in their format, its figures finite and >= 0, its counts whole and in
+    range, no deeper nesting than `MAX_DEPTH`. Raises StoreError naming record ``index``."""
+    what = f"trial record {index}"
+    if not isinstance(record, dict):
+        raise StoreError(f"{what} is a {type(record).__name__}, not a dict")
+    if _depth(record) > MAX_DEPTH:
+        raise StoreError(f"{what} nests deeper than {MAX_DEPTH} levels: not an advisor export")
+    _check_uuid(record.get("trial_uuid"), "trial_uuid", what)
+    if record.get("sweep_uuid") is not None:
+        _check_uuid(record["sweep_uuid"], "sweep_uuid", what)
+    _check_figures(record, _DURATIONS, _COUNTS, what)
+    for key in _ERRORS:
+        value = record.get(key)
+        if value is not None and not (_number(value) and value >= 0):
+            raise StoreError(f"{what}: {key}={_short(value)} is not an error figure (a number "
+                             ">= 0); fix or drop the record")
+    ci = record.get("median_ci_ms")
+    if ci is not None and not (isinstance(ci, list) and len(ci) == 2
+                               and all(_figure(v) for v in ci)):
+        raise StoreError(f"{what}: median_ci_ms {_short(ci)} is not an interval [low, high] "
+                         "of finite figures >= 0")
+    shapes = record.get("shapes")
+    for i, shape in enumerate(shapes if isinstance(shapes, list) else []):
+        if isinstance(shape, dict):
+            _check_figures(shape, _SHAPE_DURATIONS, _SHAPE_COUNTS, f"{what}: shapes[{i}]")
+            rate = shape.get("throughput_per_s")
+            if rate is not None and not (_number(rate) and rate >= 0):
+                raise StoreError(f"{what}: shapes[{i}]: throughput_per_s={_short(rate)} is not "
+                                 "a rate (a number >= 0)")
+    pruned = record.get("pruned")
+    if isinstance(pruned, dict):
+        _check_figures(pruned, ("lower_bound_ms", "above_ms"), {}, f"{what}: pruned")
+    _check_hashes(record.get("fingerprint"), what)
+    _check_workload_hash(record.get("workload"), what)
+    sweep = record.get("sweep")
+    if isinstance(sweep, dict):
+        if sweep.get("uuid") is not None:
+            _check_uuid(sweep["uuid"], "sweep uuid", what)
+        _check_hashes(sweep.get("fingerprint"), f"{what}: its sweep")
+        _check_workload_hash(sweep.get("workload"), f"{what}: its sweep")
+        _check_figures(sweep, (), {"planned_trials": INT32}, f"{what}: its sweep")
 
 
 def full_record(record: Any, index: int | None = None) -> TrialRecord:

@@ -32,6 +32,7 @@ from advisor.db import queries, rows, schema, writes
 from advisor.db.engine import (
     WRITE_OPTION,
     connect_error,
+    immutable_url,
     make_engine,
     masked_url,
     parse_url,
@@ -69,7 +70,16 @@ def _open_engine(url: str | None, read_only: bool = False) -> tuple[Engine, URL]
             pass
     except SQLAlchemyError as e:
         engine.dispose()
-        raise connect_error(e, parsed) from e
+        fallback = immutable_url(parsed) if read_only else None  # a WAL file, a read-only folder
+        if fallback is None:
+            raise connect_error(e, parsed) from e
+        engine = make_engine(fallback, read_only=True)
+        try:
+            with engine.connect():
+                pass
+        except SQLAlchemyError:
+            engine.dispose()
+            raise connect_error(e, parsed) from e
     return engine, parsed
 
 
@@ -111,6 +121,23 @@ def database_revision(url: str | None = None) -> schema.Revision:
         engine.dispose()
 
 
+class DatabaseVanished(StoreError):
+    """The SQLite file a store opened was removed (or another file put at its path) while the
+    store was in use: a write now would go to a file nobody can open again, so none is made."""
+
+
+def _file_identity(url: URL) -> tuple[Path, int, int] | None:
+    """A SQLite database file's path, device and inode (None: not a file, or not there)."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = Path(str(url.database)).absolute()
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return path, found.st_dev, found.st_ino
+
+
 def _sqlite_file_exists(url: URL) -> bool:
     return not url.database or url.database == ":memory:" or Path(url.database).exists()
 
@@ -131,6 +158,7 @@ class ResultStore:
         self._reading = sessionmaker(engine)
         self._writing = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}))
         self._ids = writes.IdCache()
+        self._file = _file_identity(url)  # a SQLite file: checked before every write
 
     @classmethod
     def from_url(
@@ -196,9 +224,28 @@ class ResultStore:
     def __repr__(self) -> str:
         return f"ResultStore({self.masked_url!r})"
 
+    def _check_file(self, doing: str) -> None:
+        """Raise DatabaseVanished when the SQLite file this store opened is gone from its path
+        (removed, or another file put there): its open connections would still write into the
+        removed file, and every such write would be lost with it."""
+        if self._file is None:
+            return
+        path, device, inode = self._file
+        try:
+            found = path.stat()
+        except FileNotFoundError:
+            found = None
+        except OSError:
+            return  # not readable now (a permission changed): the write itself will say
+        if found is None or (found.st_dev, found.st_ino) != (device, inode):
+            what = "removed" if found is None else "replaced by another file"
+            raise DatabaseVanished(f"{doing} failed: the SQLite database {path} was {what} "
+                                   "while advisor was using it")
+
     @contextmanager
     def _write(self, doing: str) -> Iterator[Session]:
         """A write transaction; values the driver cannot store (not plain data) are StoreErrors."""
+        self._check_file(doing)
         try:
             with translated(self._url, doing), self._writing.begin() as session:
                 yield session
@@ -425,6 +472,8 @@ class ResultStore:
         records = list(records)
         sweeps = _carried_sweeps(records)
         items = [writes.prepare(r, None, i) for i, r in enumerate(records)]
+        for i, record in enumerate(records):
+            rows.check_imported(record, i)  # uuids, hashes, figures: a file from elsewhere
         if any(item.row["uuid"] is None for item in items):
             raise StoreError("an imported trial record has no trial_uuid")
         with self._write("importing trials") as session:

@@ -59,14 +59,42 @@ def _write_csv(records: Sequence[Mapping[str, Any]], out: TextIO) -> None:
 
 
 def read_records(path: str) -> list[dict[str, Any]]:
-    """Records from an export file (``-``: stdin); JSON or CSV, told by suffix or content."""
+    """Records from an export file (``-``: stdin); JSON or CSV, told by suffix or content.
+    Every record is checked as `advisor import` will store it (`check_records`), so that a bad
+    file is refused before any database is opened."""
     text = _read_text(path)
     is_json = path.endswith(".json") or (not path.endswith(".csv") and text.lstrip()[:1] in "[{")
     records = _parse_json(text, path) if is_json else _parse_csv(text, path)
     for i, record in enumerate(records):
         if not isinstance(record, dict):
             raise StoreError(f"{path}: entry {i} is not a trial record (a JSON object)")
+    check_records(records)
     return records
+
+
+def check_records(records: Sequence[Any]) -> None:
+    """Check records for an import, without a database: everything a sweep's write is checked
+    for (`writes.prepare`), then what `rows.check_imported` asks of a file from elsewhere
+    (uuids, hashes, figures). Raises StoreError naming the first bad record."""
+    from advisor.db import rows, writes
+
+    for i, record in enumerate(records):
+        writes.prepare(record, None, i)
+        rows.check_imported(record, i)
+
+
+def _loads(text: str, what: str) -> Any:
+    """``json.loads``, its limits as one-line StoreErrors: nesting that exhausts the parser's
+    recursion, a number past Python's digit limit for int()."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise StoreError(f"{what}: JSON nested too deeply to be an advisor export") from None
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise StoreError(f"{what}: holds a number of thousands of digits, which no figure has: "
+                         "not an advisor export") from None
 
 
 def _read_text(path: str) -> str:
@@ -80,7 +108,7 @@ def _read_text(path: str) -> str:
 
 def _parse_json(text: str, path: str) -> list[Any]:
     try:
-        data = json.loads(text)
+        data = _loads(text, path)
     except json.JSONDecodeError as e:
         raise StoreError(f"{path} is not valid JSON: {e}") from e
     if not isinstance(data, list):
@@ -110,7 +138,7 @@ def _parse_row(row: dict[str, Any], path: str, line: int) -> dict[str, Any]:
             record[key] = cell
         else:
             try:
-                record[key] = json.loads(cell)
+                record[key] = _loads(cell, f"{path} line {line}: {key}")
             except json.JSONDecodeError:
                 raise StoreError(f"{path} line {line}: {key} is not a JSON value") from None
     return record

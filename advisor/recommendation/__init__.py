@@ -17,6 +17,7 @@ from advisor.recommendation.evidence import (
     Recommendation,
     break_even_calls,
     deciding_ms,
+    flag_legend,
     overlaps,
     traffic_throughput,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "check_policy",
     "deciding_ms",
     "export_dict",
+    "flag_legend",
     "fingerprint_changes",
     "make_policy",
     "nearest_fingerprint",

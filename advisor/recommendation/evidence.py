@@ -22,8 +22,9 @@ from typing import Any
 from advisor import serving
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.dimensions import simplicity as dimension_simplicity
+from advisor.noise import WIDE_INTERVAL
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
-from advisor.stats import CONFIDENCE
+from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence (a config's median moves between processes by more than its interval says:
@@ -147,11 +148,47 @@ class Recommendation:
         return "steady-state median"
 
     @property
+    def paired(self) -> bool:
+        """Whether the headline's speedup is a paired one: the pick and eager fp32 re-measured
+        interleaved in one process (a confirmation), not two figures from separate processes."""
+        return bool(self.best is not None and self.best.confirmed and self.baseline is not None
+                    and self.baseline.confirmed)
+
+    @property
+    def doubt(self) -> str:
+        """Why the headline's figures cannot carry a claim ("" when they can): the pick's or
+        the baseline's timings were noisy, or an interval is wider than `WIDE_INTERVAL` of its
+        figure (then a speedup between the two can be anything inside their spans). The
+        sentence says so before any number."""
+        if self.best is None or self.decision == "undecided: noise":
+            return ""
+        shown = [self.best]
+        if self.baseline is not None and self.baseline.trial_uuid != self.best.trial_uuid:
+            shown.append(self.baseline)
+        reasons = []
+        for r in shown:
+            name = "the pick" if r is self.best else "eager fp32"
+            ci = r.median_ci_ms
+            wide = bool(ci and r.median_ms and (ci[1] - ci[0]) / r.median_ms > WIDE_INTERVAL)
+            if wide and ci:
+                reasons.append(f"{name}'s 95% interval spans {ci[0]:.3g}-{ci[1]:.3g} ms, "
+                               f"{(ci[1] - ci[0]) / r.median_ms:.0%} of its {r.median_ms:.3g} "
+                               f"ms{' (noisy)' if r.noisy else ''}")
+            elif r.noisy:
+                reasons.append(f"{name}'s timings were noisy")
+        if not reasons:
+            return ""
+        return "; ".join(reasons)
+
+    @property
     def sentence(self) -> str:
-        """The evidence in one sentence."""
+        """The evidence in one sentence; noisy evidence says so before any number."""
         text = self._sentence()
         if self.best is not None and self.best.figure == "process":
             text += f" [{self.decided_by}; steady state {_ms(self.best.steady_ms)}]"
+        if self.doubt:
+            what = "even side by side" if self.paired else "from separate trials, not paired"
+            text = f"noisy evidence ({self.doubt}, {what}), so these figures may not hold: {text}"
         return text
 
     def _sentence(self) -> str:
@@ -179,7 +216,7 @@ class Recommendation:
             # says they were measured slower
             text = f"{b.label}: {b.median_ms:.3g} ms"
             if b.speedup is not None and b.config_key != base.config_key:
-                text += f" vs {base.median_ms:.3g} ms eager fp32 ({b.speedup:.2f}x)"
+                text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
             return text + ("; no compiled config is faster beyond the noise, and it compiles "
                            "nothing (see the note)")
         if b.config["mode"] == "eager" and base is not None:
@@ -192,7 +229,7 @@ class Recommendation:
             return text
         text = f"{b.label}: {b.median_ms:.3g} ms"
         if base is not None and b.speedup is not None:
-            text += f" vs {base.median_ms:.3g} ms eager fp32 ({b.speedup:.2f}x)"
+            text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
         if b.cold_compile_s is not None and b.config["mode"] != "eager":
             text += f", {b.cold_compile_s:.1f} s cold compile"
         calls = _per_call(b)
@@ -201,6 +238,16 @@ class Recommendation:
             if base is not None and _per_call(base):
                 text += f" vs {_per_call(base)}"
         return text
+
+    def _speedup_text(self, r: Ranked) -> str:
+        """``2.16x paired, 95% 2.05-2.27x`` from a confirmation; ``2.16x from separate
+        trials, not paired`` otherwise (two processes' medians, minutes apart)."""
+        if r.speedup is None:
+            return "-"
+        if r.confirmed and self.baseline is not None and self.baseline.confirmed:
+            ci = r.speedup_ci
+            return f"{r.speedup:.2f}x paired" + (f", 95% {ci[0]:.2f}-{ci[1]:.2f}x" if ci else "")
+        return f"{r.speedup:.2f}x from separate trials, not paired"
 
     def _policy_sentence(self) -> str:
         b, base = self.best, self.baseline
@@ -246,6 +293,24 @@ class Recommendation:
         data["sentence"] = self.sentence
         data["decided_by"] = self.decided_by
         return data
+
+
+def flag_legend(rows: Sequence[Ranked]) -> str:
+    """What the flags of an evidence table mean, for the flags its ``rows`` show ("" for none):
+    every table that shows ``short``, ``noisy`` or ``paired`` prints this beside it."""
+    parts = []
+    if any(r.short for r in rows):
+        parts.append("short = measured only by the short screening run (screened out as "
+                     "clearly slower than the best so far; --screen 0 measures every config "
+                     "in full)")
+    if any(r.noisy and not r.short for r in rows):
+        parts.append(f"noisy = its timings' spread (IQR) exceeded {NOISE_IQR_RATIO:.0%} of its "
+                     "median")
+    if any(r.confirmed for r in rows):
+        parts.append("paired = re-measured interleaved with eager fp32 in one process (its "
+                     "speedup is the paired one); the other rows' speedups come from separate "
+                     "trials, not paired")
+    return "; ".join(parts)
 
 
 def _ms(value: float | None) -> str:

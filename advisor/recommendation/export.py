@@ -13,12 +13,14 @@ from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
 
 
-def export_dict(rec: Recommendation) -> dict[str, Any]:
+def export_dict(rec: Recommendation, device_id: str | None = None) -> dict[str, Any]:
     """What to paste into a serving process: the torch.compile call, dtype handling, shapes
-    and the figures the recommendation rests on. Plain data (JSON/YAML-ready)."""
+    and the figures the recommendation rests on. Plain data (JSON/YAML-ready). ``device_id``:
+    the device's short id (`advisor.devices.device_id`), beside its fingerprint hash."""
     if rec.best is None:
-        return {"workload": rec.workload, "fingerprint_hash": rec.fingerprint_hash,
-                "policy": rec.policy, "recommendation": None, "sentence": rec.sentence}
+        return {"workload": rec.workload, "device_id": device_id,
+                "fingerprint_hash": rec.fingerprint_hash, "policy": rec.policy,
+                "recommendation": None, "sentence": rec.sentence}
     b = rec.best
     config = CompileConfig.from_dict(b.config)
     figures: dict[str, Any] = {
@@ -37,6 +39,7 @@ def export_dict(rec: Recommendation) -> dict[str, Any]:
         figures.update(calls_per_process=rec.calls_per_process, total_s=b.total_s)
     out: dict[str, Any] = {
         "workload": rec.workload,
+        "device_id": device_id,
         "fingerprint_hash": rec.fingerprint_hash,
         "policy": rec.policy,
         "config": config.to_dict(),
@@ -63,11 +66,13 @@ def export_dict(rec: Recommendation) -> dict[str, Any]:
     return out
 
 
-def to_python(rec: Recommendation) -> str:
-    """A Python snippet applying the recommendation (comments carry the evidence)."""
-    data = export_dict(rec)
-    lines = [f"# advisor recommendation for {rec.workload} (fingerprint {rec.fingerprint_hash}, "
-             f"policy {rec.policy})"]
+def to_python(rec: Recommendation, device_id: str | None = None) -> str:
+    """A Python snippet applying the recommendation (comments carry the evidence; the device
+    named by its short id, ``device_id``, when given)."""
+    data = export_dict(rec, device_id)
+    on = f" on {device_id}" if device_id else ""
+    lines = [f"# advisor recommendation for {rec.workload}{on} (fingerprint "
+             f"{rec.fingerprint_hash}, policy {rec.policy})"]
     lines += _comment(rec.sentence)
     if rec.note:
         lines += _comment("note: " + rec.note)

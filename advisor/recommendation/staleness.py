@@ -1,16 +1,46 @@
 """Staleness: how the fingerprint a recommendation was measured on differs from this one, and
-whether the workload's source or the advisor changed since."""
+whether the workload's source or the advisor changed since.
+
+Versions have a direction: a stack whose torch (then triton, CUDA, driver, ...) is newer than
+the one measured is an upgrade since the measurement, an older one a downgrade (`stack_order`,
+`stack_direction`); every surface that says "stale" orders stacks by their versions this way,
+never by when they were measured."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from advisor.fingerprint import DEVICE_FIELDS, ENV_FIELDS
+from advisor.protocol import DEVICE_FIELDS, ENV_FIELDS
 from advisor.recommendation.evidence import STACK_FIELDS
 
 COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
+# The software versions that order two stacks, the one that decides first.
+VERSION_FIELDS = ("torch_version", "triton_version", "cuda_runtime_version", "driver_version",
+                  "cuda_driver_version", "cudnn_version", "python_version")  # fmt: skip
+
+
+def version_key(value: Any) -> tuple[int, ...]:
+    """The release numbers of a version: ``2.11.0+cu130`` -> (2, 11, 0), ``580.159.04`` ->
+    (580, 159, 4), ``91900`` -> (91900,); () when there are none (unknown: orders first)."""
+    release = str(value).split("+", 1)[0] if value is not None else ""
+    match = re.match(r"\d+(?:\.\d+)*", release.strip().lstrip("vV"))
+    return tuple(int(part) for part in match.group().split(".")) if match else ()
+
+
+def stack_order(stack: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+    """A sort key of a software stack (fields of `VERSION_FIELDS`), oldest first: torch
+    decides, then triton, CUDA, the driver, ... Stacks of the same versions compare equal."""
+    return tuple(version_key(stack.get(name)) for name in VERSION_FIELDS)
+
+
+def stack_direction(measured: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    """``upgrade`` when ``current``'s stack is newer than ``measured``'s (`stack_order`),
+    ``downgrade`` when older, ``""`` when their versions are the same."""
+    old, new = stack_order(measured), stack_order(current)
+    return "upgrade" if new > old else "downgrade" if new < old else ""
 
 
 @dataclass(frozen=True)
@@ -21,6 +51,17 @@ class FieldChange:
     measured: Any
     current: Any
 
+    @property
+    def direction(self) -> str:
+        """``newer here`` or ``older here`` for a version field whose release numbers
+        differ, else ``""``."""
+        if self.field not in VERSION_FIELDS:
+            return ""
+        old, new = version_key(self.measured), version_key(self.current)
+        if not old or not new or old == new:
+            return ""
+        return "newer here" if new > old else "older here"
+
 
 @dataclass(frozen=True)
 class Staleness:
@@ -30,6 +71,8 @@ class Staleness:
     measured_hash: str | None  # None: nothing comparable was measured (another device kind)
     changed: list[FieldChange] = field(default_factory=list)
     measured_device: str | None = None
+    # "upgrade": this stack is newer than the one measured; "downgrade": older (`stack_direction`)
+    direction: str = ""
     # Beside the fingerprint: the workload file and the advisor that measured the trials
     # (measured: the values the trials carry, newest first; current: here, None if unknown).
     source_sha256: dict[str, Any] | None = None
@@ -63,11 +106,17 @@ class Staleness:
             return (f"nothing was measured on this kind of device (fingerprint "
                     f"{self.current_hash}); sweep it here")
         diffs = "; ".join(
-            f"{c.field}: {c.measured} measured, {c.current} here" for c in self.changed
+            f"{c.field}: {c.measured} measured, {c.current} here"
+            + (f" ({c.direction})" if c.direction else "") for c in self.changed
         )
+        why = {"upgrade": "this stack is newer than the one measured (an upgrade since): its "
+                          "recommendation may be stale",
+               "downgrade": "this stack is older than the one measured (a downgrade): its "
+                            "recommendation may be stale or not hold here",
+               }.get(self.direction, "its recommendation may be stale")  # fmt: skip
         return (f"no sweep on this device and stack (fingerprint {self.current_hash}); using the "
                 f"nearest measured fingerprint {self.measured_hash} ({self.measured_device}), "
-                f"which differs in {diffs}; its recommendation may be stale: sweep here to be sure")
+                f"which differs in {diffs}; {why}: sweep here to be sure")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -133,4 +182,4 @@ def nearest_fingerprint(current: Mapping[str, Any], measured: list[dict[str, Any
 
     near = min(same_kind, key=distance)
     return Staleness(here, near["fingerprint_hash"], fingerprint_changes(near, current),
-                     near.get("device_name"))
+                     near.get("device_name"), stack_direction(near, current))

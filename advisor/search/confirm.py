@@ -166,7 +166,7 @@ def confirm(
     store.add_confirmation(confirmation)
     if confirmation["status"] != "ok":
         raise TrialFailed("runtime_error", f"the confirmation of {workload} failed: "
-                          f"{(confirmation['error_tail'] or '').strip().splitlines()[-1:]}")
+                          f"{_last_line(confirmation['error_tail'])}")
     return confirmation, recommend(workload, records, here, confirmation=confirmation, **kwargs)  # type: ignore[arg-type]
 
 

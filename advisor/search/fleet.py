@@ -29,7 +29,7 @@ from advisor import device_lock
 from advisor import settings as env_settings
 from advisor.config import CompileConfig
 from advisor.dimensions import from_params
-from advisor.errors import ConfigError, WorkloadError
+from advisor.errors import ConfigError, StoreError, WorkloadError
 from advisor.records import Fingerprint
 from advisor.search.feed import (
     PLAN_ATTR,
@@ -45,6 +45,7 @@ from advisor.search.sweep import (
     MAX_ASKS_PER_TRIAL,
     Observer,
     QuietObserver,
+    held_configs,
     open_study,
     prune_bar,
     record_outcome,
@@ -54,7 +55,7 @@ from advisor.search.sweep import (
     trial_shapes,
     trial_state,
 )
-from advisor.workload import load_workload, workload_sha256
+from advisor.workload import load_workload, pin_sha256, workload_sha256
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
@@ -95,7 +96,8 @@ def queue_pool(store: Any, study: Any, sweeper: Any, fingerprint: dict[str, Any]
     run): cheap and likely-best first, full or budgeted; a resumed budgeted sweep has every
     config still missing queued at once instead. Returns (configs queued, feeder or None)."""
     settings = sweeper.settings
-    done = store.config_keys_done(sweep_id)
+    # a config a live worker still measures (kept RUNNING by fail_orphans) is not queued again
+    done = store.config_keys_done(sweep_id) | (held_configs(study) if resume else set())
     if settings.budgeted and resume:
         return queue_missing(study, sweeper.space, done), None
     feeder = Feeder(store, study, sweeper.make_plan(fingerprint), sweep_id, slots,
@@ -142,7 +144,8 @@ class Worker:
         path = Path(wl["path"])
         checked, probed = env_settings.workload_checked(), env_settings.probed_fingerprint()
         if not checked:
-            path = load_workload(path).path
+            path = load_workload(path, sha256).path  # only the bytes just compared
+        pin_sha256(path, sha256)  # what its trial children check before importing the file
         # this device, probed by the sweep that started us
         fingerprint = probed or self.launcher.probe(self.device)
         log.debug("worker on sweep %s: workload %s, fingerprint %s", self.sweep["id"],
@@ -190,8 +193,7 @@ class Worker:
                 continue
             with self._queue_lock():
                 trial = study.ask()
-                # Beat at once: Optuna never calls a trial without any heartbeat stale.
-                study._storage.record_heartbeat(trial._trial_id)
+                self._hold(study, trial)
             if not trial.user_attrs.get("queued"):
                 # The queue emptied between our look and our ask: this is a sampler proposal.
                 trial.set_user_attr("skipped", "not a queued config")
@@ -220,7 +222,7 @@ class Worker:
         for _ in range(MAX_ASKS_PER_TRIAL):
             with self._queue_lock():
                 trial = study.ask()
-                study._storage.record_heartbeat(trial._trial_id)
+                self._hold(study, trial)
             config = suggest_config(trial, self.space)
             if config in free:
                 trial.set_user_attr("reason", sampler_reason(sampler))
@@ -229,6 +231,20 @@ class Worker:
             trial.set_user_attr("skipped", "measured, held or outside the space")
             study.tell(trial, state=trial_state("PRUNED"))
         return False
+
+    @staticmethod
+    def _hold(study: Any, trial: Any) -> None:
+        """Beat at once (Optuna never calls a trial without any heartbeat stale; a beat that
+        fails is tried again by the trial's `Heartbeat`) and name this worker, so that a
+        resumed sweep leaves the trial to it while it lives (`advisor.db.studies.held_trials`)."""
+        from advisor.db.studies import WORKER_ATTR, worker_identity
+
+        try:
+            study._storage.record_heartbeat(trial._trial_id)
+        except StoreError as e:
+            log.info("trial %d: first heartbeat failed, beaten again when measured: %s",
+                     trial._trial_id, e)
+        trial.set_user_attr(WORKER_ATTR, worker_identity())
 
     @contextlib.contextmanager
     def _queue_lock(self) -> Iterator[None]:

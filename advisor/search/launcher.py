@@ -194,6 +194,21 @@ def _child_env(cache_dir: Path, device: str) -> dict[str, str]:
     return env
 
 
+def _checked_sha256(path: str) -> str | None:
+    """The hash a child checks its workload file against before importing it (the spec's
+    ``workload_sha256``): the one this process checked the file with (loaded it, or compared it
+    with the stored hash: `advisor.workload.checked_sha256`), else the file's bytes now. A file
+    swapped after the check is refused by the child instead of run. None: the file cannot be
+    read (the child says so, as its trial's failure)."""
+    from advisor.errors import WorkloadError
+    from advisor.workload import checked_sha256, workload_sha256
+
+    try:
+        return checked_sha256(path) or workload_sha256(path)
+    except WorkloadError:
+        return None
+
+
 def _crash_reason(code: int, timed_out: bool, interrupted: bool) -> tuple[str, str]:
     if interrupted:
         return "interrupted", "the trial was stopped because the sweep was interrupted"
@@ -403,6 +418,8 @@ class Launcher:
 
     def _start(self, spec: dict[str, Any], workdir: Path,
                on_phase: Callable[[str], None] | None) -> Child:
+        if spec.get("workload_path") and not spec.get("workload_sha256"):
+            spec["workload_sha256"] = _checked_sha256(spec["workload_path"])
         env = {**_child_env(workdir / "inductor-cache", spec["device"]), **self.env}
         self._child = Child(spec, workdir, env, on_phase)
         if self._interrupted:

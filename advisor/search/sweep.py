@@ -31,8 +31,8 @@ from typing import Any, Protocol, cast
 from advisor import device_lock, dimensions
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import ConfigError, TrialFailed
-from advisor.recommendation import Recommendation, deciding_ms
+from advisor.errors import ConfigError, StoreError, TrialFailed
+from advisor.recommendation import Recommendation, deciding_ms, make_policy
 from advisor.recommendation.answers import answer
 from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
@@ -40,7 +40,7 @@ from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, make_sampler, sampler_reason
 from advisor.search.space import Space
-from advisor.search.spill import spill_dir, store_spilled, store_trial
+from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS, decides
 from advisor.workload import LoadedWorkload
 
@@ -233,9 +233,13 @@ class Sweeper:
 
     def __init__(self, store: Any, loaded: LoadedWorkload, space: Space,
                  settings: SweepSettings, launcher: Launcher | None = None,
-                 observer: Observer | None = None, probe: Probe | None = None) -> None:
+                 observer: Observer | None = None, probe: Probe | None = None,
+                 finishing: Callable[[SweepOutcome], SweepOutcome] | None = None) -> None:
         """`probe`: the device's probe, started ahead (`advisor.search.launcher.Probe`); else the
-        sweep probes when it opens."""
+        sweep probes when it opens. `finishing`: a last step of a finished sweep (the caller's
+        --confirm, which re-measures the top configs paired, in place of the sweep's own paired
+        re-measurement), run before its row is marked finished (`close`)."""
+        self.finishing = finishing
         self.store = store
         self.probe = probe
         self.loaded = loaded
@@ -296,7 +300,8 @@ class Sweeper:
         fingerprint = (self.probe.result() if self.probe is not None
                        else self.launcher.probe(self.settings.device))
         sweep_id, study_name = self._open(fingerprint, resume)
-        spilled = store_spilled(self.store, sweep_id) if resume else 0
+        # another database's spills are left, said in one line (advisor.search.spill)
+        spilled = store_spilled(self.store, sweep_id, self.observer.notice) if resume else 0
         if spilled:  # advisor.search.spill: trials measured while the database was locked
             self.observer.notice(f"stored {spilled} measured trial(s) this sweep kept in "
                                  f"{spill_dir(self.store.url)} while its database was locked")
@@ -308,7 +313,9 @@ class Sweeper:
         study = open_study(self.store.url, study_name, self.settings.seed,
                            sampler=self.settings.sampler)
         orphans = fail_orphans(study) if resume else 0
-        done = set(self.store.config_keys_done(sweep_id))
+        # a config a live worker of this sweep still measures is left to it (advisor.db.studies)
+        done = set(self.store.config_keys_done(sweep_id)) | (held_configs(study) if resume
+                                                             else set())
         if resume:
             log.info("sweep %d resumed: %d configs stored already, %d trials its last run left "
                      "running marked failed (measured again)", sweep_id, len(done), orphans)
@@ -331,14 +338,39 @@ class Sweeper:
                 if record is None:
                     break
                 done.add(config.key)
+        except StoreError as e:  # a trial spilled, or the database is gone: resumable at once
+            mark_ended(self.store, sweep_id, e)  # (advisor.search.spill)
+            raise
         finally:
             beating.stop()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         status = "interrupted" if self.interrupted else "finished"
-        self.store.finish_sweep(sweep_id, status)
-        outcome = self.outcome(sweep_id, status, fingerprint, study_name)
+        outcome = self.close(sweep_id, status, fingerprint, study_name)
         outcome.signum = self.signum
+        return outcome
+
+    def close(self, sweep_id: int, status: str, fingerprint: dict[str, Any], study_name: str,
+              startups_shared: bool = False) -> SweepOutcome:
+        """The sweep's outcome (`outcome`, then ``finishing``), and only then its row's status:
+        a sweep whose trials all ran stays ``running``, its heartbeat beating, until the steps
+        after them (the paired re-measurement, serving alone, the warm start, --confirm's
+        artifact) stored what they promise. A parent killed among them leaves a row that reads
+        ``dead`` once its heartbeat ages (never ``finished``), and --resume runs those steps
+        again; a step stopped by Ctrl-C or an error marks the sweep interrupted."""
+        if status != "finished":
+            self.store.finish_sweep(sweep_id, status)
+            return self.outcome(sweep_id, status, fingerprint, study_name, startups_shared)
+        try:
+            with Heartbeat(self.store, sweep_id):
+                outcome = self.outcome(sweep_id, status, fingerprint, study_name,
+                                       startups_shared)
+                if self.finishing is not None:
+                    outcome = self.finishing(outcome)
+        except BaseException:
+            self.store.finish_sweep(sweep_id, "interrupted")
+            raise
+        self.store.finish_sweep(sweep_id, "interrupted" if self.interrupted else status)
         return outcome
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
@@ -355,10 +387,12 @@ class Sweeper:
         # confirmation.
         rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         failed = ""
+        # (a finishing step, --confirm, re-measures the top configs paired itself)
         confirming = (self.settings.confirm_leaders and self.settings.traffic is None
-                      and rec.baseline is not None and len(rec.contenders) >= 2)
-        if status == "finished" and self._step_due("the leaders' side-by-side re-measurement",
-                                                   confirming):
+                      and self.finishing is None and rec.baseline is not None
+                      and bool(self._to_confirm(rec)))
+        if status == "finished" and self._step_due("the paired re-measurement against eager "
+                                                   "fp32", confirming):
             with self._bounded():
                 _, failed = self._confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
@@ -437,23 +471,41 @@ class Sweeper:
         finally:
             self.launcher.timeout_s = own
 
+    @staticmethod
+    def _to_confirm(rec: Recommendation) -> list[str]:
+        """The config keys the closing re-measurement pairs with eager fp32 in one process:
+        the leader and the configs that tie with it or come near it
+        (`Recommendation.contenders`, the first `CONFIRMED_LEADERS`), or else the pick alone,
+        so that the headline's speedup is a paired one. None when the pick is eager fp32
+        itself, a stored confirmation paired it already, or the policy does not decide on
+        paired figures."""
+        if len(rec.contenders) >= 2:
+            return rec.contenders[:CONFIRMED_LEADERS]
+        pick = rec.best or rec.leader
+        if (pick is None or pick.config_key == EAGER_FP32.key or pick.confirmed
+                or not make_policy(rec.policy, rec.calls_per_process).paired):
+            return []
+        return [pick.config_key]
+
     def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
                          fingerprint: dict[str, Any]) -> tuple[Confirmation | None, str]:
-        """When other configs tie with the leader or come near it (`Recommendation.contenders`),
-        re-measure the first `CONFIRMED_LEADERS` of them and eager fp32 interleaved in one
-        process, compiling from the trials' kept caches (`advisor.search.confirm.confirm`); returns
-        the
-        stored confirmation (None: no contenders, or not asked) and, when it failed, why (the
-        sweep's figures decide then)."""
-        if not self.settings.confirm_leaders or self.interrupted or len(rec.contenders) < 2:
+        """Re-measure the pick, or the leader and the configs that tie with it or come near it
+        (`_to_confirm`), and eager fp32 interleaved in one process, compiling from the trials'
+        kept caches (`advisor.search.confirm.confirm`): every headline speedup is then a paired
+        one. Returns the stored confirmation (None: nothing to pair, or not asked) and, when it
+        failed, why (the sweep's figures decide then, labelled unpaired)."""
+        keys = self._to_confirm(rec)
+        if not self.settings.confirm_leaders or self.interrupted or not keys:
             return None, ""
         if self.settings.traffic is not None:
             return None, ""  # replays compare strategies over a trace; the child times shapes
         if rec.baseline is None:
             return None, ""  # nothing to pair with
-        keys = rec.contenders[:CONFIRMED_LEADERS]
         labels = [r.label for r in rec.ranked if r.config_key in keys]
-        self.observer.phase(f"re-measuring {', '.join(labels)} side by side")
+        self.observer.phase(f"re-measuring {', '.join(labels)} side by side with eager fp32"
+                            if len(keys) > 1 else
+                            f"re-measuring {labels[0] if labels else keys[0]} against eager "
+                            "fp32, interleaved in one process (the paired speedup)")
         beside = self._warm_start_beside(rec, records)
         own_env = dict(self.launcher.env)
         if beside is not None:  # one device lock for both children
@@ -716,6 +768,7 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
     import optuna
 
     from advisor.db.store import prepare_optuna
+    from advisor.db.studies import RetryingStorage
 
     prepare_optuna(url)  # Optuna's tables once, under a lock: its own first use races
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -735,7 +788,8 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
             heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
                 max_retry=3),
         )
-    storage = optuna.storages.RDBStorage(url, **kwargs)
+    # its errors retried while the database is busy or away, else one line (advisor.db.studies)
+    storage = RetryingStorage(url, **kwargs)
     return optuna.create_study(study_name=study_name, storage=storage,
                                sampler=make_sampler(sampler, seed),
                                direction="minimize", load_if_exists=True)
@@ -744,13 +798,30 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
 def fail_orphans(study: Any) -> int:
     """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
     is gone; a resumed sweep measures those configs again) or queued (WAITING: the resumed run
-    queues afresh, so that no config is taken twice); returns how many."""
-    running = study.get_trials(deepcopy=False,
-                               states=(trial_state("RUNNING"), trial_state("WAITING")))
+    queues afresh, so that no config is taken twice); returns how many. A RUNNING trial a live
+    worker still holds (`advisor.db.studies.held_trials`) is left to it: failing it would
+    queue its config again while it is measured, and store it twice."""
+    from advisor.db.studies import held_trials
+
+    held = held_trials(study, env_settings.heartbeat_grace_s())
+    running = [t for t in study.get_trials(
+        deepcopy=False, states=(trial_state("RUNNING"), trial_state("WAITING")))
+        if t._trial_id not in held]
     for trial in running:
         study._storage.set_trial_user_attr(trial._trial_id, "orphaned", True)
         study._storage.set_trial_state_values(trial._trial_id, state=trial_state("FAIL"))
     return len(running)
+
+
+def held_configs(study: Any) -> set[str]:
+    """The config keys of the study's RUNNING trials a live worker still holds
+    (`advisor.db.studies.held_trials`): a resumed sweep neither queues nor measures them."""
+    from advisor.db.studies import held_trials
+
+    held = held_trials(study, env_settings.heartbeat_grace_s())
+    found = (dimensions.from_params(t.params) for t in study.get_trials(
+        deepcopy=False, states=(trial_state("RUNNING"),)) if t._trial_id in held)
+    return {c.key for c in found if c is not None}
 
 
 def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,

@@ -1,5 +1,7 @@
 """Fleet: one workload across devices and software stacks, in four views (tabs: only the open
-one is computed and drawn)."""
+one is computed and drawn). The workload, the open view and the devices chosen in it are bound
+to the page's address (``?fleet_workload=...&fleet_view=Two+devices&device_a=...``): a link
+opens the same view."""
 
 import altair as alt
 import pandas as pd
@@ -14,17 +16,19 @@ url = ui.connect()
 st.title("Fleet")
 names = data.workloads(url)
 widest = data.groups(url)["workload"].value_counts().idxmax()  # measured on the most devices
-workload = st.selectbox("Workload", names, index=names.index(widest), key="fleet_workload")
+workload = st.selectbox("Workload", names, index=names.index(widest), key="fleet_workload",
+                        bind="query-params")  # fmt: skip
 fleet = data.fleet(url, workload)
 groups = list(dict.fromkeys(fleet["group"]))
 st.caption(f"{len(groups)} device and stack combinations, "
-           f"{fleet['config'].nunique()} configs measured.")  # fmt: skip
+           f"{fleet['config'].nunique()} configs measured. The page's address keeps the "
+           "workload, the open view and the devices chosen in it: copy it to share this view.")
 
 picks = data.recommendations(url, workload)
 st.subheader("Recommended on each device and stack")
 ui.table(picks, ["device", "config", "decision", "speedup", "p50_ms", "p50_ci", "noisy",
                  "cold_compile_s"], hidden=["stack", "baseline", "p99_ms", "n_trials"],
-         key="fleet_picks")  # fmt: skip
+         key="fleet_picks", all_rows=True)  # fmt: skip
 st.caption("The one answer per device and stack (what `advisor recommend` says there), its p50 "
            "with the 95% interval and whether its timings were noisy; the software stack in the "
            "table's column menu. The views below show every config's best single trial, for "
@@ -54,9 +58,16 @@ def speedup_map() -> None:
     on_map = fleet[fleet["config"].isin(shown)]
     measured = on_map[on_map["speedup"].notna()]
     failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
+    # A device whose answer rests on noisy timings keeps its column, its label marked.
+    noisy = set(picks.loc[picks["noisy"].fillna(False).astype(bool)
+                          | (picks["decision"] == "undecided: noise"), "group"])  # fmt: skip
+    marked = {g: f"noisy · {sg}" if g in noisy else sg  # first: a long label is cut at its end
+              for g, sg in zip(fleet["group"], fleet["short_group"], strict=True)}  # fmt: skip
+    measured = measured.assign(short_group=measured["group"].map(marked))
+    failed = failed.assign(short_group=failed["group"].map(marked))
     cells = measured[["short_group", "group", "config", "speedup", "best_median_ms", "n_trials",
                       "n_passed"]]  # fmt: skip
-    columns = list(dict.fromkeys(fleet.sort_values("group")["short_group"]))
+    columns = list(dict.fromkeys(fleet.sort_values("group")["group"].map(marked)))
     heat = ui.speedup_heatmap(cells, "short_group", "config", "device · software stack",
                               "config", x_order=columns, y_order=shown, step=22)  # fmt: skip
     if not failed.empty:
@@ -70,13 +81,19 @@ def speedup_map() -> None:
         "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 "
         "there (green: faster, red: slower); grey: every trial failed or was rejected. Configs "
         "(rows) in order of their median speedup across the devices; columns: each device by "
-        "its model and short hash (the whole stack in the tooltip)."
+        "its short id, as `advisor compare` names it: model @host · fingerprint hash (the "
+        "whole stack in the tooltip); \"noisy ·\": its recommendation rests on noisy timings."
     )
 
 
 def latency_per_device() -> None:
     """The recommended config's p50 on each device and stack, next to eager fp32's."""
-    ranked = data.recommendations(url, workload).dropna(subset=["p50_ms"])
+    every = data.recommendations(url, workload)
+    ranked = every.dropna(subset=["p50_ms"])
+    unplotted = every[every["p50_ms"].isna()]
+    if not unplotted.empty:  # said, not silently left out
+        st.warning("No recommended figure to plot for: " + "; ".join(
+            f"{r.device} ({r.decision})" for r in unplotted.itertuples()) + ".")
     if ranked.empty:
         st.info("No config of this workload ran and passed on any device.")
         return
@@ -121,8 +138,8 @@ def latency_per_device() -> None:
 def software_upgrade() -> None:
     """What a software upgrade moved on one device model: the recommendation and every
     config's best p50, from one stack to another."""
-    envs = (fleet.groupby(["model", "env_hash", "stack"])["last_started_at"].max().reset_index()
-            .sort_values("last_started_at"))  # fmt: skip
+    envs = data.groups(url, workload)
+    envs = envs[envs["env_hash"].isin(set(fleet["env_hash"]))]
     upgraded = envs.groupby("model")["env_hash"].nunique()
     models = sorted(upgraded[upgraded > 1].index)
     if not models:
@@ -131,15 +148,19 @@ def software_upgrade() -> None:
                 "change shows here.")  # fmt: skip
         return
     pick = st.columns(3)
-    model = pick[0].selectbox("Device model", models, key="upgrade_model")
+    model = pick[0].selectbox("Device model", models, key="upgrade_model", bind="query-params")
     stacks = envs[envs["model"] == model]
     stack_names: dict[str, str] = dict(zip(stacks["env_hash"], stacks["stack"], strict=True))
-    by_time: list[str] = list(stacks["env_hash"])
+    # Oldest first by versions (torch, then triton, CUDA, driver), not by when measured: the
+    # default is the upgrade from the second newest stack to the newest, never a downgrade.
+    by_version = analysis.stacks_oldest_first(stacks)
     name_of = stack_names.__getitem__
-    old: str = pick[1].selectbox("From stack", by_time, index=len(by_time) - 2,
-                                 format_func=name_of, key="upgrade_from")  # fmt: skip
-    new: str = pick[2].selectbox("To stack", by_time, index=len(by_time) - 1,
-                                 format_func=name_of, key="upgrade_to")  # fmt: skip
+    old: str = pick[1].selectbox("From stack", by_version, index=len(by_version) - 2,
+                                 format_func=name_of, key="upgrade_from",
+                                 bind="query-params")  # fmt: skip
+    new: str = pick[2].selectbox("To stack", by_version, index=len(by_version) - 1,
+                                 format_func=name_of, key="upgrade_to",
+                                 bind="query-params")  # fmt: skip
     env_rows = data.groups(url, workload).drop_duplicates("env_hash").set_index("env_hash")
     st.markdown(f"**Changed:** {analysis.stack_change(env_rows.loc[old], env_rows.loc[new])}")
     recs = data.recommendations(url, workload)
@@ -190,8 +211,10 @@ def two_devices() -> None:
         return
     sides = st.columns(2)
     first, second = analysis.most_overlap(fleet)
-    a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a")
-    b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b")
+    a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a",
+                           bind="query-params")  # fmt: skip
+    b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b",
+                           bind="query-params")  # fmt: skip
     recs = data.recommendations(url, workload)
     picked: dict[str, str] = {}
     for col, group, side in zip(sides, (a, b), "AB", strict=True):
@@ -211,8 +234,11 @@ def two_devices() -> None:
     plotted = both.dropna(subset=["speedup_a", "speedup_b"]).assign(
         pick=lambda f: [" and ".join(f"recommended on {side}" for side in "AB"
                                      if picked.get(side) == c) for c in f["config"]])  # fmt: skip
-    scale = alt.Scale(type="log")
-    dots = alt.Chart().mark_point(filled=True, size=80).encode(
+    # Both axes from the data (and 1x, the dashed lines), the same on both: not a fixed
+    # 0.1-10 that squeezes the points into a corner.
+    scale = alt.Scale(type="log", domain=analysis.log_domain(
+        [*plotted["speedup_a"], *plotted["speedup_b"], 1.0]), nice=False)
+    dots = alt.Chart().mark_point(filled=True, size=80, clip=True).encode(
         x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
         y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
         color=alt.Color("disagree:N", title="disagree",
@@ -222,20 +248,24 @@ def two_devices() -> None:
                              "verdict_b", "pick"]),
     )  # fmt: skip
     one = alt.Chart().mark_rule(color="gray", strokeDash=[3, 3])
-    rules = alt.layer(one.encode(x=alt.X("x:Q")), one.encode(y=alt.Y("x:Q")),
+    rules = alt.layer(one.encode(x=alt.X("x:Q", scale=scale)),
+                      one.encode(y=alt.Y("x:Q", scale=scale)),
                       data=pd.DataFrame({"x": [1.0]}))  # fmt: skip
     at = {"x": alt.X("speedup_a:Q"), "y": alt.Y("speedup_b:Q")}
     ring = alt.Chart().transform_filter(alt.datum.pick != "").mark_point(
         size=400, color="black", strokeWidth=2).encode(**at)  # fmt: skip
     # Names: only the recommended configs' (others in the tooltip and the table below); on
-    # the left of the point, so that the plot keeps its width.
-    names = alt.Chart().transform_filter(alt.datum.pick != "").mark_text(
-        align="right", dx=-14, fontSize=11, fontWeight="bold").encode(
-        **at, text=alt.Text("pick:N"))  # fmt: skip
+    # the left of the point, so that the plot keeps its width; A's above B's, a line apart,
+    # so that two picks close together are not written over each other.
+    names = [alt.Chart().transform_filter(alt.datum.pick == text).mark_text(
+        align="right", dx=-14, dy=dy, fontSize=11, fontWeight="bold").encode(
+        **at, text=alt.Text("pick:N"))
+        for text, dy in (("recommended on A", -8), ("recommended on B", 8),
+                         ("recommended on A and recommended on B", 0))]  # fmt: skip
     plot, summary = st.columns([3, 2])
     with plot:
         # A plot area as tall as it is wide, about: not a strip across the page.
-        ui.chart((rules + alt.layer(dots, ring, names, data=plotted)).properties(height=440))
+        ui.chart((rules + alt.layer(dots, ring, *names, data=plotted)).properties(height=440))
         st.caption("One point per config that passed on both (log scales; dashed: as fast as "
                    "eager fp32; hover for its name). Ringed: the config recommended on A or B. "
                    "Red: faster than eager on one, slower on the other.")  # fmt: skip
@@ -262,7 +292,7 @@ VIEWS = {  # tab label -> what the tab shows
     "Software upgrade": software_upgrade,
     "Two devices": two_devices,
 }
-tabs = st.tabs(list(VIEWS), key="fleet_view", on_change="rerun")
+tabs = st.tabs(list(VIEWS), key="fleet_view", on_change="rerun", bind="query-params")
 for tab, show in zip(tabs, VIEWS.values(), strict=True):
     if tab.open:
         with tab:

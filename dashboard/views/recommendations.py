@@ -2,7 +2,17 @@
 
 import streamlit as st
 
+from advisor.report import NAMED, named
 from dashboard import analysis, data, ui
+
+
+def _cell_text(speedup: float | None, noisy: object, decision: str) -> str:
+    """A heatmap cell's words: ``6.46x``, ``7.25x noisy``, or why there is no pick."""
+    if speedup is None or speedup != speedup:  # None or NaN: no pick
+        return "undecided" if str(decision).startswith("undecided") else "no pick"
+    marked = noisy is not None and noisy == noisy and bool(noisy)  # None or NaN: unknown
+    return f"{speedup:.2f}x" + (" noisy" if marked else "")
+
 
 url = ui.connect()
 st.title("Recommendations")
@@ -14,15 +24,22 @@ st.caption(
     "(the lower cold compile, then the simpler, is picked), else *undecided* (*undecided: "
     "noise* on noisy timings: no pick). Every speedup is against the baseline figure named in "
     "its row; break-even is against the fastest eager config of the same stack. A row is "
-    "*stale* when its device model has since been measured with another stack."
+    "*stale* when its device model has been measured with a newer stack (newer torch, triton, "
+    "CUDA or driver versions): a device on the newest versions is never stale. The filters "
+    "are kept in the page's address: copy it to share this view."
 )
 
 recs = data.recommendations(url)
 left, middle, right, last = st.columns([2, 3, 3, 1.3], vertical_alignment="bottom")
-workloads = left.multiselect("Workload", sorted(recs["workload"].unique()), placeholder="all")
-devices = middle.multiselect("Device", sorted(recs["device"].unique()), placeholder="all")
-stacks = right.multiselect("Software stack", sorted(recs["stack"].unique()), placeholder="all")
-hide_stale = last.toggle("Hide stale", help="Hide rows whose device model has a newer stack.")
+# Every filter is bound to the page's address (?workloads=...&devices=...): a link opens this view.
+workloads = left.multiselect("Workload", sorted(recs["workload"].unique()), placeholder="all",
+                             key="workloads", bind="query-params")  # fmt: skip
+devices = middle.multiselect("Device", sorted(recs["device"].unique()), placeholder="all",
+                             key="devices", bind="query-params")  # fmt: skip
+stacks = right.multiselect("Software stack", sorted(recs["stack"].unique()), placeholder="all",
+                           key="stacks", bind="query-params")  # fmt: skip
+hide_stale = last.toggle("Hide stale", help="Hide rows whose device model has a newer stack.",
+                         key="hide_stale", bind="query-params")  # fmt: skip
 
 shown = recs
 if workloads:
@@ -49,28 +66,40 @@ ui.table(
     hidden=["p99_ms", "stack", "baseline", "n_trials", "n_failed", "n_rejected", "stale_reason",
             "last_measured"],
     key="recommendations",
+    all_rows=True,  # every row on the page: a fleet's answers are not ten rows
 )  # fmt: skip
 st.caption("p50 with its 95% interval and whether its timings were noisy; more columns (p99, "
            "software stack, baseline, trial counts, why a row is stale) in the table's column "
            "menu.")
 
+# At fleet size, a handful of names and a count: the table and the heatmap show every row.
 noisy = shown[shown["decision"] == "undecided: noise"]
 if not noisy.empty:
-    names = ", ".join(f"{r.workload} on {r.device}" for r in noisy.itertuples())
+    names = named([f"{r.workload} on {r.device}" for r in noisy.itertuples()])
     st.warning(f"Undecided on noisy timings (no pick): {names}. Measure again on a quiet host.")
-for r in shown[shown["decision"] == "equivalent"].itertuples():
-    st.info(f"{r.workload} on {r.device}: {r.note}", icon=":material/balance:")
+equivalent = shown[shown["decision"] == "equivalent"]
+if len(equivalent) <= NAMED:
+    for r in equivalent.itertuples():
+        st.info(f"{r.workload} on {r.device}: {r.note}", icon=":material/balance:")
+else:
+    with st.expander(f"{len(equivalent)} picks among equivalent configs (the evidence cannot "
+                     "order them; the lower cold compile, then the simpler, is picked): why",
+                     icon=":material/balance:"):  # fmt: skip
+        for r in equivalent.itertuples():
+            st.markdown(f"**{r.workload} on {r.device}**: {r.note}")
 nothing = shown[shown["config"].isna()]
 if not nothing.empty:
-    names = ", ".join(f"{r.workload} on {r.device}" for r in nothing.itertuples())
+    names = named([f"{r.workload} on {r.device}" for r in nothing.itertuples()])
     st.warning(f"No config ran and passed for: {names}. See the Workload page for the failures.")
 
-ranked = shown.dropna(subset=["speedup"])
-if not ranked.empty:
+if not shown.empty:
+    # Every row, a pick or not: a device without one (undecided on noise, nothing passed) is a
+    # grey cell, a noisy pick is outlined; none is left out.
     st.subheader("Speedup of the recommended config")
-    cells = ranked.assign(label=[f"{s:.2f}x" for s in ranked["speedup"]])
-    cells = cells[["workload", "short_group", "group", "config", "speedup", "p50_ms", "noisy",
-                   "label"]]  # fmt: skip
+    cells = shown.assign(label=[_cell_text(s, n, d) for s, n, d in zip(
+        shown["speedup"], shown["noisy"], shown["decision"], strict=True)])
+    cells = cells[["workload", "short_group", "group", "config", "decision", "speedup",
+                   "p50_ms", "noisy", "label"]]  # fmt: skip
     heat = ui.speedup_heatmap(
         cells,
         "workload",
@@ -79,7 +108,10 @@ if not ranked.empty:
         "device · software stack",
         text="label" if len(cells) <= 400 else None,
         step=24,
+        noisy="noisy",
     )
     ui.chart(heat)
-    st.caption("Rows: each device (its model and short hash; the torch version when devices "
-               "run different stacks; the whole stack in the tooltip).")
+    st.caption("Rows: each device by its short id, as the CLI names it (model @host · "
+               "fingerprint hash; the torch version when devices run different stacks; the "
+               "whole stack in the tooltip). Dashed outline, \"noisy\": the pick's timings were "
+               "noisy; grey: no pick (undecided, or nothing ran and passed).")

@@ -18,19 +18,19 @@ st.title("Workload")
 left, right = st.columns([1, 3])
 names = data.workloads(url)
 most = data.groups(url).groupby("workload")["n_trials"].sum().idxmax()
-workload = left.selectbox("Workload", names, index=names.index(most), key="workload")
+# The workload and the device are bound to the page's address (?workload=...&group=...): a link
+# opens the same view; the device by its label (its short id and stack), which does not move
+# when trials are added.
+workload = left.selectbox("Workload", names, index=names.index(most), key="workload",
+                          bind="query-params")  # fmt: skip
 groups = data.groups(url, workload)
 # The device and stack with the most trials first (then the most recent).
 first = max(range(len(groups)), key=lambda i: (groups.at[i, "n_trials"],
                                                str(groups.at[i, "last_started_at"])))  # fmt: skip
-choice = right.selectbox(
-    "Device and software stack",
-    range(len(groups)),
-    index=first,
-    format_func=lambda i: f"{groups.at[i, 'group']}  ({groups.at[i, 'n_trials']} trials)",
-    key="group",
-)
-group = groups.iloc[choice]
+labels = list(groups["group"])
+chosen = right.selectbox("Device and software stack", labels, index=first, key="group",
+                         bind="query-params")  # fmt: skip
+group = groups.iloc[labels.index(chosen)]
 if group["stale"]:
     st.warning(f"Stale: {group['stale_reason']}.", icon=":material/history:")
 
@@ -45,10 +45,16 @@ counts[1].metric("Failed", int(trials["outcome"].str.startswith("failed").sum())
 counts[2].metric("Rejected", int(trials["outcome"].str.startswith("rejected").sum()))
 counts[3].metric("Recommended p50", units.duration_ms(rec.best.median_ms if rec.best else None),
                  help=ui.interval_help(rec.best))
-counts[4].metric("Speedup", units.ratio(rec.best.speedup if rec.best else None),
-                 help=f"against {rec.baseline_name}")
+counts[4].metric("Speedup (paired)" if rec.paired else "Speedup (separate trials)",
+                 units.ratio(rec.best.speedup if rec.best else None),
+                 help=(f"against {rec.baseline_name}; "
+                       + ("re-measured interleaved with eager fp32 in one process"
+                          if rec.paired else "two separate trials' medians, not paired")))
 if rec.best is not None:
     st.caption(f"Recommended p50: {ui.noise_line(rec.best)}.")
+unsafe = interval_warning(rec)
+if unsafe and rec.decision != "undecided: noise":  # before the claim, never after it
+    st.warning(unsafe, icon=":material/blur_on:")
 if rec.decision == "undecided: noise":
     st.warning(rec.sentence, icon=":material/blur_on:")
 elif rec.best is None:
@@ -57,9 +63,6 @@ else:
     st.success(f"Recommended: {rec.sentence}")
     if rec.note:
         st.caption(rec.note)
-unsafe = interval_warning(rec)
-if unsafe and rec.decision != "undecided: noise":
-    st.warning(unsafe, icon=":material/blur_on:")
 
 st.subheader("Trials")
 filters = st.columns(3)
@@ -77,8 +80,11 @@ if dtypes:
     shown = shown[shown["dtype"].isin(dtypes)]
 ui.table(shown, TRIAL_COLUMNS, hidden=[c for c in shown.columns if c not in TRIAL_COLUMNS],
          key="trials")
-st.caption("Each trial's own figures (noisy: its timings varied more than 10%); mode, dtype, "
-           "p90, kernels, graphs, recompiles, the error and more in the table's column menu.")
+st.caption("Each trial's own figures: its speedup is against the fastest eager fp32 trial, "
+           "separate trials, not paired (the headline above is "
+           + ("paired" if rec.paired else "from the pooled trials") + "); noisy: its "
+           "timings' spread exceeded 10% of its median; mode, dtype, p90, kernels, graphs, "
+           "recompiles, the error and more in the table's column menu.")
 
 points = pd.DataFrame(charts.latency_points(rec))  # what `advisor report` plots too
 left, right = st.columns(2)

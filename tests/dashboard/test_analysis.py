@@ -45,10 +45,45 @@ def test_a_group_is_stale_when_its_model_has_a_newer_stack() -> None:
     ).set_index("device_hash")
     assert out.loc["d1", "stale"] and not out.loc["d2", "stale"] and not out.loc["d3", "stale"]
     assert out.loc["d1", "stale_reason"] == (
-        "NVIDIA H200 measured since with torch 2.10.0 → 2.11.0 (2026-02-01)"
+        "NVIDIA H200 measured with a newer stack: torch 2.10.0 → 2.11.0 (2026-02-01)"
     )
-    assert out.loc["d2", "device"] == "NVIDIA H200 · d2"
+    # its short id: no sweep names its host here; the hash is the fingerprint's
+    assert out.loc["d2", "device"] == f"H200 · {out.loc['d2', 'fingerprint_hash'][:8]}"
     assert out.loc["d2", "stack"] == "torch 2.11.0 · driver 580"
+
+
+def test_staleness_follows_versions_not_the_order_of_measurement() -> None:
+    """An A100 swept on the older torch *after* two on the newer one: the newer ones are not
+    stale (they are on the newest versions), the older one is; versions compare as numbers
+    (2.10 is newer than 2.9), the torch version first."""
+    out = _groups(
+        ("a0", "NVIDIA A100", "new", "2.11.0+cu130", "2026-01-01"),
+        ("a1", "NVIDIA A100", "new", "2.11.0+cu130", "2026-01-02"),
+        ("a2", "NVIDIA A100", "old", "2.10.0+cu128", "2026-01-03"),  # measured last
+        ("h0", "NVIDIA H200", "nine", "2.9.1", "2026-01-05"),
+        ("h1", "NVIDIA H200", "ten", "2.10.0", "2026-01-04"),
+    ).set_index("device_hash")
+    assert not out.loc["a0", "stale"] and not out.loc["a1", "stale"]
+    assert out.loc["a2", "stale"]
+    assert out.loc["a2", "stale_reason"] == ("NVIDIA A100 measured with a newer stack: torch "
+                                             "2.10.0+cu128 → 2.11.0+cu130 (2026-01-02)")
+    assert out.loc["h0", "stale"] and not out.loc["h1", "stale"]  # 2.10 > 2.9, not "2.9" > "2.1"
+    assert "torch 2.9.1 → 2.10.0" in out.loc["h0", "stale_reason"]
+
+
+def test_upgrades_go_from_older_to_newer_versions() -> None:
+    stacks = pd.DataFrame([
+        {"env_hash": "new", "torch_version": "2.11.0+cu130", "last_started_at": "2026-01-01"},
+        {"env_hash": "old", "torch_version": "2.10.0+cu128", "last_started_at": "2026-01-03"},
+        {"env_hash": "new", "torch_version": "2.11.0+cu130", "last_started_at": "2026-01-02"},
+    ])  # fmt: skip
+    assert analysis.stacks_oldest_first(stacks) == ["old", "new"]  # not by when measured
+
+
+def test_a_log_domain_comes_from_the_data() -> None:
+    assert analysis.log_domain([0.5, 7.0, 1.0], pad=1.25) == pytest.approx([0.4, 8.75])
+    assert analysis.log_domain([None, float("nan"), 2.0, -1.0], pad=2.0) == [1.0, 4.0]
+    assert analysis.log_domain([]) == pytest.approx([1 / 1.15, 1.15])
 
 
 def test_stack_labels_that_collide_get_the_env_hash() -> None:

@@ -60,12 +60,17 @@ def test_noisy_equals_far_faster_than_eager_give_the_lower_cold_compile() -> Non
         "each beats eager fp32 (4.1 ms, 95% CI 4-4.2 ms) clearly, so the choice does not "
         "matter; `advisor recommend --confirm` measures them side by side."
     )
-    # Every surface shows it as a pick, with the note beside it
-    assert rec.sentence.startswith("fp16 + reduce-overhead: 0.428 ms vs 4.1 ms eager fp32")
+    # Every surface shows it as a pick, with the note beside it; noisy timings are said before
+    # any number, and the speedup says it comes from separate trials
+    assert rec.sentence.startswith("noisy evidence (the pick's timings were noisy, from "
+                                   "separate trials, not paired), so these figures may not hold: "
+                                   "fp16 + reduce-overhead: 0.428 ms vs 4.1 ms eager fp32 "
+                                   "(9.58x from separate trials, not paired)")
     assert pick_label(rec) == "fp16 + reduce-overhead"
     assert export_dict(rec)["label"] == "fp16 + reduce-overhead"
     text = report.to_markdown(report.build(rec, ISSUE, None))
-    assert "**recommended**: fp16 + reduce-overhead" in text
+    assert "**recommended on noisy evidence**: noisy evidence" in text  # warning first
+    assert text.index("**warning**: noisy evidence") < text.index("fp16 + reduce-overhead: 0.428")
     assert "- decision: equivalent;" in text and "picked by the lower cold compile" in text
 
 
@@ -152,8 +157,13 @@ def test_eager_bf16_equal_to_a_compiled_config_is_picked_for_compiling_nothing()
     assert "bf16 + eager (3 ms, 95% CI 2.8-3.3 ms, noisy; no compile) is picked by the lower " \
            "cold compile" in rec.note
     # the compiled config was as fast within the noise, not slower: the headline says so
-    assert rec.sentence.startswith("bf16 + eager: 3 ms vs 10 ms eager fp32 (3.33x); no compiled "
-                                   "config is faster beyond the noise, and it compiles nothing")
+    # (its interval spans 17% of its figure: said before any number)
+    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 2.8-3.3 ms, 17% "
+                                   "of its 3 ms (noisy), from separate trials, not paired), so "
+                                   "these figures may not "
+                                   "hold: bf16 + eager: 3 ms vs 10 ms eager fp32 (3.33x from "
+                                   "separate trials, not paired); no compiled config is faster "
+                                   "beyond the noise, and it compiles nothing")
     assert "does not pay off" not in rec.sentence
 
 

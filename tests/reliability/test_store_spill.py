@@ -18,7 +18,7 @@ from reliability_support import advisor
 
 from advisor.db.store import ResultStore
 from advisor.errors import StoreError
-from advisor.search.spill import FIRST_RETRY_S, spill_dir, store_spilled, store_trial
+from advisor.search.spill import FIRST_RETRY_S, spill_dir, spill_path, store_spilled, store_trial
 
 HOLD = """
 import sqlite3, sys
@@ -77,7 +77,7 @@ def test_a_trial_the_locked_database_refuses_is_spilled_then_imported(
     try:
         with pytest.raises(StoreError) as raised:
             store_trial(store, record, sweep_id)
-        spilled = spill_dir(store.url) / f"sweep-{sweep_id}-{record['trial_uuid']}.json"
+        spilled = spill_path(store.url, sweep_id, record["trial_uuid"])
         message = str(raised.value)
         assert "\n" not in message and "locked" in message
         assert str(spilled) in message and "/w/reranker.py" in message and "--resume" in message
@@ -109,8 +109,9 @@ def test_a_resumed_sweep_stores_what_it_spilled_first(
                 store_trial(store, record, sweep_id)
     finally:
         lock.close()
-    assert len(list(spill_dir(store.url).glob(f"sweep-{sweep_id}-*.json"))) == 2
-    assert store_spilled(store, sweep_id + 1) == 0  # another sweep's files are left alone
+    assert len(list(spill_dir(store.url).glob(f"db-*-sweep-{sweep_id}-*.json"))) == 2
+    other = store.create_sweep(make.workload(), make.fingerprint(), {}, None)
+    assert store_spilled(store, other) == 0  # another sweep's files are left alone
     assert store_spilled(store, sweep_id) == 2
     assert {r["trial_uuid"] for r in store.trials(sweep_id=sweep_id)} == {
         r["trial_uuid"] for r in records}

@@ -53,10 +53,12 @@ def test_the_file_sets_the_flags_the_command_line_wins_and_the_row_keeps_them(
     config.write_text(config.read_text() + f'db = "{url}"\n')  # kept out of the row
     done = advisor("sweep", "--config", config, "--dtypes", "fp32", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    # where the results went, what to run next (warnings about noise may follow it)
-    (closing,) = [line for line in done.stderr.splitlines() if " next: " in line]
-    assert closing == (f"advisor: sweep 1 of four-dtypes is in {url}; next: advisor show 1 --db "
-                       f"{url} | advisor report four-dtypes --db {url} -o four-dtypes-report.html")
+    # where the results went, then what to run next, a command a line
+    lines = done.stderr.splitlines()
+    at = lines.index(f"advisor: sweep 1 of four-dtypes is in {url}; next:")
+    assert lines[at + 1:at + 3] == [
+        f"  advisor show 1 --db {url}",
+        f"  advisor report four-dtypes --db {url} -o four-dtypes-report.html"]
     with open_store(url) as store:
         (sweep,) = store.sweeps()
         records = store.trials(sweep_id=sweep["id"])

@@ -61,10 +61,13 @@ def test_short_labels_and_intervals() -> None:
 
 def test_the_closing_line_names_the_database_and_the_next_commands() -> None:
     line = render.closing_line(3, "reranker", "sqlite:///advisor.db", db_flag=False)
-    assert line == ("sweep 3 of reranker is in sqlite:///advisor.db; next: advisor show 3 | "
-                    "advisor report reranker -o reranker-report.html")
+    # each command on a line of its own: nothing between them reads as a shell pipe
+    assert line.splitlines() == ["sweep 3 of reranker is in sqlite:///advisor.db; next:",
+                                 "  advisor show 3",
+                                 "  advisor report reranker -o reranker-report.html"]
     named = render.closing_line(3, "reranker", "postgresql+psycopg://u:***@h/db", db_flag=True)
-    assert "advisor show 3 --db postgresql+psycopg://u:***@h/db |" in named
+    assert "  advisor show 3 --db postgresql+psycopg://u:***@h/db" in named.splitlines()
+    assert "|" not in line + named
 
 
 def test_a_table_with_no_rows_yet_keeps_its_title_on_one_line(narrow: io.StringIO) -> None:

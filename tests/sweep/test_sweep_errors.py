@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sweep_support import TINY_MLP, advisor, marked_processes, sqlite_url
+from sweep_support import FOUR_DTYPES, TINY_MLP, advisor, marked_processes, sqlite_url
 
 from advisor.devices import cuda_device_count
 
@@ -107,3 +107,27 @@ def test_unsupported_database_url(dirs: tuple[Path, Path]) -> None:
     _assert_one_line_exit_2_nothing_written(
         [str(TINY_MLP), "--db", "nosuch://x"], work, "unsupported database URL 'nosuch://x'"
     )
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_every_trial_failed_exits_1_even_with_an_earlier_pick(
+    tmp_path: Path,
+) -> None:
+    # The same workload (by name) swept twice on one database: the first sweep's trial passes,
+    # the second's fails (its file's build raises). The answer printed for the second rests on
+    # the first sweep; the second sweep itself failed, says so and exits 1.
+    url = sqlite_url(tmp_path / "a.db")
+    args = ("--db", url, "--modes", "eager", "--dtypes", "fp32", "--no-warm",
+            "--no-confirm-leaders")
+    first = advisor("sweep", FOUR_DTYPES, *args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    broken = tmp_path / "four_dtypes.py"
+    broken.write_text(FOUR_DTYPES.read_text().replace(
+        "def build(device: str, dtype: torch.dtype) -> torch.nn.Module:\n",
+        "def build(device: str, dtype: torch.dtype) -> torch.nn.Module:\n"
+        "    raise RuntimeError('this build always fails')\n"))
+    second = advisor("sweep", broken, *args, cwd=tmp_path)
+    assert second.returncode == 1, second.stderr
+    (line,) = [x for x in second.stderr.splitlines() if "ran and passed in sweep 2" in x]
+    assert line == ("advisor: no config of four-dtypes ran and passed in sweep 2 (1 failed) "
+                    "(the answer above rests on earlier sweeps of it); see `advisor show 2`")

@@ -18,6 +18,7 @@ from advisor.recommendation import (
     break_even_calls,
     export_dict,
     fingerprint_changes,
+    flag_legend,
     nearest_fingerprint,
     parse_bytes,
     recommend,
@@ -82,7 +83,9 @@ def test_best_is_the_lowest_median_and_speedups_are_against_eager_fp32() -> None
     assert [r.speedup for r in rec.ranked] == pytest.approx([5.0, 2.0, 1.25, 1.0])
     assert (rec.workload, rec.fingerprint_hash, rec.n_trials) == ("w", "fp-hash", 4)
     assert (rec.n_failed, rec.n_rejected, rec.note) == (0, 0, "")
-    assert rec.sentence.startswith("bf16 + default: 2 ms vs 10 ms eager fp32 (5.00x)")
+    # two trials' medians: the speedup says it is not a paired one
+    assert rec.sentence.startswith("bf16 + default: 2 ms vs 10 ms eager fp32 (5.00x from "
+                                   "separate trials, not paired)")
     assert "10.0 s cold compile" in rec.sentence
 
 
@@ -92,7 +95,8 @@ def test_sentence_compares_launches_per_call_with_the_baseline() -> None:
         trial("reduce-overhead", "bf16", 0.96, cold_compile_s=13.0, launches_per_call=2),
     ]
     assert recommend("reranker", records).sentence == (
-        "bf16 + reduce-overhead: 0.96 ms vs 6.2 ms eager fp32 (6.46x), 13.0 s cold compile, "
+        "bf16 + reduce-overhead: 0.96 ms vs 6.2 ms eager fp32 (6.46x from separate trials, not "
+        "paired), 13.0 s cold compile, "
         "2 launches per call vs 118 launches per call"
     )
 
@@ -609,6 +613,13 @@ def test_confirmed_paired_figures_decide() -> None:
     assert rec.baseline is not None and rec.baseline.median_ms == 9.0
     assert rec.confirmation is not None and rec.confirmation["used"]
     assert "decided on paired figures: 3 configs" in rec.note and "50 rounds" in rec.note
+    # The headline's speedup is the paired one, with its interval, and says so; a row that was
+    # not re-measured is named unpaired beside it (the legend under every table)
+    assert rec.paired and rec.sentence.startswith(
+        "fp32 + default: 1.9 ms vs 9 ms eager fp32 (4.80x paired, 95% 4.70-4.90x)")
+    assert "separate trials" not in rec.sentence
+    assert "the other rows' speedups come from separate trials, not paired" in flag_legend(
+        rec.ranked)
 
 
 def test_paired_figures_within_the_tie_ratio_go_to_the_simpler_config() -> None:
@@ -834,7 +845,11 @@ def test_overlap_on_noisy_timings_far_past_eager_is_equivalent_with_a_pick() -> 
     assert rec.best is not None and rec.decision == "equivalent"
     assert rec.best.label == "fp32 + default"  # the same cold compile: the simpler
     assert rec.leader is not None and rec.leader.label == "fp32 + max-autotune"
-    assert rec.sentence.startswith("fp32 + default: 2 ms vs 10 ms eager fp32")
+    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 1.2-2.9 ms, 85% "
+                                   "of its 2 ms (noisy); eager fp32's 95% interval spans 9-11 ms, "
+                                   "20% of its 10 ms, from separate trials, not paired), so these "
+                                   "figures may not hold: fp32 + default: 2 ms vs 10 ms eager "
+                                   "fp32")
     assert rec.undecided == ["fp32 + default"]
     assert export_dict(rec)["label"] == "fp32 + default"
 
