@@ -19,13 +19,13 @@ from advisor.errors import (
     TrialFailed,
     WorkloadError,
 )
+from advisor.version import __version__
 from advisor.workload import Quality, Workload, load_workload
 
 if TYPE_CHECKING:
     from advisor.api import recommend, sweep
     from advisor.runtime import apply
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AdvisorError",

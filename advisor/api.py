@@ -572,7 +572,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
     `report` and `check` show. Measured only on another stack: that stack's answer, the
     differences named in ``staleness`` (and said through ``notice``). ``confirm``: re-measure
     the top configs and eager fp32 interleaved on this device first."""
-    from advisor import __version__
+    from advisor.version import __version__
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
     from advisor.recommendation import Constraints, check_policy, nearest_fingerprint, provenance

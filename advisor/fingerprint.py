@@ -71,7 +71,7 @@ def _cpu_model() -> str:
 def _software() -> dict[str, Any]:
     import torch
 
-    from advisor import __version__
+    from advisor.version import __version__
 
     try:
         import triton

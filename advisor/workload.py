@@ -87,7 +87,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.config import DTYPES, shape_name
+from advisor.config import DTYPES
 from advisor.errors import Terminated, WorkloadError
 from advisor.traffic import MAX_DIM
 
@@ -148,9 +148,6 @@ class Workload:
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype])
-
-    def traffic_table(self) -> list[dict[str, Any]]:
-        return [{"shape": shape_name(s), "dims": s, "weight": w} for s, w in self.traffic]
 
 
 def _is_shape(value: Any) -> bool:

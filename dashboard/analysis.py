@@ -9,8 +9,6 @@ staleness        a group is stale when its device model was measured with a newe
                  merely a later measurement; stacks of the same versions: the later one
 recommendations  the one answer (`advisor.recommendation.answers`) per workload x device x
                  stack, as rows
-break_even_calls compile time paid back by the per-call saving: cold_compile_s / saving
-pareto_front     configs no other config beats on both latency and cold compile time
 trials_frame     one row per trial, failures with their reasons
 ...              the fleet page's matrices: speedups, upgrades, two devices that disagree
 """
@@ -186,17 +184,6 @@ def stacks_oldest_first(stacks: pd.DataFrame) -> list[str]:
 # -- recommendations ---------------------------------------------------------------------------
 
 
-def break_even_calls(cold_compile_s: Any, eager_ms: Any, best_ms: Any) -> float | None:
-    """Calls after which compiling has paid for itself: cold_compile_s / (eager_ms - best_ms)
-    in seconds per millisecond saved, x 1000. None when the config saves nothing."""
-    if not all(_present(v) for v in (cold_compile_s, eager_ms, best_ms)):
-        return None
-    saving_ms = float(eager_ms) - float(best_ms)
-    if saving_ms <= 0:
-        return None
-    return float(cold_compile_s) / saving_ms * 1000.0
-
-
 def recommendations(groups: pd.DataFrame, recs: list[Recommendation]) -> pd.DataFrame:
     """One row per labelled group (workload x device x stack): the one answer there
     (`advisor.recommendation.answers.answer`, in the same order as ``groups``), its figures
@@ -305,14 +292,6 @@ def measured(trials: pd.DataFrame) -> pd.DataFrame:
     """The trials that ran and passed, best trial per config (lowest p50)."""
     ok = trials[(trials["outcome"] == "ok") & trials["p50_ms"].notna()]
     return ok.sort_values("p50_ms").drop_duplicates("config").reset_index(drop=True)
-
-
-def pareto_front(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
-    """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``
-    (`advisor.charts.pareto`, which `advisor report` draws too)."""
-    rows = [{"index": i, x: a, y: b} for i, a, b in zip(points.index, points[x], points[y],
-                                                         strict=True)]
-    return points.loc[[row["index"] for row in charts.pareto(rows, x, y)]]
 
 
 def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:

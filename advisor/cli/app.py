@@ -19,7 +19,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from advisor import __version__
+        from advisor.version import __version__
 
         typer.echo(f"advisor {__version__}")
         raise typer.Exit()

@@ -36,13 +36,6 @@ def answer(
                      confirmation=found[0] if found else None)
 
 
-def answers(store: Any, workload: str) -> dict[str, Recommendation]:
-    """Fingerprint hash -> the recommendation there, for every fingerprint ``workload`` was
-    measured on (the most trials first)."""
-    return {fp["fingerprint_hash"]: answer(store, workload, fp["fingerprint_hash"])
-            for fp in store.fingerprints(workload)}
-
-
 def pick_label(rec: Recommendation) -> str:
     """The pick in a few words: its label, or why there is none (``undecided: noise``)."""
     if rec.best is not None:

@@ -10,24 +10,6 @@ import pytest
 from dashboard import analysis
 
 
-def test_break_even_calls() -> None:
-    assert analysis.break_even_calls(31.0, 6.2, 0.96) == pytest.approx(31.0 / 5.24 * 1000)
-    assert analysis.break_even_calls(10.0, 5.0, 5.0) is None  # saves nothing
-    assert analysis.break_even_calls(10.0, 5.0, 6.0) is None  # slower than eager
-    assert analysis.break_even_calls(None, 5.0, 1.0) is None
-    assert analysis.break_even_calls(10.0, math.nan, 1.0) is None
-
-
-def test_pareto_front_keeps_the_configs_nothing_beats_on_both() -> None:
-    points = pd.DataFrame({
-        "config": ["eager", "default", "ro", "max", "slow"],
-        "cold_compile_s": [0.0, 10.0, 30.0, 90.0, 20.0],
-        "p50_ms": [6.0, 4.9, 1.0, 1.2, 5.5],
-    })  # fmt: skip
-    front = analysis.pareto_front(points, "cold_compile_s", "p50_ms")
-    assert list(front["config"]) == ["eager", "default", "ro"]  # max: slower and longer than ro
-
-
 def _groups(*rows: tuple[str, str, str, str, str]) -> pd.DataFrame:
     frame = pd.DataFrame(
         [{"workload": "w", "device_hash": d, "device_name": name, "env_hash": e,

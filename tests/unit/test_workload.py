@@ -95,7 +95,6 @@ def test_traffic_weights_are_normalised_and_default_shape_is_the_heaviest() -> N
     assert weights == pytest.approx([0.1, 0.6, 0.3])
     assert sum(weights) == pytest.approx(1.0)
     assert wl.shape == {"batch": 8}
-    assert wl.traffic_table()[1] == {"shape": "batch=8", "dims": {"batch": 8}, "weight": 0.6}
 
 
 def test_explicit_default_shape_wins_and_is_a_copy() -> None:
