@@ -572,12 +572,12 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
     `report` and `check` show. Measured only on another stack: that stack's answer, the
     differences named in ``staleness`` (and said through ``notice``). ``confirm``: re-measure
     the top configs and eager fp32 interleaved on this device first."""
-    from advisor.version import __version__
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
     from advisor.recommendation import Constraints, check_policy, nearest_fingerprint, provenance
     from advisor.recommendation.answers import answer
     from advisor.search.launcher import Launcher
+    from advisor.version import __version__
 
     check_policy(policy, calls_per_process)
     if top < 1:

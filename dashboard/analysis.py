@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -230,7 +230,7 @@ def _last_line(text: str | None) -> str:
     return lines[-1] if lines else ""
 
 
-def outcome(record: dict[str, Any]) -> str:
+def outcome(record: Mapping[str, Any]) -> str:
     """``ok``, ``failed: <reason>``, ``rejected: <why>`` (ran, but wrong or low quality) or
     ``pruned: at least <bound> a request`` (a replay stopped once proven worse: no figure)."""
     if record["status"] == "pruned":
@@ -246,7 +246,7 @@ def outcome(record: dict[str, Any]) -> str:
     return "rejected"
 
 
-def eager_baseline_ms(records: Iterable[dict[str, Any]]) -> float | None:
+def eager_baseline_ms(records: Iterable[Mapping[str, Any]]) -> float | None:
     """The lowest eager fp32 median among ok records (the speedup's denominator)."""
     medians = [
         r["median_ms"]
@@ -256,7 +256,7 @@ def eager_baseline_ms(records: Iterable[dict[str, Any]]) -> float | None:
     return min(medians) if medians else None
 
 
-def trials_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def trials_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per trial, oldest first: config, outcome (failures with their reason), figures."""
     base = eager_baseline_ms(records)
     rows = []
@@ -315,19 +315,19 @@ def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def kernel_counts(best: dict[str, Any]) -> pd.DataFrame:
+def kernel_counts(best: Mapping[str, Any]) -> pd.DataFrame:
     """Kernels and launches per call of one trial and of its fp32 eager reference."""
     return pd.DataFrame(charts.kernel_counts(best), columns=["run", "what", "count"])
 
 
-def kernel_names(best: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def kernel_names(best: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The distinct kernels one call ran: eager fp32 and the recommended config."""
     eager = pd.DataFrame({"eager fp32 kernel": list(best.get("eager_kernel_names") or [])})
     compiled = pd.DataFrame({"recommended config kernel": list(best.get("kernel_names") or [])})
     return eager, compiled
 
 
-def graph_breaks(records: list[dict[str, Any]]) -> pd.DataFrame:
+def graph_breaks(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Every graph break reason seen, with how often and under which configs."""
     counts: dict[str, int] = defaultdict(int)
     configs: dict[str, set[str]] = defaultdict(set)
@@ -348,13 +348,13 @@ def graph_breaks(records: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["reason", "count", "configs"])
 
 
-def shape_latencies(records: list[dict[str, Any]], uuids: dict[str, str]) -> pd.DataFrame:
+def shape_latencies(records: Sequence[Mapping[str, Any]], uuids: dict[str, str]) -> pd.DataFrame:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
     return pd.DataFrame(charts.shape_latencies(records, uuids),
                         columns=["run", "shape", "weight", "p50_ms", "p99_ms"])
 
 
-def replay_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def replay_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Shape strategies side by side (`advisor.charts.shape_strategies`): one row per trial that
     carries a ``replay`` result, its scalar figures as columns. Empty when none has one."""
     return pd.DataFrame(charts.shape_strategies(records))
@@ -491,7 +491,7 @@ def sweeps_frame(sweeps: list[dict[str, Any]], names: DeviceNames | None = None)
                         finished=utc_times(frame["finished"]))  # fmt: skip
 
 
-def sweep_progress(records: list[dict[str, Any]]) -> pd.DataFrame:
+def sweep_progress(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """A sweep's trials in order: each one's p50 (None when it failed) and the best so far."""
     rows, best = [], math.inf
     for n, r in enumerate(records, start=1):

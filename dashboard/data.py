@@ -12,7 +12,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -24,6 +23,7 @@ from advisor.errors import StoreError
 from advisor.fingerprint import stable_hash
 from advisor.recommendation import Recommendation
 from advisor.recommendation.answers import answer
+from advisor.records import TrialRecord
 from dashboard import analysis
 
 TTL_S = 10
@@ -137,13 +137,14 @@ def recommendation(url: str, workload: str, device_hash: str, env_hash: str) -> 
     `advisor.recommendation.answers.answer`,
     the same function every other surface calls."""
     records = group_trials(url, workload, device_hash, env_hash)
-    fp = next((r.get("fingerprint") or {} for r in records if r.get("fingerprint")), {})
-    here = fp.get("fingerprint_hash") or stable_hash({"device": device_hash, "env": env_hash})
+    fp = next((r["fingerprint"] for r in records if r.get("fingerprint")), None)
+    here = (fp["fingerprint_hash"] if fp and fp.get("fingerprint_hash")
+            else stable_hash({"device": device_hash, "env": env_hash}))
     return answer(_store(url), workload, here, records=records)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def group_trials(url: str, workload: str, device_hash: str, env_hash: str) -> list[dict[str, Any]]:
+def group_trials(url: str, workload: str, device_hash: str, env_hash: str) -> list[TrialRecord]:
     """Full trial records of one workload on one device with one stack."""
     return _store(url).group_trials(workload, device_hash, env_hash)
 
@@ -173,6 +174,6 @@ def sweeps(url: str, limit: int = RECENT_SWEEPS) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=LIVE_TTL_S, show_spinner=False)
-def sweep_trials(url: str, sweep_id: int) -> list[dict[str, Any]]:
+def sweep_trials(url: str, sweep_id: int) -> list[TrialRecord]:
     """Full trial records of one sweep, in the order they ran."""
     return _store(url).trials(sweep_id=sweep_id)

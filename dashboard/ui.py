@@ -15,7 +15,7 @@ Every chart is Altair and every axis title carries its unit. What keeps a first 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import pandas as pd
@@ -67,7 +67,7 @@ def _wait_for_results() -> None:
         st.rerun()
 
 
-def chart(spec: alt.Chart | alt.LayerChart, height: int | None = None) -> None:
+def chart(spec: alt.Chart | alt.LayerChart | alt.FacetChart, height: int | None = None) -> None:
     """An Altair chart across the page; ``height`` is the whole chart's, axes included."""
     spec = spec.configure(aria=False).properties(usermeta=CANVAS)
     st.altair_chart(spec, width="stretch", height="content" if height is None else height)
@@ -135,7 +135,7 @@ def speedup_heatmap(
             x=alt.X(f"{x}:N", **_order(x_order)), y=alt.Y(f"{y}:N", **_order(y_order)),
             text=alt.Text(f"{text}:N"), color=alt.ColorValue("black"),
         ))  # fmt: skip
-    return alt.layer(*layers, data=frame).properties(**rows(step))
+    return cast(alt.LayerChart, alt.layer(*layers, data=frame).properties(**rows(step)))
 
 
 def _tip(frame: pd.DataFrame, column: str) -> str | alt.Tooltip:

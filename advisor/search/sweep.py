@@ -367,10 +367,17 @@ class Sweeper:
                                        startups_shared)
                 if self.finishing is not None:
                     outcome = self.finishing(outcome)
+        except StoreError as e:  # the database away: resumable at once (advisor.search.spill)
+            mark_ended(self.store, sweep_id, e)
+            raise
         except BaseException:
             self.store.finish_sweep(sweep_id, "interrupted")
             raise
-        self.store.finish_sweep(sweep_id, "interrupted" if self.interrupted else status)
+        try:
+            self.store.finish_sweep(sweep_id, "interrupted" if self.interrupted else status)
+        except StoreError as e:
+            mark_ended(self.store, sweep_id, e)
+            raise
         return outcome
 
     def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
