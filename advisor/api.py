@@ -336,18 +336,35 @@ def check_workers(workers: int, trials: int | None, budget_s: float | None, devi
 
 
 TRIALS_PER_CORE = 2  # trials at once per host core, at most (`check_host_room`)
+# memory a trial's process may take (torch, the model, Inductor's compile workers), what the
+# host's available memory must hold for each trial at once (`check_host_room`)
+MEMORY_PER_TRIAL = 1 << 30
 
 
-def check_host_room(jobs: int, workers: int, cores: int) -> None:
+def check_host_room(jobs: int, workers: int, cores: int,
+                    available_bytes: int | None = None) -> None:
     """Trials at once (``jobs`` on each of ``workers`` devices) are processes of this host, each
     with its compile workers, taking turns to measure: at most `TRIALS_PER_CORE` per core (more
-    only wait for the device's lock, and fill the host's memory)."""
+    only wait for the device's lock), and `MEMORY_PER_TRIAL` each of the host's available memory
+    (``available_bytes``; default: what the OS says now)."""
+    what = f"--jobs {jobs}" + (f" on --workers {workers}" if workers > 1 else "")
     most = TRIALS_PER_CORE * cores
     if jobs * workers > most:
-        what = f"--jobs {jobs}" + (f" on --workers {workers}" if workers > 1 else "")
         raise ConfigError(f"{what} asks for {jobs * workers} trials at once, more than this "
                           f"host's {cores} cores can run ({TRIALS_PER_CORE} a core); give "
                           f"--jobs at most {max(1, most // workers)}")
+    if jobs * workers == 1:
+        return
+    if available_bytes is None:
+        import psutil
+
+        available_bytes = int(psutil.virtual_memory().available)
+    fits = available_bytes // MEMORY_PER_TRIAL
+    if jobs * workers > fits:
+        raise ConfigError(f"{what} asks for {jobs * workers} trials at once, more than this "
+                          f"host's {available_bytes / 2**30:.1f} GiB of available memory holds "
+                          f"({MEMORY_PER_TRIAL / 2**30:.0f} GiB a trial); give --jobs at most "
+                          f"{max(1, fits // workers)}, or free memory")
 
 
 def default_jobs(jobs: int | None, trials: int | None, budget_s: float | None, device: str,

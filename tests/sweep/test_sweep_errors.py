@@ -131,3 +131,20 @@ def test_a_sweep_whose_every_trial_failed_exits_1_even_with_an_earlier_pick(
     (line,) = [x for x in second.stderr.splitlines() if "ran and passed in sweep 2" in x]
     assert line == ("advisor: no config of four-dtypes ran and passed in sweep 2 (1 failed) "
                     "(the answer above rests on earlier sweeps of it); see `advisor show 2`")
+
+
+def test_trials_at_once_are_bounded_by_the_hosts_cores_and_its_available_memory() -> None:
+    from advisor.api import MEMORY_PER_TRIAL, check_host_room
+    from advisor.errors import ConfigError
+
+    check_host_room(4, 1, cores=2, available_bytes=4 * MEMORY_PER_TRIAL)  # 2 a core, 4 fit
+    check_host_room(1, 1, cores=1, available_bytes=0)  # one trial is always allowed
+    with pytest.raises(ConfigError, match=r"--jobs 5 asks for 5 trials at once, more than this "
+                                          r"host's 2 cores can run \(2 a core\); give --jobs at "
+                                          r"most 4"):
+        check_host_room(5, 1, cores=2, available_bytes=64 * MEMORY_PER_TRIAL)
+    # 3.5 GiB available: 3 trials fit, not 4
+    with pytest.raises(ConfigError, match=r"--jobs 2 on --workers 2 asks for 4 trials at once, "
+                                          r"more than this host's 3.5 GiB of available memory "
+                                          r"holds \(1 GiB a trial\); give --jobs at most 1"):
+        check_host_room(2, 2, cores=8, available_bytes=int(3.5 * MEMORY_PER_TRIAL))
