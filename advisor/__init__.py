@@ -10,7 +10,6 @@ Public API (importing this package never imports torch)::
 
 from typing import TYPE_CHECKING
 
-from advisor.config import CompileConfig
 from advisor.errors import (
     AdvisorError,
     ConfigError,
@@ -20,11 +19,12 @@ from advisor.errors import (
     WorkloadError,
 )
 from advisor.version import __version__
-from advisor.workload import Quality, Workload, load_workload
 
 if TYPE_CHECKING:
     from advisor.api import recommend, sweep
+    from advisor.config import CompileConfig
     from advisor.runtime import apply
+    from advisor.workload import Quality, Workload, load_workload
 
 
 __all__ = [
@@ -46,8 +46,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # `apply` (advisor.runtime: the store and the recommendation) is imported on first use:
-    # `advisor --help` and the trial children need none of it.
+    # Imported on first use: `apply` (advisor.runtime: the store and the recommendation),
+    # `sweep` and `recommend` (advisor.api), and the workload and config classes (advisor.workload
+    # reads traffic logs, hashes files, ...): `advisor --help` needs none of them.
+    if name in ("Quality", "Workload", "load_workload"):
+        from advisor import workload
+
+        return getattr(workload, name)
+    if name == "CompileConfig":
+        from advisor.config import CompileConfig
+
+        return CompileConfig
     if name == "apply":
         from advisor.runtime import apply
 

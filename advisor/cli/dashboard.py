@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +84,8 @@ def _absolute_url(db: str | None) -> str:
 
 
 def _check_free(host: str, port: int) -> None:
+    import socket  # not for `--help`
+
     try:
         with socket.create_server((host, port)):
             pass

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from advisor.cli import output
-from advisor.cli.app import app
+from advisor.cli.app import AdvisorGroup, app
 from advisor.cli.common import DbOption, fail_on
 from advisor.errors import AdvisorError
 
@@ -19,6 +19,7 @@ db_app = typer.Typer(
     name="db",
     help="The results database: its schema revision, and upgrades.",
     no_args_is_help=True,
+    cls=AdvisorGroup,
 )
 app.add_typer(db_app, name="db")
 

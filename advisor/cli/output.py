@@ -11,11 +11,9 @@ written down in docs/cli.md.
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,6 +89,8 @@ def write_file(output: Path, text: str) -> None:
 
 
 def _replace(target: Path, text: str) -> None:
+    import tempfile  # not for `--help`
+
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
                                    dir=target.parent)
@@ -137,6 +137,8 @@ def _cell(value: Any) -> str:
 
 def to_csv(rows: Sequence[Mapping[str, Any]], flat: bool = False) -> str:
     """Rows as CSV: a header of every key seen (in order), one line per row."""
+    import csv  # not for `--help`
+
     rows = [flatten(r) if flat else r for r in rows]
     columns: dict[str, None] = {}
     for row in rows:

@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.table import Table
 
 from advisor import units
-from advisor.serving import pruned_text
 
 console = Console(highlight=False)
 if not console.is_terminal:
@@ -134,6 +133,8 @@ def last_line(text: str | None) -> str:
 
 def trial_record(record: Mapping[str, Any]) -> None:
     """One trial record as a two-column table."""
+    from advisor.serving import pruned_text  # statistics and the records: not for `--help`
+
     cfg = record.get("config") or {}
     name = (record.get("workload") or {}).get("name", "?")
     title = f"{name}: {cfg.get('dtype')} + {cfg.get('mode')}"

@@ -14,7 +14,6 @@ from advisor.cli.app import app
 from advisor.cli.common import DbOption, check_calls_per_process, check_id, fail_on
 from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
-from advisor.serving import pruned_text
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
@@ -163,6 +162,8 @@ def show(
 
 def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
                 rec: Recommendation) -> None:
+    from advisor.serving import pruned_text
+
     sweep_id = sweep["id"]
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_id']}"
     columns = (("config", 0), ("status", 0), ("median", 0), ("95% CI", 2), ("p99", 3),

@@ -13,12 +13,10 @@ import typer
 from advisor import settings as env_settings
 from advisor.cli import render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on
+from advisor.cli.common import DEFAULT_CALLS_PER_PROCESS, HOLDOUT, DbOption, fail, fail_on
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME
 from advisor.errors import AdvisorError
-from advisor.serving import DEFAULT_CALLS_PER_PROCESS
-from advisor.traffic import HOLDOUT
 
 _RESUME_FLAGS = {
     "modes": "--modes", "dtypes": "--dtypes", "fullgraph": "--fullgraph", "shapes": "--shapes",

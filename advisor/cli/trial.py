@@ -9,17 +9,13 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from advisor.api import check_shape, check_timeout, replay_options
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import fail, fail_on
+from advisor.cli.common import DEFAULT_TIMEOUT_S, HOLDOUT, fail, fail_on
 from advisor.config import CompileConfig, parse_shape
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
-from advisor.search.launcher import DEFAULT_TIMEOUT_S, Launcher
-from advisor.traffic import HOLDOUT
-from advisor.workload import load_workload
 
 
 def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None) -> None:
@@ -122,7 +118,10 @@ def trial(
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Also measure the warm start."),
 ) -> None:
     """Run one configuration of a workload in a fresh process and print its record."""
+    from advisor.api import check_shape, check_timeout, replay_options  # not for `--help`
     from advisor.devices import resolve_device
+    from advisor.search.launcher import Launcher
+    from advisor.workload import load_workload
 
     try:
         fmt = output.resolve(fmt, as_json, out)
