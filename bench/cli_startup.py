@@ -2,12 +2,14 @@
 fresh processes each, and the heavy modules each help imports.
 
     python bench/cli_startup.py                     # 15 runs of every command's `--help`
-    python bench/cli_startup.py --runs 30 --command "--version" --command "sweep --help"
+    python bench/cli_startup.py --runs 30 --command=--version --command="sweep --help"
 
 The commands are discovered from the typer application (`advisor.cli.main`, every command module
 registered, nested groups included): `advisor --help`, `advisor sweep --help`, ...,
 `advisor db upgrade --help`. Each run is a fresh `advisor` process (the console script beside
-this interpreter), timed from start to exit with `time.perf_counter`; one warm-up round first
+this interpreter), timed from start to exit with `time.perf_counter` (and its CPU seconds, user
+plus system, from the children's resource usage: a figure a loaded host stretches far less than
+the wall, near what a quiet host's wall would be); one warm-up round first
 (the OS file cache), then N rounds, each running every command once (a round robin: a change in
 the host's load falls on every command alike, not on the last ones). What each help imports is
 listed from a separate process per command that runs it as `advisor` does: the heavy modules it
@@ -29,6 +31,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import statistics
@@ -102,10 +105,14 @@ def advisor_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "advisor"]
 
 
-def time_once(command: list[str]) -> float:
+def time_once(command: list[str]) -> tuple[float, float]:
+    """Wall seconds of one run, and the CPU seconds (user + system) its process used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def imports(args: list[str]) -> dict[str, Any]:
@@ -142,16 +149,17 @@ def host() -> dict[str, Any]:
     }
 
 
-def measure(commands: Sequence[list[str]], runs: int) -> list[list[float]]:
-    """Wall seconds per command: a warm-up round, then ``runs`` rounds of every command."""
+def measure(commands: Sequence[list[str]], runs: int) -> list[list[tuple[float, float]]]:
+    """(wall, CPU) seconds per run of each command: a warm-up round, then ``runs`` rounds of
+    every command."""
     base = advisor_command()
     for args in commands:
         time_once([*base, *args])
-    walls: list[list[float]] = [[] for _ in commands]
+    times: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(runs):
         for i, args in enumerate(commands):
-            walls[i].append(time_once([*base, *args]))
-    return walls
+            times[i].append(time_once([*base, *args]))
+    return times
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -165,16 +173,18 @@ def markdown(result: dict[str, Any]) -> str:
         f"Load average {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f} before, "
         f"{after[0]:.2f} / {after[1]:.2f} / {after[2]:.2f} after, on {m['usable_cores']} usable "
         f"cores of {m['cpu_count']} ({m['node']}); Python {m['python']}, torch {m['torch']}, "
-        f"typer {m['typer']}, rich {m['rich']}.",
+        f"typer {m['typer']}, rich {m['rich']}. CPU: the process's user + system seconds "
+        "(a loaded host stretches it far less than the wall).",
         "",
-        "| command | median s | min s | max s | target | heavy modules | pydantic | advisor "
-        "modules | modules |",
-        "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |",
+        "| command | median s | min s | max s | CPU median s | target | heavy modules | pydantic "
+        "| advisor modules | modules |",
+        "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |",
     ]
     for row in result["commands"]:
         lines.append(
             f"| `{' '.join(row['command'])}` | {row['median_s']:.3f} | {row['min_s']:.3f} | "
-            f"{row['max_s']:.3f} | {'hit' if row['hit'] else 'missed'} | "
+            f"{row['max_s']:.3f} | {row['cpu_median_s']:.3f} | "
+            f"{'hit' if row['hit'] else 'missed'} | "
             f"{', '.join(row['heavy_modules_imported']) or 'none'} | "
             f"{'yes' if row['pydantic_imported'] else 'no'} | {len(row['advisor_modules'])} | "
             f"{row['modules_imported']} |"
@@ -212,12 +222,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     walls = measure(commands, args.runs)
     load_after = os.getloadavg()
     rows = []
-    for command, times in zip(commands, walls, strict=True):
+    for command, runs in zip(commands, walls, strict=True):
         found = imports(command)
+        times, cpus = [wall for wall, _ in runs], [cpu for _, cpu in runs]
         median = statistics.median(times)
         rows.append({
             "command": ["advisor", *command],
             "median_s": median, "min_s": min(times), "max_s": max(times), "walls_s": times,
+            "cpu_median_s": statistics.median(cpus), "cpus_s": cpus,
             "hit": median < TARGET_S,
             "heavy_modules_imported": [m for m in found["watched"] if m in HEAVY],
             "pydantic_imported": "pydantic" in found["watched"],
@@ -235,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     md_out.write_text(markdown(result))
     for row in rows:
         print(f"{' '.join(row['command']):28} median {row['median_s']:.3f} s (min "
-              f"{row['min_s']:.3f}, max {row['max_s']:.3f}) {'hit' if row['hit'] else 'MISSED'}; "
+              f"{row['min_s']:.3f}, max {row['max_s']:.3f}; CPU {row['cpu_median_s']:.3f} s) "
+              f"{'hit' if row['hit'] else 'MISSED'}; "
               f"heavy: {', '.join(row['heavy_modules_imported']) or 'none'}; "
               f"{len(row['advisor_modules'])} advisor modules")
     print(f"load {load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} cores; "

@@ -896,3 +896,25 @@ def test_staleness_names_the_workload_source_and_the_advisor_version() -> None:
     assert changed is not None and changed.exact and not changed.fresh
     assert "the workload file changed since its trials" in changed.warning
     assert "measured by advisor 0.1.0, this is 0.2.0" in changed.warning
+
+
+def test_paired_evidence_is_doubted_on_the_paired_interval_not_on_the_samples_spread() -> None:
+    # A short call's samples spread widely (IQR 40% of the median: noisy) yet every round
+    # orders the configs the same way: the paired speedup's interval (4.7-4.9x, 4% wide)
+    # carries the claim, so the sentence makes it without a doubt before it.
+    spread = [[1.2, 1.9, 1.9, 2.5, 1.9, 1.5, 2.3]]
+    conf = confirmation(("eager", "fp32", 9.0, [1.0, 1.0]),
+                        ("max-autotune", "fp32", 1.95, [4.5, 4.7]),
+                        ("default", "fp32", 1.90, [4.7, 4.9]))
+    for entry in conf["entries"]:
+        entry["samples_ms"] = spread
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.best is not None and rec.best.noisy and rec.paired
+    assert rec.doubt == "" and rec.sentence.startswith("fp32 + default: 1.9 ms vs 9 ms")
+    # A paired interval 2.5-7.1x wide (96% of 4.8x) is doubted, before any number
+    conf["entries"][2]["speedup_ci"] = [2.5, 7.1]
+    rec = recommend("w", SWEPT, confirmation=conf)
+    assert rec.doubt == "the paired speedup's 95% interval spans 2.50-7.10x, 96% of its 4.80x"
+    assert rec.sentence.startswith("noisy evidence (the paired speedup's 95% interval spans "
+                                   "2.50-7.10x, 96% of its 4.80x, even side by side), so these "
+                                   "figures may not hold: fp32 + default: 1.9 ms")
