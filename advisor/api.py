@@ -33,7 +33,9 @@ from advisor.search.launcher import DEFAULT_TIMEOUT_S
 from advisor.traffic import HOLDOUT
 
 if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, Recommendation
+    from advisor.records import Fingerprint, TrialRecord
     from advisor.search.sweep import SweepOutcome
 
 log = logging.getLogger(__name__)
@@ -105,7 +107,7 @@ class Planned:
     close it), and the jobs per device."""
 
     plans: list[SweepPlan]
-    store: Any
+    store: ResultStore
     probe: Any
     jobs: int
     warnings: list[str] = field(default_factory=list)
@@ -437,7 +439,7 @@ def remove_orphaned_roots() -> list[Path]:
     return tempdirs.remove_orphaned()
 
 
-def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, *, launcher: Any,
+def _confirm_leaders(store: ResultStore, plan: SweepPlan, outcome: SweepOutcome, *, launcher: Any,
                      notice: Notice) -> SweepOutcome:
     """--confirm: the sweep's recommendation, decided again on interleaved, paired
     re-measurements of its top configs, and the pick's warm-start artifact saved (the child
@@ -465,7 +467,7 @@ def _confirm_leaders(store: Any, plan: SweepPlan, outcome: SweepOutcome, *, laun
     return outcome
 
 
-def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: int,
+def _run_pool(store: ResultStore, sweeper: Any, resume: bool | int, workers: int, jobs: int,
               cache_root: Path, notice: Notice) -> SweepOutcome:
     """The sweep shared by worker processes on this host (advisor.search.fleet): `jobs` per
     device on `workers` devices."""
@@ -513,12 +515,14 @@ def _run_pool(store: Any, sweeper: Any, resume: bool | int, workers: int, jobs: 
     return outcome
 
 
-def _pool_progress(store: Any, sweep_id: int, planned: int, notice: Notice) -> Callable[[], None]:
+def _pool_progress(store: ResultStore, sweep_id: int, planned: int,
+                   notice: Notice) -> Callable[[], None]:
     """A tick that says a line for each trial a worker stored (its config, its outcome, why it
     was tried), then the sweep's state: done, failed, best so far."""
+    from advisor.recommendation import steady_ms
     from advisor.units import duration_ms
 
-    seen: set[str] = set()
+    seen: set[str | None] = set()
 
     def tick() -> None:
         records = store.trials(sweep_id=sweep_id)
@@ -532,7 +536,7 @@ def _pool_progress(store: Any, sweep_id: int, planned: int, notice: Notice) -> C
                    + (f"; tried because {r['tried_because']}" if r.get("tried_because") else ""))
         failed = sum(r["status"] == "failed" for r in records)
         passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
-        best = min(passed, key=lambda r: r["median_ms"]) if passed else None
+        best = min(passed, key=steady_ms) if passed else None
         best_text = (f"best {CompileConfig.from_dict(best['config']).label} "
                      f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
         notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
@@ -541,7 +545,7 @@ def _pool_progress(store: Any, sweep_id: int, planned: int, notice: Notice) -> C
     return tick
 
 
-def _outcome(record: Mapping[str, Any], ms: Callable[[float], str]) -> str:
+def _outcome(record: TrialRecord, ms: Callable[[float | None], str]) -> str:
     """A stored trial's outcome in a few words: its median, or why it has none."""
     if record["status"] == "ok":
         return ms(record["median_ms"]) + ("" if record.get("passed") else " (rejected)")
@@ -606,7 +610,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
         if workload not in store.workloads():
             raise ConfigError(f"no results for workload {workload!r}; run `advisor sweep FILE` "
                               "first")
-        here: dict[str, Any] | None = None
+        here: Fingerprint | None = None
         if fingerprint is None or confirm:
             device = resolve_device(device)
             here = Launcher().probe(device)
@@ -649,7 +653,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
         store.close()
 
 
-def _provisional(store: Any, workload: str, fingerprint: str | None) -> str:
+def _provisional(store: ResultStore, workload: str, fingerprint: str | None) -> str:
     """Why the answer is provisional: a sweep of ``workload`` on ``fingerprint`` still runs
     (its heartbeat is fresh), and how far it has come; "" when none does."""
     running = [s for s in store.sweeps(workload=workload)
@@ -662,7 +666,7 @@ def _provisional(store: Any, workload: str, fingerprint: str | None) -> str:
             "the trials finished so far and may change")
 
 
-def _source_sha256(file: Path | None, records: Sequence[Mapping[str, Any]]) -> str | None:
+def _source_sha256(file: Path | None, records: Sequence[TrialRecord]) -> str | None:
     """The workload file's hash now: ``file``, else the path its newest trial names."""
     from advisor.workload import workload_sha256
 
@@ -676,7 +680,7 @@ def _source_sha256(file: Path | None, records: Sequence[Mapping[str, Any]]) -> s
         return None
 
 
-def _confirm_here(store: Any, workload: str, here: dict[str, Any], device: str,
+def _confirm_here(store: ResultStore, workload: str, here: Fingerprint, device: str,
                   fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
                   file: Path | None, notice: Notice) -> Recommendation:
     from advisor.search.confirm import confirm_and_save
@@ -696,7 +700,7 @@ def _confirm_here(store: Any, workload: str, here: dict[str, Any], device: str,
     return rec
 
 
-def _artifact_of(store: Any, rec: Recommendation) -> dict[str, Any] | None:
+def _artifact_of(store: ResultStore, rec: Recommendation) -> dict[str, Any] | None:
     """The newest stored artifact of the recommended config on its fingerprint (no bytes)."""
     best = rec.best
     if best is None:

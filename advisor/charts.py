@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor import serving, units
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
-from advisor.records import PHASE_ORDER
+from advisor.records import PHASE_ORDER, TrialRecord
+
+if TYPE_CHECKING:
+    from advisor.recommendation import Ranked, Recommendation
 
 
-def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
+def config_label(config: Mapping[str, Any] | None, key: str | None = None) -> str:
     """``bf16 + reduce-overhead`` for a stored config dict (its key when it is not valid)."""
     if not config:
         return key or "?"
@@ -57,7 +60,7 @@ def pareto(rows: Iterable[dict[str, Any]], x: str, y: str) -> list[dict[str, Any
     return front
 
 
-def evidence(rec: Any) -> list[Any]:
+def evidence(rec: Recommendation) -> list[Ranked]:
     """The recommendation's ranked configs, the baseline appended when it is not among them."""
     rows = list(rec.ranked)
     if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
@@ -65,7 +68,7 @@ def evidence(rec: Any) -> list[Any]:
     return rows
 
 
-def latency_points(rec: Any) -> list[dict[str, Any]]:
+def latency_points(rec: Recommendation) -> list[dict[str, Any]]:
     """One point per config the recommendation ranked (and its baseline): the pooled median it
     decided on against the cold compile (eager configs compile nothing: 0 s), ``pareto`` when no
     other config is both faster and quicker to compile, ``recommended`` for the pick."""
@@ -84,7 +87,7 @@ def latency_points(rec: Any) -> list[dict[str, Any]]:
     return points
 
 
-def speedups(rec: Any) -> list[dict[str, Any]]:
+def speedups(rec: Recommendation) -> list[dict[str, Any]]:
     """Per config, fastest first: its speedup against ``rec.baseline_name`` (the baseline
     itself is 1.0), its interval when paired, and whether it is the pick."""
     pick = rec.best.trial_uuid if rec.best is not None else None
@@ -120,7 +123,7 @@ def labelled(points: Sequence[dict[str, Any]], fastest: int = 3) -> list[dict[st
     return list({id(p): p for p in ranked}.values())
 
 
-def shape_strategies(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def shape_strategies(records: Sequence[TrialRecord]) -> list[dict[str, Any]]:
     """Shape strategies side by side: one row per ok trial that carries a ``replay`` result
     (the replay of sampled traffic), its scalar figures flattened (``stream.mean_ms``), the
     process-life figure when it decides, and its flags."""
@@ -162,21 +165,21 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def kernel_counts(best: Mapping[str, Any]) -> list[dict[str, Any]]:
+def kernel_counts(best: TrialRecord) -> list[dict[str, Any]]:
     """Kernels and launches per call of one trial and of its fp32 eager reference: run, what,
     count (unknown counts left out)."""
     rows = [
-        ("eager fp32", "kernels per call", best.get("eager_kernels_per_call")),
-        ("eager fp32", "launches per call", best.get("eager_launches_per_call")),
-        ("recommended", "kernels per call", best.get("kernels_per_call")),
-        ("recommended", "launches per call", best.get("launches_per_call")),
+        ("eager fp32", "kernels per call", best["eager_kernels_per_call"]),
+        ("eager fp32", "launches per call", best["eager_launches_per_call"]),
+        ("recommended", "kernels per call", best["kernels_per_call"]),
+        ("recommended", "launches per call", best["launches_per_call"]),
     ]
     return [{"run": run, "what": what, "count": count} for run, what, count in rows
             if _finite(count)]  # fmt: skip
 
 
 def shape_latencies(
-    records: Sequence[Mapping[str, Any]], uuids: dict[str, str]
+    records: Sequence[TrialRecord], uuids: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
     rows = []

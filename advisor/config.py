@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from advisor.errors import ConfigError
 
@@ -88,6 +89,17 @@ def shape_strategy(text: Any) -> tuple[str, str | None, int | None]:
     raise ConfigError(f"unknown shape strategy {text!r}: choose one of {choices}")
 
 
+class ConfigDict(TypedDict):
+    """`CompileConfig.to_dict()`: what crosses processes and lands in the store."""
+
+    mode: str
+    dtype: str
+    fullgraph: bool
+    dynamic: str
+    options: dict[str, Any]
+    shapes: NotRequired[str]  # absent for the default, ``static``
+
+
 @dataclass(frozen=True)
 class CompileConfig:
     """One compile configuration.
@@ -152,8 +164,8 @@ class CompileConfig:
             return bool(self.compile_kwargs().get("options", {}).get("triton.cudagraphs"))
         return self.mode in CUDAGRAPH_MODES
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> ConfigDict:
+        data: ConfigDict = {
             "mode": self.mode,
             "dtype": self.dtype,
             "fullgraph": self.fullgraph,
@@ -165,7 +177,7 @@ class CompileConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CompileConfig:
+    def from_dict(cls, data: Mapping[str, Any]) -> CompileConfig:
         unknown = set(data) - {"mode", "dtype", "fullgraph", "dynamic", "options", "shapes"}
         if unknown:
             raise ConfigError(f"unknown config fields: {', '.join(sorted(unknown))}")

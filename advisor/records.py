@@ -24,6 +24,8 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
+from advisor.config import ConfigDict
+
 RECORD_VERSION = 1
 
 FAILURE_REASONS: dict[str, str] = {
@@ -271,7 +273,7 @@ class TrialRecord(TypedDict):
     started_at: str | None  # ISO 8601 UTC
     finished_at: str | None
     workload: WorkloadInfo | None
-    config: dict[str, Any]  # CompileConfig.to_dict() (None only in `empty_record`'s template)
+    config: ConfigDict  # CompileConfig.to_dict() (None only in `empty_record`'s template)
     config_key: str | None  # CompileConfig.key
     device: str | None  # "cpu" | "cuda" | "cuda:N" as asked
     fingerprint: Fingerprint | None
@@ -322,6 +324,9 @@ class TrialRecord(TypedDict):
     phases_s: NotRequired[dict[str, float]]
     measured_alone: NotRequired[list[list[float]]]  # wall-clock spans measured alone
     tried_because: NotRequired[str]  # why a sweep tried it when it did (advisor.search.plan)
+    # kernels' time over wall time; no trial records it yet, the priors read it when one does
+    # (advisor.search.priors.Profile)
+    gpu_busy_share: NotRequired[float]
     # where a record sits in a database (added by the store when it reads records back)
     sweep_id: NotRequired[int | None]
     sweep_uuid: NotRequired[str | None]
@@ -334,7 +339,7 @@ class TrialRecord(TypedDict):
 class ConfirmationEntry(TypedDict):
     """One config of a confirmation; the figures are absent when it was not measured."""
 
-    config: dict[str, Any]
+    config: ConfigDict
     config_key: str
     label: str
     trial_uuid: str | None
@@ -358,12 +363,12 @@ class Confirmation(TypedDict):
     uuid: str
     created_at: str
     method: str | None
-    rounds: dict[str, Any] | None
+    rounds: int | None  # rounds measured (advisor.child.confirm)
     status: str
     shapes: list[dict[str, Any]]
     entries: list[ConfirmationEntry]
     error_tail: str | None
-    workload: NotRequired[WorkloadInfo]
+    workload: NotRequired[WorkloadInfo | str]  # its name, as the store reads it back
     device: NotRequired[str]
     fingerprint: NotRequired[Fingerprint]
 

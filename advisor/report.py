@@ -26,7 +26,8 @@ from typing import Any
 from advisor import charts, serving, units
 from advisor.devices import device_id as make_device_id
 from advisor.noise import interval_warning
-from advisor.recommendation import flag_legend, to_python
+from advisor.recommendation import Ranked, Recommendation, flag_legend, to_python
+from advisor.records import TrialRecord
 
 STACK_FIELDS = (
     ("device_name", "device"), ("cpu_model", "CPU"), ("torch_version", "torch"),
@@ -50,9 +51,9 @@ MODE_COLOURS = {"eager": "#7f7f7f", "default": "#1f77b4", "reduce-overhead": "#2
 # --- the data ---------------------------------------------------------------------------------
 
 
-def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str, Any] | None,
-          *, database: str = "", generated_at: datetime | None = None,
-          device_id: str | None = None) -> dict[str, Any]:
+def build(rec: Recommendation, records: Sequence[TrialRecord],
+          fingerprint: Mapping[str, Any] | None, *, database: str = "",
+          generated_at: datetime | None = None, device_id: str | None = None) -> dict[str, Any]:
     """What the report shows, as plain data (JSON-ready). ``device_id``: the device's short id
     as the CLI names it (`advisor.devices`; default: from the fingerprint and the records'
     hosts)."""
@@ -62,9 +63,9 @@ def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str,
     named = {u: n for u, n in ((rec.baseline and rec.baseline.trial_uuid, "eager fp32"),
                                (best and best.get("trial_uuid"), "recommended")) if u}
     # its short id, as every surface names it (the hosts: those its records were measured on)
+    hosts = [f.get("hostname") if (f := r.get("fingerprint")) else None for r in records]
     device = device_id or make_device_id(
-        {**fp, "fingerprint_hash": fp.get("fingerprint_hash") or rec.fingerprint_hash},
-        [(r.get("fingerprint") or {}).get("hostname") for r in records])
+        {**fp, "fingerprint_hash": fp.get("fingerprint_hash") or rec.fingerprint_hash}, hosts)
     stack = [(name, str(fp[key])) for key, name in STACK_FIELDS if fp.get(key)]
     return {
         "workload": rec.workload,
@@ -100,7 +101,7 @@ def build(rec: Any, records: Sequence[Mapping[str, Any]], fingerprint: dict[str,
     }
 
 
-def _warnings(rec: Any) -> list[str]:
+def _warnings(rec: Recommendation) -> list[str]:
     out = []
     if rec.staleness and rec.staleness.get("warning"):
         out.append(rec.staleness["warning"])
@@ -123,7 +124,7 @@ def named(items: Sequence[str], most: int = NAMED) -> str:
     return f"{', '.join(items[:most])} and {len(items) - most} more"
 
 
-def _evidence_row(r: Any, rec: Any) -> dict[str, str]:
+def _evidence_row(r: Ranked, rec: Recommendation) -> dict[str, str]:
     ci = r.median_ci_ms
     pays = "-" if r.config.get("mode") == "eager" else (
         f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
@@ -144,11 +145,11 @@ def _evidence_row(r: Any, rec: Any) -> dict[str, str]:
     return dict(zip(EVIDENCE_COLUMNS, values, strict=True))
 
 
-def _passed(record: Mapping[str, Any]) -> bool:
+def _passed(record: TrialRecord) -> bool:
     return record.get("status") == "ok" and bool(record.get("passed"))
 
 
-def _failure_row(record: Mapping[str, Any]) -> dict[str, str]:
+def _failure_row(record: TrialRecord) -> dict[str, str]:
     if record.get("status") == "pruned":  # its proven bound, never a measured figure
         outcome = serving.pruned_text(record.get("pruned") or {})
     elif record.get("status") != "ok":

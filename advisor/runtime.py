@@ -32,9 +32,8 @@ import hashlib
 import logging
 import time
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.child.capture import ServingMonitor, TrafficRecorder
 from advisor.child.prepare import prepare
@@ -54,7 +53,11 @@ from advisor.recommendation import (
     nearest_fingerprint,
 )
 from advisor.recommendation.answers import answer
+from advisor.records import Fingerprint
 from advisor.workload import Workload, load_workload, trusted_path
+
+if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +151,7 @@ def _serving(applied: Applied, wl: Workload | None, device: str,
 
 
 def _lookup(
-    store: Any, name: str, fp: Mapping[str, Any], policy: str, calls: int | None,
+    store: ResultStore, name: str, fp: Fingerprint, policy: str, calls: int | None,
     constraints: Constraints | None, use_artifact: bool,
 ) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None,
                 dict[str, Any] | None]:
@@ -183,7 +186,7 @@ def _lookup(
     return rec, staleness, artifact, stored
 
 
-def _eager(model: Any, reason: str, wl: Workload | None, fp: Mapping[str, Any]) -> Applied:
+def _eager(model: Any, reason: str, wl: Workload | None, fp: Fingerprint) -> Applied:
     warnings.warn(f"advisor.apply: {reason}; running the model eager", RecommendationWarning,
                   stacklevel=3)
     return Applied(fn=model, model=model, config=EAGER_FP32, fingerprint_hash=fp.get(
@@ -205,7 +208,7 @@ def _stored_workload(stored: dict[str, Any] | None, name: str) -> Workload | Non
     return None
 
 
-def _load_artifact(artifact: dict[str, Any], name: str, fp: Mapping[str, Any]
+def _load_artifact(artifact: dict[str, Any], name: str, fp: Fingerprint
                    ) -> dict[str, Any] | None:
     """Load warm-start bytes into this process's compile caches; None (and a warning) when
     they cannot be used. Only an artifact saved on this very fingerprint (device, driver,

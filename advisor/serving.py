@@ -26,20 +26,20 @@ from typing import Any
 
 from advisor import units
 from advisor.config import CompileConfig
-from advisor.records import Flag
+from advisor.records import Flag, ReplayFigures, ServedAlone, StreamFigures
 
 DEFAULT_CALLS_PER_PROCESS = 10_000
 MEMORY_GROWTH_MIN_BYTES = 16 * 2**20  # reserved memory growth below this is allocator noise
 MEMORY_GROWTH_SHARE = 0.10  # ... and below this share of what start-up reserved
 
 
-def decides(replay: Mapping[str, Any] | None) -> bool:
+def decides(replay: ReplayFigures | None) -> bool:
     """Whether a record's deciding figure is its process-life cost: a replay with a stream
     over traffic whose dims vary (otherwise the steady state decides)."""
     return bool(replay and replay.get("stream") and replay.get("varying_dims"))
 
 
-def process_life_ms(replay: Mapping[str, Any], calls: int) -> float | None:
+def process_life_ms(replay: ReplayFigures, calls: int) -> float | None:
     """Expected ms per request over a process that serves `calls` requests (module doc);
     None when the replay has no stream."""
     stream = replay.get("stream")
@@ -80,7 +80,7 @@ def pruned_text(pruned: Mapping[str, Any]) -> str:
     return f"pruned: at least {units.duration_ms(pruned.get('lower_bound_ms'))} a request"
 
 
-def served(stream: Mapping[str, Any]) -> Mapping[str, Any]:
+def served(stream: StreamFigures) -> StreamFigures | ServedAlone:
     """The start-up and stream that price a serving process: those measured again alone when
     the sweep did (``alone``: its trials ran at once, paying start-ups and new shapes beside
     each other's compiles), else the trial's own."""
@@ -88,12 +88,12 @@ def served(stream: Mapping[str, Any]) -> Mapping[str, Any]:
     return alone if alone else stream
 
 
-def startup_s(stream: Mapping[str, Any]) -> float:
+def startup_s(stream: StreamFigures) -> float:
     """The start-up a serving process pays (`served`)."""
     return float(served(stream)["startup_s"])
 
 
-def late_new_shapes_ms(stream: Mapping[str, Any], rest: int, steady_ms: float) -> float:
+def late_new_shapes_ms(stream: StreamFigures, rest: int, steady_ms: float) -> float:
     """What the new shapes that `rest` more requests will meet add above the steady state (ms
     in all): the stream's later half's new-shape rate times `rest` (those inside a bucketed
     strategy's grid no more than the buckets it has left, ``grid_left``) times a late new
@@ -116,14 +116,14 @@ def late_new_shapes_ms(stream: Mapping[str, Any], rest: int, steady_ms: float) -
     return expected * extra
 
 
-def flags(replay: Mapping[str, Any], *, cudagraphs: bool, compiled: bool) -> list[Flag]:
+def flags(replay: ReplayFigures, *, cudagraphs: bool, compiled: bool) -> list[Flag]:
     """What a serving process of this config meets and must be told: ``{"flag", "message"}``."""
     out: list[Flag] = []
 
     def flag(name: str, message: str) -> None:
         out.append({"flag": name, "message": message})
 
-    stream = replay.get("stream") or {}
+    stream: StreamFigures | dict[str, Any] = replay.get("stream") or {}
     varying = replay.get("varying_dims") or []
     if cudagraphs and varying and not replay.get("boundaries"):
         flag("cudagraph_per_shape",
@@ -188,7 +188,9 @@ def strategy_rows(
         baseline = cfg["mode"] == "eager" and cfg["dtype"] == "fp32"
         if not baseline and (cfg["mode"], cfg["dtype"]) != (mode, dtype):
             continue
-        rp, stream = r["replay"], r["replay"].get("stream") or {}
+        rp: ReplayFigures = r["replay"]
+        stream = rp.get("stream")
+        seen: StreamFigures | dict[str, Any] = stream or {}
         rows.append(
             {
                 "config": CompileConfig.from_dict(cfg).label,
@@ -200,11 +202,11 @@ def strategy_rows(
                 "stream_mean_ms": (statistics.fmean(served(stream)["per_request_ms"])
                                    if stream else None),
                 "startup_s": startup_s(stream) if stream else None,
-                "alone": bool(stream.get("alone")),
-                "new_shape_events": stream.get("new_shape_events"),
-                "new_shape_share": stream.get("new_shape_share"),
-                "new_shape_mean_ms": stream.get("new_shape_mean_ms"),
-                "last_new_shape_s": stream.get("last_new_shape_s"),
+                "alone": bool(seen.get("alone")),
+                "new_shape_events": seen.get("new_shape_events"),
+                "new_shape_share": seen.get("new_shape_share"),
+                "new_shape_mean_ms": seen.get("new_shape_mean_ms"),
+                "last_new_shape_s": seen.get("last_new_shape_s"),
                 "p50_ms": rp["p50_ms"],
                 "p99_ms": rp["p99_ms"],
                 "padding_waste": rp["padding_waste"],

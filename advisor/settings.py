@@ -18,10 +18,13 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from advisor.errors import ConfigError
 from advisor.protocol import FINGERPRINT_FIELDS
+
+if TYPE_CHECKING:
+    from advisor.records import Fingerprint
 
 
 @dataclass(frozen=True)
@@ -250,8 +253,8 @@ def keep_caches() -> str | None:
     return raw(KEEP_CACHES)
 
 
-def probed_fingerprint() -> dict[str, Any] | None:
-    return _json_object(PROBED_FINGERPRINT)
+def probed_fingerprint() -> Fingerprint | None:
+    return cast("Fingerprint | None", _json_object(PROBED_FINGERPRINT))  # a sweep's probe
 
 
 def workload_checked() -> str | None:

@@ -27,6 +27,7 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.devices import DeviceNames
 from advisor.recommendation import TIE_RATIO, Recommendation
 from advisor.recommendation.staleness import stack_order
+from advisor.records import TrialRecord
 
 ENV_FIELDS = (
     ("torch_version", "torch"),
@@ -50,7 +51,7 @@ SAME_AS_EAGER = 0.02
 # -- labels ------------------------------------------------------------------------------------
 
 
-def config_label(config: dict[str, Any] | None, key: str | None = None) -> str:
+def config_label(config: Mapping[str, Any] | None, key: str | None = None) -> str:
     """``bf16 + reduce-overhead`` for a stored config dict (its key when it is not valid)."""
     return charts.config_label(config, key)
 
@@ -230,7 +231,7 @@ def _last_line(text: str | None) -> str:
     return lines[-1] if lines else ""
 
 
-def outcome(record: Mapping[str, Any]) -> str:
+def outcome(record: TrialRecord) -> str:
     """``ok``, ``failed: <reason>``, ``rejected: <why>`` (ran, but wrong or low quality) or
     ``pruned: at least <bound> a request`` (a replay stopped once proven worse: no figure)."""
     if record["status"] == "pruned":
@@ -246,41 +247,42 @@ def outcome(record: Mapping[str, Any]) -> str:
     return "rejected"
 
 
-def eager_baseline_ms(records: Iterable[Mapping[str, Any]]) -> float | None:
+def eager_baseline_ms(records: Iterable[TrialRecord]) -> float | None:
     """The lowest eager fp32 median among ok records (the speedup's denominator)."""
     medians = [
-        r["median_ms"]
+        median
         for r in records
-        if r["status"] == "ok" and r.get("median_ms") and r.get("config_key") == EAGER_FP32.key
+        if r["status"] == "ok" and (median := r.get("median_ms"))
+        and r.get("config_key") == EAGER_FP32.key
     ]
     return min(medians) if medians else None
 
 
-def trials_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def trials_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """One row per trial, oldest first: config, outcome (failures with their reason), figures."""
     base = eager_baseline_ms(records)
     rows = []
     for r in records:
         config = r.get("config") or {}
-        speedup = base / r["median_ms"] if base and r.get("median_ms") else None
-        peak = r.get("peak_mem_bytes")
+        speedup = base / median if base and (median := r.get("median_ms")) else None
+        peak = r["peak_mem_bytes"]
         rows.append({
-            "started": r.get("started_at"),
-            "config": config_label(config, r.get("config_key")),
+            "started": r["started_at"],
+            "config": config_label(config, r["config_key"]),
             "mode": config.get("mode"), "dtype": config.get("dtype"),
             "fullgraph": config.get("fullgraph"), "dynamic": config.get("dynamic"),
             "shapes": config.get("shapes", "static"), "outcome": outcome(r), "speedup": speedup,
-            "p50_ms": r.get("median_ms"), "noisy": r.get("noisy") if r["status"] == "ok" else None,
-            "p90_ms": r.get("p90_ms"), "p99_ms": r.get("p99_ms"),
-            "cold_compile_s": r.get("cold_compile_s"), "warm_compile_s": r.get("warm_compile_s"),
-            "kernels_per_call": r.get("kernels_per_call"),
-            "launches_per_call": r.get("launches_per_call"),
-            "graphs": r.get("graph_count"), "graph_breaks": r.get("graph_break_count"),
-            "recompiles": r.get("recompiles"),
+            "p50_ms": r["median_ms"], "noisy": r.get("noisy") if r["status"] == "ok" else None,
+            "p90_ms": r["p90_ms"], "p99_ms": r["p99_ms"],
+            "cold_compile_s": r["cold_compile_s"], "warm_compile_s": r["warm_compile_s"],
+            "kernels_per_call": r["kernels_per_call"],
+            "launches_per_call": r["launches_per_call"],
+            "graphs": r["graph_count"], "graph_breaks": r["graph_break_count"],
+            "recompiles": r["recompiles"],
             "peak_mem_mib": peak / 2**20 if peak is not None else None,
-            "max_abs_err": r.get("max_abs_err"), "quality": r.get("quality_value"),
-            "error": _last_line(r.get("error_tail")),
-            "sweep": r.get("sweep_id"), "trial_uuid": r.get("trial_uuid"),
+            "max_abs_err": r["max_abs_err"], "quality": r["quality_value"],
+            "error": _last_line(r["error_tail"]),
+            "sweep": r.get("sweep_id"), "trial_uuid": r["trial_uuid"],
         })  # fmt: skip
     frame = pd.DataFrame(rows)
     if not frame.empty:
@@ -315,19 +317,19 @@ def speedup_matrix(trials: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def kernel_counts(best: Mapping[str, Any]) -> pd.DataFrame:
+def kernel_counts(best: TrialRecord) -> pd.DataFrame:
     """Kernels and launches per call of one trial and of its fp32 eager reference."""
     return pd.DataFrame(charts.kernel_counts(best), columns=["run", "what", "count"])
 
 
-def kernel_names(best: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def kernel_names(best: TrialRecord) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The distinct kernels one call ran: eager fp32 and the recommended config."""
     eager = pd.DataFrame({"eager fp32 kernel": list(best.get("eager_kernel_names") or [])})
     compiled = pd.DataFrame({"recommended config kernel": list(best.get("kernel_names") or [])})
     return eager, compiled
 
 
-def graph_breaks(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def graph_breaks(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """Every graph break reason seen, with how often and under which configs."""
     counts: dict[str, int] = defaultdict(int)
     configs: dict[str, set[str]] = defaultdict(set)
@@ -348,13 +350,13 @@ def graph_breaks(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["reason", "count", "configs"])
 
 
-def shape_latencies(records: Sequence[Mapping[str, Any]], uuids: dict[str, str]) -> pd.DataFrame:
+def shape_latencies(records: Sequence[TrialRecord], uuids: dict[str, str]) -> pd.DataFrame:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
     return pd.DataFrame(charts.shape_latencies(records, uuids),
                         columns=["run", "shape", "weight", "p50_ms", "p99_ms"])
 
 
-def replay_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def replay_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """Shape strategies side by side (`advisor.charts.shape_strategies`): one row per trial that
     carries a ``replay`` result, its scalar figures as columns. Empty when none has one."""
     return pd.DataFrame(charts.shape_strategies(records))
@@ -491,16 +493,16 @@ def sweeps_frame(sweeps: list[dict[str, Any]], names: DeviceNames | None = None)
                         finished=utc_times(frame["finished"]))  # fmt: skip
 
 
-def sweep_progress(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def sweep_progress(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """A sweep's trials in order: each one's p50 (None when it failed) and the best so far."""
     rows, best = [], math.inf
     for n, r in enumerate(records, start=1):
-        ok = r["status"] == "ok" and r.get("passed") and r.get("median_ms")
-        if ok:
-            best = min(best, r["median_ms"])
+        median = r.get("median_ms") if r["status"] == "ok" and r.get("passed") else None
+        if median:
+            best = min(best, median)
         rows.append({
             "trial": n, "config": config_label(r.get("config"), r.get("config_key")),
-            "outcome": outcome(r), "p50_ms": r["median_ms"] if ok else None,
+            "outcome": outcome(r), "p50_ms": median or None,
             "best_so_far_ms": best if best < math.inf else None,
         })  # fmt: skip
     return pd.DataFrame(rows, columns=["trial", "config", "outcome", "p50_ms", "best_so_far_ms"])

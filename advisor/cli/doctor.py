@@ -28,7 +28,7 @@ def doctor(
     checks: list[tuple[str, bool, str]] = []
     gpus = cuda_device_count()
     checks.append(("NVML", gpus > 0, f"{gpus} GPU(s) visible" if gpus else "no GPU (CPU only)"))
-    fp: dict[str, Any] = {}
+    fp: Any = {}
     try:
         fp = Launcher(timeout_s=300).probe(resolve_device(device))
         checks.append(("torch", True, f"{fp['torch_version']} on {fp['device_name']}"))

@@ -74,7 +74,7 @@ def _check_database(db: str | None, sweep_id: int) -> None:
                           "its sweeps)")
 
 
-def _groups(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+def _groups(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
         fp = r.get("fingerprint") or {}

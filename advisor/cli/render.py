@@ -60,7 +60,7 @@ _FIGURE = re.compile(r"^[-+~<>]?[0-9.,]+|^-$")  # cells of a right-aligned colum
 MODE_SHORT = {"max-autotune-no-cudagraphs": "max-autotune-nocg"}
 
 
-def short_label(config: dict[str, Any] | None) -> str:
+def short_label(config: Mapping[str, Any] | None) -> str:
     """A config in a few words for narrow tables: ``bf16 reduce-overhead fullgraph``,
     ``fp32 max-autotune-nocg buckets:pow2 +2 options``."""
     if not config:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, true
 from sqlalchemy.orm import Session
@@ -24,6 +24,7 @@ from advisor.db.models import (
     Workload,
     table,
 )
+from advisor.records import Confirmation as ConfirmationRecord
 from advisor.records import TrialRecord
 
 T = table(Trial)
@@ -464,7 +465,7 @@ def fingerprints(session: Session, workload: str) -> list[dict[str, Any]]:
 
 def confirmation_dicts(
     session: Session, workload: str, fingerprint_hash: str | None, limit: int | None
-) -> list[dict[str, Any]]:
+) -> list[ConfirmationRecord]:
     """Confirmations of a workload (on one fingerprint, if given), newest first."""
     query = (
         select(C, W.c.name.label("workload"))
@@ -482,7 +483,7 @@ def confirmation_dicts(
                                                          "environment_id")}
         out["created_at"] = rows.to_iso(out["created_at"])
         out["device"] = out.pop("requested_device")
-        found.append(out)
+        found.append(cast(ConfirmationRecord, out))
     return found
 
 

@@ -41,7 +41,7 @@ from advisor.db.engine import (
 )
 from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
-from advisor.records import TrialRecord
+from advisor.records import Confirmation, TrialRecord
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
 
@@ -286,8 +286,8 @@ class ResultStore:
 
     def create_sweep(
         self,
-        workload: dict[str, Any],
-        fingerprint: dict[str, Any],
+        workload: Mapping[str, Any],
+        fingerprint: Mapping[str, Any],
         settings: dict[str, Any],
         study_name: str | None,
         planned_trials: int | None = None,
@@ -557,7 +557,7 @@ class ResultStore:
 
     def confirmations(
         self, workload: str, fingerprint_hash: str | None = None, limit: int | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Confirmation]:
         """Confirmations of ``workload`` (on one fingerprint, if given), newest first."""
         with self._read("reading confirmations") as session:
             return queries.confirmation_dicts(session, workload, fingerprint_hash, limit)
@@ -566,7 +566,7 @@ class ResultStore:
         self,
         workload: Mapping[str, Any],
         fingerprint: Mapping[str, Any],
-        config: dict[str, Any],
+        config: Mapping[str, Any],
         data: bytes,
         **facts: Any,
     ) -> str:

@@ -19,6 +19,7 @@ from advisor.recommendation.evidence import (
     deciding_ms,
     flag_legend,
     overlaps,
+    steady_ms,
     traffic_throughput,
 )
 from advisor.recommendation.export import export_dict, to_python, to_yaml
@@ -62,6 +63,7 @@ __all__ = [
     "parse_bytes",
     "provenance",
     "recommend",
+    "steady_ms",
     "to_python",
     "to_yaml",
     "traffic_throughput",

@@ -10,21 +10,32 @@ fingerprint the workload was measured on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Protocol
 
 from advisor.recommendation import Constraints, Recommendation, recommend
+from advisor.records import Confirmation, TrialRecord
+
+
+class Store(Protocol):
+    """What the recommendation package reads of a store (`advisor.db.ResultStore` is one)."""
+
+    def trials(self, *, workload: str | None = None,
+               fingerprint_hash: str | None = None) -> Sequence[TrialRecord]: ...
+
+    def confirmations(self, workload: str, fingerprint_hash: str | None = None,
+                      limit: int | None = None) -> Sequence[Confirmation]: ...
 
 
 def answer(
-    store: Any,
+    store: Store,
     workload: str,
     fingerprint_hash: str | None,
     *,
     policy: str = "latency",
     calls_per_process: int | None = None,
     constraints: Constraints | None = None,
-    records: Sequence[Mapping[str, Any]] | None = None,
+    records: Sequence[TrialRecord] | None = None,
 ) -> Recommendation:
     """The recommendation for ``workload`` on ``fingerprint_hash`` from the store (``records``:
     that workload's trials on that fingerprint, when the caller has read them already)."""

@@ -30,7 +30,7 @@ again.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -45,8 +45,10 @@ from advisor.recommendation.evidence import (
     overlaps,
     rank_record,
     simplicity,
+    steady_ms,
 )
 from advisor.recommendation.policies import TIE_RATIO, BreakEven, Policy, make_policy
+from advisor.records import Confirmation, ConfirmationEntry, TrialRecord
 from advisor.stats import CONFIDENCE, Stats, ordered_tail
 
 
@@ -209,13 +211,13 @@ def _doubt_note(leader: Ranked, doubt: list[Ranked], policy: Policy, noise: bool
 
 def recommend(
     workload: str,
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[TrialRecord],
     fingerprint_hash: str | None = None,
     *,
     policy: str = "latency",
     calls_per_process: int | None = None,
     constraints: Constraints | None = None,
-    confirmation: dict[str, Any] | None = None,
+    confirmation: Confirmation | None = None,
 ) -> Recommendation:
     """The recommendation under ``policy`` over ``records`` (trials of one workload on one
     fingerprint), optionally decided on a stored ``confirmation``'s paired figures."""
@@ -230,7 +232,7 @@ def recommend(
     if baseline is not None:
         baseline = _pooled(base_recs, base_ms, calls)
     excluded: dict[str, int] = {}
-    by_key: dict[str, list[Mapping[str, Any]]] = {}
+    by_key: dict[str | None, list[TrialRecord]] = {}
     for rec in passed:  # one entry per config: its pooled evidence, never its best trial
         by_key.setdefault(rec["config_key"], []).append(rec)
     pooled = [_pooled(group, base_ms, calls) for group in by_key.values()]
@@ -276,7 +278,7 @@ def recommend(
     )
 
 
-def _paired(entry: dict[str, Any] | None) -> float | None:
+def _paired(entry: ConfirmationEntry | None) -> float | None:
     return entry.get("speedup") if entry else None
 
 
@@ -289,7 +291,7 @@ def _source(baseline: Ranked | None) -> str:
     return f"median of {baseline.n_trials} trials' {what}s"
 
 
-def _pooled(recs: list[Mapping[str, Any]], base_ms: float | None, calls: int | None) -> Ranked:
+def _pooled(recs: list[TrialRecord], base_ms: float | None, calls: int | None) -> Ranked:
     """One config's figure from all its trials: the median of the full trials' deciding figures
     (screened trials only when there is nothing else: then ``short``), its interval the span of
     their intervals, and the trial nearest that median for the other facts.
@@ -308,8 +310,9 @@ def _pooled(recs: list[Mapping[str, Any]], base_ms: float | None, calls: int | N
     use = full or recs
     figures = sorted(deciding_ms(r, calls) for r in use)
     figure = statistics.median(figures)
-    steady = statistics.median(float(r["median_ms"]) for r in use)
-    tails = [[float(r[k]) for r in use if r.get(k) is not None] for k in ("p90_ms", "p99_ms")]
+    steady = statistics.median(steady_ms(r) for r in use)
+    tails = [[float(v) for r in use if (v := r.get("p90_ms")) is not None],
+             [float(v) for r in use if (v := r.get("p99_ms")) is not None]]
     p90, p99 = ordered_tail(steady, *(statistics.median(t) if t else None for t in tails))
     rep = min(use, key=lambda r: abs(deciding_ms(r, calls) - figure))
     one = rank_record(rep, base_ms, calls)
@@ -347,7 +350,7 @@ def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ran
 
 
 def _confirmed(
-    ranked: list[Ranked], baseline: Ranked | None, confirmation: dict[str, Any], pol: Policy
+    ranked: list[Ranked], baseline: Ranked | None, confirmation: Confirmation, pol: Policy
 ) -> tuple[list[Ranked], Ranked | None, dict[str, Any], str]:
     """Ranked configs with the confirmation's paired figures where it measured them."""
     entries = {

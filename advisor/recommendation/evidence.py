@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from advisor import serving
-from advisor.config import EAGER_FP32, CompileConfig
+from advisor.config import EAGER_FP32, CompileConfig, ConfigDict
 from advisor.dimensions import simplicity as dimension_simplicity
 from advisor.noise import WIDE_INTERVAL
+from advisor.records import Flag, TrialRecord
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO
 
@@ -43,7 +44,7 @@ def overlaps(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
 class Ranked:
     """One config's evidence, relative to the eager fp32 baseline."""
 
-    config: dict[str, Any]
+    config: ConfigDict
     label: str
     median_ms: float
     p90_ms: float | None
@@ -72,7 +73,7 @@ class Ranked:
     # new shapes and steady state: advisor.serving); "steady": the steady-state median
     figure: str = "steady"
     steady_ms: float | None = None  # the steady-state median, beside a process-life figure
-    flags: list[dict[str, str]] | None = None  # what a serving process meets (advisor.serving)
+    flags: list[Flag] | None = None  # what a serving process meets (advisor.serving)
     n_trials: int = 1  # full trials pooled into this figure (median of their figures)
     noisy: bool | None = None  # a pooled trial (or the confirmation) flagged its timing noisy
     short: bool = False  # only a screened (short, SCREEN_SAMPLES-call) measurement: never ties
@@ -156,12 +157,22 @@ class Recommendation:
 
     @property
     def doubt(self) -> str:
-        """Why the headline's figures cannot carry a claim ("" when they can): the pick's or
-        the baseline's timings were noisy, or an interval is wider than `WIDE_INTERVAL` of its
-        figure (then a speedup between the two can be anything inside their spans). The
-        sentence says so before any number."""
+        """Why the headline's figures cannot carry a claim ("" when they can). Paired (a
+        confirmation): the paired speedup's interval is wider than `WIDE_INTERVAL` of it.
+        Unpaired: the pick's or the baseline's timings were noisy, or an interval is wider than
+        `WIDE_INTERVAL` of its figure (then a speedup between the two can be anything inside
+        their spans). The sentence says so before any number."""
         if self.best is None or self.decision == "undecided: noise":
             return ""
+        ci = self.best.speedup_ci
+        if self.paired and ci and self.best.speedup:
+            # paired: the interval of the per-round ratios is what the claim rests on (samples
+            # of a short call spread widely and still order the configs round by round)
+            width = (ci[1] - ci[0]) / self.best.speedup
+            if width <= WIDE_INTERVAL:
+                return ""
+            return (f"the paired speedup's 95% interval spans {ci[0]:.2f}-{ci[1]:.2f}x, "
+                    f"{width:.0%} of its {self.best.speedup:.2f}x")
         shown = [self.best]
         if self.baseline is not None and self.baseline.trial_uuid != self.best.trial_uuid:
             shown.append(self.baseline)
@@ -354,15 +365,23 @@ def break_even_calls(cold_compile_s: float | None, median_ms: float,
     return math.ceil(calls * (1 - 1e-9))  # float noise: 1000000.0000005 is 1 000 000 calls
 
 
-def deciding_ms(rec: Mapping[str, Any], calls: int | None) -> float:
+def deciding_ms(rec: TrialRecord, calls: int | None) -> float:
     """A record's deciding figure: the expected cost per request over a process serving
     `calls` requests when its replay streams varying traffic (advisor.serving), else its
     steady-state median."""
     life = _life_ms(rec, calls)
-    return float(rec["median_ms"]) if life is None else life
+    return steady_ms(rec) if life is None else life
 
 
-def _life_ms(rec: Mapping[str, Any], calls: int | None) -> float | None:
+def steady_ms(rec: TrialRecord) -> float:
+    """An ok record's steady-state median (float(None) raised the same before the types)."""
+    median = rec["median_ms"]
+    if median is None:
+        raise TypeError(f"trial {rec['trial_uuid']} has no median_ms: not an ok record")
+    return float(median)
+
+
+def _life_ms(rec: TrialRecord, calls: int | None) -> float | None:
     replay = rec.get("replay")
     if replay is None or not serving.decides(replay):
         return None
@@ -370,17 +389,17 @@ def _life_ms(rec: Mapping[str, Any], calls: int | None) -> float | None:
 
 
 def rank_record(
-    rec: Mapping[str, Any], baseline_ms: float | None, calls: int | None = None
+    rec: TrialRecord, baseline_ms: float | None, calls: int | None = None
 ) -> Ranked:
     config = CompileConfig.from_dict(rec["config"])
     life = _life_ms(rec, calls)
     process = life is not None
-    figure_ms = float(rec["median_ms"]) if life is None else life
+    figure_ms = steady_ms(rec) if life is None else life
     ci = None if process else rec.get("median_ci_ms")
-    replay = rec.get("replay") or {}
+    replay = rec.get("replay")
     return Ranked(
         figure="process" if process else "steady", steady_ms=rec["median_ms"],
-        flags=replay.get("flags") or None,
+        flags=(replay.get("flags") if replay else None) or None,
         config=config.to_dict(), label=config.label, median_ms=figure_ms,
         p90_ms=rec.get("p90_ms"), p99_ms=rec.get("p99_ms"),
         speedup=baseline_ms / figure_ms if baseline_ms and figure_ms else None,
@@ -388,7 +407,7 @@ def rank_record(
         kernels_per_call=rec.get("kernels_per_call"),
         launches_per_call=rec.get("launches_per_call"), max_abs_err=rec.get("max_abs_err"),
         quality_name=rec.get("quality_name"), quality_value=rec.get("quality_value"),
-        trial_uuid=rec["trial_uuid"],
+        trial_uuid=cast(str, rec["trial_uuid"]),  # the store gives every trial one
         median_ci_ms=[float(ci[0]), float(ci[1])] if ci else None,
         throughput_per_s=traffic_throughput(rec.get("shapes") or []),
         peak_mem_bytes=rec.get("peak_mem_bytes"), graph_count=rec.get("graph_count"),
@@ -404,13 +423,14 @@ def rank_record(
     )
 
 
-def _buckets_of(config: CompileConfig, rec: Mapping[str, Any]) -> dict[str, Any] | None:
+def _buckets_of(config: CompileConfig, rec: TrialRecord) -> dict[str, Any] | None:
     """A shape strategy's measured buckets: strategy and boundaries per padded dim."""
     if config.shapes == "static":
         return None
-    replay = rec.get("replay") or {}
-    return {"strategy": config.shapes, "boundaries": replay.get("boundaries") or {},
-            "padding_waste": replay.get("padding_waste")}
+    replay = rec.get("replay")
+    return {"strategy": config.shapes,
+            "boundaries": (replay.get("boundaries") if replay else None) or {},
+            "padding_waste": replay.get("padding_waste") if replay else None}
 
 
 def simplicity(r: Ranked) -> tuple[float, ...]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from advisor.protocol import DEVICE_FIELDS, ENV_FIELDS
 from advisor.recommendation.evidence import STACK_FIELDS
+from advisor.records import TrialRecord
 
 COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
 # The software versions that order two stacks, the one that decides first.
@@ -124,7 +125,7 @@ class Staleness:
         return data
 
 
-def provenance(staleness: Staleness | None, records: Sequence[Mapping[str, Any]],
+def provenance(staleness: Staleness | None, records: Sequence[TrialRecord],
                source_sha256: str | None, advisor_version: str | None) -> Staleness | None:
     """``staleness`` (None: the fingerprint matched) with the workload source and advisor
     version checked against the trials' (newest first); None when all of it is current."""
@@ -133,8 +134,9 @@ def provenance(staleness: Staleness | None, records: Sequence[Mapping[str, Any]]
     def seen(values: list[Any]) -> list[Any]:
         return list(dict.fromkeys(v for v in values if v))
 
-    sources = seen([(r.get("workload") or {}).get("source_sha256") for r in newest])
-    versions = seen([(r.get("fingerprint") or {}).get("advisor_version") for r in newest])
+    sources = seen([w.get("source_sha256") if (w := r.get("workload")) else None for r in newest])
+    versions = seen([f.get("advisor_version") if (f := r.get("fingerprint")) else None
+                     for r in newest])
     source = ({"measured": sources, "current": source_sha256}
               if source_sha256 and sources and sources[0] != source_sha256 else None)
     version = ({"measured": versions, "current": advisor_version}
@@ -142,10 +144,16 @@ def provenance(staleness: Staleness | None, records: Sequence[Mapping[str, Any]]
     if source is None and version is None:
         return staleness
     if staleness is None:
-        here = next((r.get("fingerprint_hash") or (r.get("fingerprint") or {}).get(
-            "fingerprint_hash") for r in newest), None) or "?"
+        here = next((_fingerprint_hash(r) for r in newest), None) or "?"
         staleness = Staleness(here, here, [], None)
     return replace(staleness, source_sha256=source, advisor_version=version)
+
+
+def _fingerprint_hash(r: TrialRecord) -> str | None:
+    """A record's fingerprint hash: a row's own key where it carries one, else its fingerprint's."""
+    row: Mapping[str, Any] = r
+    fp = r.get("fingerprint")
+    return row.get("fingerprint_hash") or (fp.get("fingerprint_hash") if fp else None)
 
 
 def fingerprint_changes(

@@ -33,7 +33,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
@@ -46,6 +46,9 @@ from advisor.records import (
     WorkloadInfo,
 )
 from advisor.stats import Rounds, Stats, median_ci, paired_speedup
+
+if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
 DEFAULT_TOP = 3  # compiled configs confirmed besides eager fp32
@@ -98,9 +101,9 @@ def _workload_of(
 
 
 def confirm(
-    store: Any,
+    store: ResultStore,
     workload: str,
-    fingerprint: dict[str, Any],
+    fingerprint: Fingerprint,
     device: str,
     *,
     policy: str = "latency",
@@ -225,9 +228,9 @@ def _weighted(values: list[float], weights: list[float]) -> float:
 
 
 def save_artifact(
-    store: Any,
+    store: ResultStore,
     workload: WorkloadInfo,
-    fingerprint: dict[str, Any],
+    fingerprint: Fingerprint,
     device: str,
     config: CompileConfig,
     workload_path: str | Path,
@@ -270,9 +273,9 @@ def save_artifact(
 
 
 def confirm_and_save(
-    store: Any,
+    store: ResultStore,
     workload: str,
-    fingerprint: dict[str, Any],
+    fingerprint: Fingerprint,
     device: str,
     *,
     save: bool = True,

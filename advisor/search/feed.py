@@ -23,12 +23,18 @@ waits instead of leaving.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.config import EAGER_FP32, CompileConfig
+from advisor.records import TrialRecord
 from advisor.search.plan import Plan, Step
 from advisor.search.priors import twin_of
 from advisor.search.sweep import trial_params, trial_state
+
+if TYPE_CHECKING:
+    import optuna
+
+    from advisor.db.store import ResultStore
 
 PLAN_ATTR = "advisor_plan"
 DEADLINE_ATTR = "advisor_deadline_unix"
@@ -48,8 +54,8 @@ class Feeder:
     """Feeds a pooled sweep's queue from its `Plan`; `tick` is called while it runs.
     ``full``: the sweep measures its whole space (no sampler turn)."""
 
-    def __init__(self, store: Any, study: Any, plan: Plan, sweep_id: int, slots: int,
-                 budget_s: float | None, say: Any = print, full: bool = False,
+    def __init__(self, store: ResultStore, study: optuna.Study, plan: Plan, sweep_id: int,
+                 slots: int, budget_s: float | None, say: Any = print, full: bool = False,
                  done: set[str] | None = None) -> None:
         self.store, self.study, self.plan = store, study, plan
         self.sweep_id, self.slots, self.budget_s, self.say = sweep_id, slots, budget_s, say
@@ -92,16 +98,16 @@ class Feeder:
         self._settle()
 
     # -- the backlog --------------------------------------------------------------------------
-    def _records(self) -> list[dict[str, Any]]:
+    def _records(self) -> list[TrialRecord]:
         return list(self.store.trials(sweep_id=self.sweep_id))
 
-    def _ranked(self, records: list[dict[str, Any]], most: int) -> list[Step]:
+    def _ranked(self, records: list[TrialRecord], most: int) -> list[Step]:
         exclude = {s.config.key for s in [*self.queued, *self.backlog]} | self.done | {
             r["config_key"] for r in records}
         room = min(most, self.plan.quota - self.ranked) if not self.full else most
         return self.plan.ranked(records, exclude)[:max(0, room)]
 
-    def _rank_rest(self, records: list[dict[str, Any]]) -> None:
+    def _rank_rest(self, records: list[TrialRecord]) -> None:
         """The backlog re-ranked from the baseline's profile (the opening's steps kept first);
         a full sweep then appends the rest of its space, cheapest first."""
         self.ranked_after_baseline = True
@@ -117,7 +123,7 @@ class Feeder:
                     if c.key not in exclude]
         self.backlog = opening + ranked + rest
 
-    def _release(self, records: list[dict[str, Any]]) -> None:
+    def _release(self, records: list[TrialRecord]) -> None:
         """Queue backlog steps in order while fewer than ``slots`` configs wait and the cap
         leaves room; an autotuning config waits for its twin and for a free expensive slot."""
         finished = self.done | {r["config_key"] for r in records}
@@ -155,12 +161,12 @@ class Feeder:
         self.study.set_user_attr(PLAN_ATTR, self.state)
 
 
-def past_deadline(study: Any) -> bool:
+def past_deadline(study: optuna.Study) -> bool:
     deadline = study.user_attrs.get(DEADLINE_ATTR)
     return deadline is not None and time.time() >= deadline
 
 
-def room_for_more(study: Any, done: set[str]) -> bool:
+def room_for_more(study: optuna.Study, done: set[str]) -> bool:
     """Below the sweep's trial cap, counting what is stored, running and queued."""
     cap = study.user_attrs.get(CAP_ATTR)
     if cap is None:

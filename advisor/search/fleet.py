@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from advisor import device_lock
 from advisor import settings as env_settings
@@ -57,6 +57,12 @@ from advisor.search.sweep import (
 )
 from advisor.workload import load_workload, pin_sha256, workload_sha256
 
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import RDBStorage
+
+    from advisor.db.store import ResultStore
+
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
@@ -75,7 +81,7 @@ def queue_order(space: Space) -> list[CompileConfig]:
     return list(space.configs)
 
 
-def queue_missing(study: Any, space: Space, done: set[str]) -> int:
+def queue_missing(study: optuna.Study, space: Space, done: set[str]) -> int:
     """Queue every config of the space that is neither stored nor queued nor running."""
     held = {
         _key(t.params)
@@ -90,7 +96,7 @@ def queue_missing(study: Any, space: Space, done: set[str]) -> int:
     return queued
 
 
-def queue_pool(store: Any, study: Any, sweeper: Any, fingerprint: dict[str, Any],
+def queue_pool(store: ResultStore, study: optuna.Study, sweeper: Any, fingerprint: Fingerprint,
                sweep_id: int, resume: bool, slots: int) -> tuple[int, Feeder | None]:
     """Queue a pooled sweep through a `Feeder` (whose `tick` the caller calls while the workers
     run): cheap and likely-best first, full or budgeted; a resumed budgeted sweep has every
@@ -114,7 +120,7 @@ def _key(params: dict[str, Any]) -> str | None:
 class Worker:
     """Measures queued configs of one sweep until none is left; see the module docstring."""
 
-    def __init__(self, store: Any, sweep_id: int, device: str,
+    def __init__(self, store: ResultStore, sweep_id: int, device: str,
                  launcher: Launcher | None = None, observer: Observer | None = None) -> None:
         self.store = store
         self.sweep = store.get_sweep(sweep_id)
@@ -127,7 +133,7 @@ class Worker:
         self.stop = threading.Event()
         self.measured = 0  # trials this worker measured and stored (not those stopped)
 
-    def check(self) -> tuple[Path, dict[str, Any]]:
+    def check(self) -> tuple[Path, Fingerprint]:
         """The workload file (same source as the sweep's) and this device's fingerprint (same
         too). A worker its sweep started ($ADVISOR_WORKLOAD_CHECKED) compares the file's bytes only:
         the sweep imported and checked that file, and every trial child imports it anyway, so
@@ -208,7 +214,7 @@ class Worker:
         self._finish_if_done(study)
         return self.measured
 
-    def _propose(self, study: Any, path: Path, fingerprint: dict[str, Any], sweep_id: int,
+    def _propose(self, study: optuna.Study, path: Path, fingerprint: Fingerprint, sweep_id: int,
                  sampler: str) -> bool:
         """Ask the sampler for a config nobody measured, runs or holds, and measure it;
         False when there is no room under the cap or nothing new is proposed."""
@@ -233,14 +239,14 @@ class Worker:
         return False
 
     @staticmethod
-    def _hold(study: Any, trial: Any) -> None:
+    def _hold(study: optuna.Study, trial: optuna.trial.Trial) -> None:
         """Beat at once (Optuna never calls a trial without any heartbeat stale; a beat that
         fails is tried again by the trial's `Heartbeat`) and name this worker, so that a
         resumed sweep leaves the trial to it while it lives (`advisor.db.studies.held_trials`)."""
         from advisor.db.studies import WORKER_ATTR, worker_identity
 
         try:
-            study._storage.record_heartbeat(trial._trial_id)
+            cast("RDBStorage", study._storage).record_heartbeat(trial._trial_id)
         except StoreError as e:
             log.info("trial %d: first heartbeat failed, beaten again when measured: %s",
                      trial._trial_id, e)
@@ -264,8 +270,8 @@ class Worker:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _measure(self, study: Any, trial: Any, config: CompileConfig, path: Path,
-                 fingerprint: dict[str, Any], sweep_id: int) -> None:
+    def _measure(self, study: optuna.Study, trial: optuna.trial.Trial, config: CompileConfig,
+                 path: Path, fingerprint: Fingerprint, sweep_id: int) -> None:
         self.observer.trial_started(config)
         taken = time.time()
         settings = self.sweep["settings"]
@@ -288,7 +294,7 @@ class Worker:
             study.tell(trial, state=trial_state("FAIL"))
             return
         self.measured += 1
-        record["fingerprint"] = record.get("fingerprint") or cast(Fingerprint, fingerprint)
+        record["fingerprint"] = record.get("fingerprint") or fingerprint
         queued = trial.user_attrs.get(QUEUED_AT_ATTR)
         if queued is not None:  # waiting in the queue for a worker, before the trial's own phases
             record["phases_s"] = {"queue": round(max(0.0, taken - queued), 3),
@@ -297,7 +303,7 @@ class Worker:
                               self.sweep["settings"].get("calls_per_process"))
         self.observer.trial_finished(record, best)
 
-    def _finish_if_done(self, study: Any) -> None:
+    def _finish_if_done(self, study: optuna.Study) -> None:
         done = self.store.config_keys_done(self.sweep["id"])
         if not self.stop.is_set() and set(self.space.keys()) <= done:
             self.store.finish_sweep(self.sweep["id"], "finished")
@@ -386,7 +392,7 @@ class WorkerPool:
 
     def __init__(self, sweep_id: int, n: int, device: str, db_url: str, jobs: int = 1,
                  cache_root: str | None = None,
-                 fingerprint: dict[str, Any] | None = None,
+                 fingerprint: Fingerprint | None = None,
                  workload_sha256: str | None = None) -> None:
         """`fingerprint`: the sweep's probe of the first GPU (or the CPU); the workers on that
         device take it instead of probing again, each a process start. `workload_sha256`: the

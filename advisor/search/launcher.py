@@ -27,7 +27,7 @@ from typing import Any, cast
 from advisor import settings, tempdirs
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
-from advisor.records import PHASE_ORDER, PruneBar, TrialRecord, empty_record
+from advisor.records import PHASE_ORDER, Fingerprint, PruneBar, TrialRecord, empty_record
 
 log = logging.getLogger(__name__)
 PHASE_PREFIX = "ADVISOR_PHASE "
@@ -237,9 +237,9 @@ class Probe:
         self.child = Child({"probe": True, "device": device}, self._workdir,
                            {**_child_env(self._workdir / "inductor-cache", device), **(env or {})},
                            None)
-        self._result: dict[str, Any] | None = None
+        self._result: Fingerprint | None = None
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> Fingerprint:
         """The fingerprint (waiting for the child once); raises TrialFailed when it died."""
         if self._result is None:
             try:
@@ -248,7 +248,7 @@ class Probe:
                 if result is None:
                     raise TrialFailed("crash", f"probing {self.device} failed (exit code {code})",
                                       self.child.stderr_tail())
-                self._result = result
+                self._result = cast(Fingerprint, result)  # the probe child's JSON
             finally:
                 self.close()
         return self._result
@@ -373,7 +373,7 @@ class Launcher:
             return None
         return result
 
-    def probe(self, device: str) -> dict[str, Any]:
+    def probe(self, device: str) -> Fingerprint:
         """The fingerprint of `device`, collected in a child (the parent never touches a GPU)."""
         probe = Probe(device, min(self.timeout_s, 300), self.env)
         self._child = probe.child

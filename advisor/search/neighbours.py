@@ -9,11 +9,15 @@ says for it: the one answer every surface gives. A sweep enqueues these configs 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.config import CompileConfig
-from advisor.recommendation import recommend
+from advisor.recommendation import recommend, steady_ms
+from advisor.records import Fingerprint
 from advisor.search.space import Space
+
+if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
 
 MAX_NEIGHBOURS = 3  # fingerprints whose best is tried first, at most
 
@@ -32,7 +36,7 @@ class FleetPick:
                 f"{self.fingerprint_hash[:8]}, {self.median_ms:.3f} ms there)")
 
 
-def _relation(fp: dict[str, Any], mine: dict[str, Any]) -> str | None:
+def _relation(fp: dict[str, Any], mine: Fingerprint) -> str | None:
     if fp["fingerprint_hash"] == mine["fingerprint_hash"]:
         return None
     if fp["device_hash"] == mine["device_hash"]:
@@ -42,8 +46,8 @@ def _relation(fp: dict[str, Any], mine: dict[str, Any]) -> str | None:
     return None
 
 
-def fleet_picks(store: Any, workload: str, source_sha256: str | None,
-                fingerprint: dict[str, Any], space: Space) -> list[FleetPick]:
+def fleet_picks(store: ResultStore, workload: str, source_sha256: str | None,
+                fingerprint: Fingerprint, space: Space) -> list[FleetPick]:
     """The nearest fingerprints' best configs that are in `space`, nearest first, one per
     config (the first neighbour that picked it)."""
     near = [(rel, fp) for fp in store.fingerprints(workload)
@@ -55,7 +59,8 @@ def fleet_picks(store: Any, workload: str, source_sha256: str | None,
         records = [r for r in store.trials(workload=workload,
                                            fingerprint_hash=fp["fingerprint_hash"])
                    if source_sha256 is None
-                   or (r.get("workload") or {}).get("source_sha256") == source_sha256]
+                   or (w.get("source_sha256") if (w := r.get("workload")) else None)
+                   == source_sha256]
         best = recommend(workload, records, fp["fingerprint_hash"]).best if records else None
         if best is None:
             continue
@@ -64,5 +69,5 @@ def fleet_picks(store: Any, workload: str, source_sha256: str | None,
         if config in space.configs and all(p.config != config for p in picks):
             name = fp.get("device_name") or fp.get("cpu_model") or fp["device_hash"][:8]
             picks.append(FleetPick(config, fp["fingerprint_hash"], relation, str(name),
-                                   float(record["median_ms"])))
+                                   steady_ms(record)))
     return picks

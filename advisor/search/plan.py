@@ -11,12 +11,13 @@ caller (the sweep, or the pool's feeder) queues the steps and measures them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
+from advisor.records import TrialRecord
 from advisor.search.neighbours import FleetPick
 from advisor.search.priors import Profile, rank
 from advisor.search.space import Space
@@ -50,7 +51,8 @@ class Plan:
         steps += [Step(p.config, p.reason) for p in self.fleet if p.config != EAGER_FP32]
         return steps[:self.cap]
 
-    def ranked(self, records: Iterable[dict[str, Any]], exclude: set[str]) -> list[Step]:
+    def ranked(self, records: Iterable[TrialRecord], exclude: Collection[str | None]
+               ) -> list[Step]:
         """The configs not in `exclude`, best first by the priors, read from the baseline's
         record among `records` (unknown profile while it is missing); [] without priors."""
         if not self.priors:
@@ -58,7 +60,7 @@ class Plan:
         records = list(records)
         baseline = next((r for r in records if r.get("config_key") == EAGER_FP32.key), None)
         profile = Profile.of(self.device, baseline)
-        measured = {r["config_key"]: r for r in records if r.get("config_key")}
+        measured = {key: r for r in records if (key := r.get("config_key"))}
         todo = [c for c in self.space.configs if c.key not in exclude]
         return [Step(r.config, f"prior rank {i}: {profile.describe()}; {r.reason}")
                 for i, r in enumerate(rank(todo, profile, measured), start=1)]

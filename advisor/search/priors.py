@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.config import CompileConfig
+from advisor.records import TrialRecord
 
 # Host time eager PyTorch spends per op (dispatch + launch), by device kind: what turns a launch
 # count into a share of the eager wall time.
@@ -43,7 +43,7 @@ class Profile:
     gpu_busy_share: float | None = None  # kernels' time over wall time, when a trial records it
 
     @classmethod
-    def of(cls, device: str, baseline: Mapping[str, Any] | None) -> Profile:
+    def of(cls, device: str, baseline: TrialRecord | None) -> Profile:
         """The profile of a stored baseline record (None or a failed one: unknown)."""
         kind = "cuda" if device.startswith("cuda") else "cpu"
         if not baseline or baseline.get("status") != "ok":
@@ -163,7 +163,7 @@ def goes_after(config: CompileConfig) -> CompileConfig | None:
     return twin_of(config)
 
 
-def twin_profile(profile: Profile, record: Mapping[str, Any] | None) -> Profile:
+def twin_profile(profile: Profile, record: TrialRecord | None) -> Profile:
     """The profile an autotuning config is judged on once its twin is measured: the twin's own
     launches and median say how much of its time is in kernels (room for autotuning)."""
     if not record or record.get("status") != "ok" or not record.get("median_ms"):
@@ -175,7 +175,7 @@ def twin_profile(profile: Profile, record: Mapping[str, Any] | None) -> Profile:
 
 
 def rank(todo: Iterable[CompileConfig], profile: Profile,
-         measured: Mapping[str, Mapping[str, Any]] | None = None) -> list[Ranked]:
+         measured: Mapping[str, TrialRecord] | None = None) -> list[Ranked]:
     """`todo` best first by expected gain per unit of cost (ties keep `todo`'s order). Each
     max-autotune config stays after its cheaper twin, and each eager config after its compiled
     twin, while that twin is still to be measured (`goes_after`); once an autotuning config's

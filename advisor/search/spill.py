@@ -35,10 +35,13 @@ import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.errors import StoreError
 from advisor.records import TrialRecord
+
+if TYPE_CHECKING:
+    from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
 SPILLED_FROM = "spilled_from"  # a spilled record's key: the database and sweep it belongs to
@@ -73,7 +76,7 @@ def spill_path(url: str, sweep_id: int, trial_uuid: str) -> Path:
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}-{trial_uuid}.json"
 
 
-def store_trial(store: Any, record: TrialRecord, sweep_id: int,
+def store_trial(store: ResultStore, record: TrialRecord, sweep_id: int,
                 wait: Callable[[float], None] | None = None) -> None:
     """Store ``record`` in ``sweep_id``, retried while the database is busy or away; when it
     stays so (or its SQLite file was removed), spill the record and raise StoreError saying
@@ -127,7 +130,7 @@ def store_trial(store: Any, record: TrialRecord, sweep_id: int,
     ) from error
 
 
-def spill(store: Any, record: TrialRecord, sweep_id: int) -> Path:
+def spill(store: ResultStore, record: TrialRecord, sweep_id: int) -> Path:
     """Write ``record`` to its spill file, whole or not at all (flushed to the disk before it
     takes its name; nothing is left when it cannot be); returns the file's path. Raises
     OSError when it cannot be written (a full disk, a read-only folder)."""
@@ -162,7 +165,7 @@ def _write_whole(path: Path, text: str) -> None:
         raise
 
 
-def store_spilled(store: Any, sweep_id: int, notice: Notice | None = None) -> int:
+def store_spilled(store: ResultStore, sweep_id: int, notice: Notice | None = None) -> int:
     """Store the records spilled by sweep ``sweep_id`` of this database (a resumed sweep calls
     this first) and remove their files; returns how many records were stored or found stored
     already. A spill file of another database, or of another sweep that had this id, is left
@@ -234,7 +237,7 @@ def _marker(url: str, sweep_id: int) -> Path:
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}.ended"
 
 
-def mark_ended(store: Any, sweep_id: int, error: StoreError) -> None:
+def mark_ended(store: ResultStore, sweep_id: int, error: StoreError) -> None:
     """A sweep's process leaves on ``error``: mark its row interrupted so that it can be
     resumed at once; when the database is busy, away or gone (the write would wait or fail
     too), leave the marker file that `ended` reads instead. Nothing raises: the caller goes on

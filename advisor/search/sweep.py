@@ -26,13 +26,13 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from advisor import device_lock, dimensions
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, StoreError, TrialFailed
-from advisor.recommendation import Recommendation, deciding_ms, make_policy
+from advisor.recommendation import Recommendation, deciding_ms, make_policy, steady_ms
 from advisor.recommendation.answers import answer
 from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
@@ -43,6 +43,11 @@ from advisor.search.space import Space
 from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS, decides
 from advisor.workload import LoadedWorkload
+
+if TYPE_CHECKING:
+    import optuna
+
+    from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
 MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs before falling back
@@ -138,7 +143,7 @@ class SweepOutcome:
     status: str  # finished | interrupted
     records: list[TrialRecord]
     recommendation: Recommendation
-    fingerprint: dict[str, Any]
+    fingerprint: Fingerprint
     study_name: str
     signum: int | None = None  # the signal that interrupted it (exit code 128 + signum)
     # what the answer rests on without: configs of the space not measured and steps not run,
@@ -153,7 +158,7 @@ def trial_params(config: CompileConfig, space: Space) -> dict[str, Any]:
     return dimensions.params_of(config, space.configs)
 
 
-def suggest_config(trial: Any, space: Space) -> CompileConfig:
+def suggest_config(trial: optuna.trial.Trial, space: Space) -> CompileConfig:
     """Define-by-run: the config an Optuna trial proposes (or was enqueued with)."""
     return dimensions.suggest(trial, space.configs)
 
@@ -163,7 +168,7 @@ class Heartbeat:
     from a thread of its own, while the sweep's parent is alive; a beat that fails (the
     database briefly away) is tried again at the next one."""
 
-    def __init__(self, store: Any, sweep_id: int, interval_s: float | None = None) -> None:
+    def __init__(self, store: ResultStore, sweep_id: int, interval_s: float | None = None) -> None:
         self.store, self.sweep_id = store, sweep_id
         self.interval_s = interval_s or env_settings.sweep_heartbeat_s()
         self._stop = threading.Event()
@@ -231,7 +236,7 @@ class WarmStartBeside:
 class Sweeper:
     """Runs one sweep; see the module docstring."""
 
-    def __init__(self, store: Any, loaded: LoadedWorkload, space: Space,
+    def __init__(self, store: ResultStore, loaded: LoadedWorkload, space: Space,
                  settings: SweepSettings, launcher: Launcher | None = None,
                  observer: Observer | None = None, probe: Probe | None = None,
                  finishing: Callable[[SweepOutcome], SweepOutcome] | None = None) -> None:
@@ -261,7 +266,7 @@ class Sweeper:
         return {"name": wl.name, "path": str(self.loaded.path),
                 "source_sha256": self.loaded.source_sha256, "info": {}}
 
-    def _open(self, fingerprint: dict[str, Any], resume: bool | int) -> tuple[int, str]:
+    def _open(self, fingerprint: Fingerprint, resume: bool | int) -> tuple[int, str]:
         """The sweep's id and study: a new one, or (``resume``) the newest unfinished one on
         this device, or the one whose id ``resume`` is (an int, not a bool)."""
         name = self.loaded.workload.name
@@ -294,7 +299,7 @@ class Sweeper:
         n = self.settings.n_trials
         return len(self.space) if n is None else min(n, len(self.space))
 
-    def prepare(self, resume: bool | int = False) -> tuple[dict[str, Any], int, str]:
+    def prepare(self, resume: bool | int = False) -> tuple[Fingerprint, int, str]:
         """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name);
         a reopened sweep first stores the trials it spilled (`advisor.search.spill`)."""
         fingerprint = (self.probe.result() if self.probe is not None
@@ -350,7 +355,7 @@ class Sweeper:
         outcome.signum = self.signum
         return outcome
 
-    def close(self, sweep_id: int, status: str, fingerprint: dict[str, Any], study_name: str,
+    def close(self, sweep_id: int, status: str, fingerprint: Fingerprint, study_name: str,
               startups_shared: bool = False) -> SweepOutcome:
         """The sweep's outcome (`outcome`, then ``finishing``), and only then its row's status:
         a sweep whose trials all ran stays ``running``, its heartbeat beating, until the steps
@@ -380,7 +385,7 @@ class Sweeper:
             raise
         return outcome
 
-    def outcome(self, sweep_id: int, status: str, fingerprint: dict[str, Any],
+    def outcome(self, sweep_id: int, status: str, fingerprint: Fingerprint,
                 study_name: str, startups_shared: bool = False) -> SweepOutcome:
         """The sweep's records and recommendation; for a finished sweep, the leader and its
         contenders re-measured side by side, the leaders' serving processes measured again
@@ -495,7 +500,7 @@ class Sweeper:
         return [pick.config_key]
 
     def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
-                         fingerprint: dict[str, Any]) -> tuple[Confirmation | None, str]:
+                         fingerprint: Fingerprint) -> tuple[Confirmation | None, str]:
         """Re-measure the pick, or the leader and the configs that tie with it or come near it
         (`_to_confirm`), and eager fp32 interleaved in one process, compiling from the trials'
         kept caches (`advisor.search.confirm.confirm`): every headline speedup is then a paired
@@ -629,7 +634,7 @@ class Sweeper:
         self.signum = self.signum or signum
         self.launcher.kill()
 
-    def make_plan(self, fingerprint: dict[str, Any]) -> Plan:
+    def make_plan(self, fingerprint: Fingerprint) -> Plan:
         """A budgeted sweep's order (advisor.search.plan), the fleet's picks looked up first; says
         which configs the fleet contributed."""
         picks = []
@@ -654,7 +659,7 @@ class Sweeper:
             step = next(iter(self.plan.ranked(records, done)), None)
         return step
 
-    def _next_configs(self, study: Any, done: set[str], planned: int
+    def _next_configs(self, study: optuna.Study, done: set[str], planned: int
                       ) -> Iterator[tuple[CompileConfig, Any]]:
         """Configs to measure, each with its Optuna trial: baseline, then exhaustive or TPE;
         a budgeted sweep follows its plan (advisor.search.plan) before the sampler."""
@@ -679,7 +684,7 @@ class Sweeper:
             else:
                 yield self._ask_tpe(study, done, todo)
 
-    def _ask_tpe(self, study: Any, done: set[str], todo: list[CompileConfig]
+    def _ask_tpe(self, study: optuna.Study, done: set[str], todo: list[CompileConfig]
                  ) -> tuple[CompileConfig, Any]:
         keys = set(self.space.keys())
         for _ in range(MAX_ASKS_PER_TRIAL):
@@ -698,8 +703,8 @@ class Sweeper:
         trial = study.ask()
         return suggest_config(trial, self.space), trial
 
-    def _run_one(self, config: CompileConfig, fingerprint: dict[str, Any], sweep_id: int,
-                 trial: Any, study: Any) -> TrialRecord | None:
+    def _run_one(self, config: CompileConfig, fingerprint: Fingerprint, sweep_id: int,
+                 trial: optuna.trial.Trial, study: optuna.Study) -> TrialRecord | None:
         self.observer.trial_started(config)
         left = self.time_left()
         with self._bounded():  # a trial ends with the budget, at the latest
@@ -720,7 +725,7 @@ class Sweeper:
             study.tell(trial, state=trial_state("FAIL"))
             return None
         record["workload"] = record.get("workload") or self._workload_dict()
-        record["fingerprint"] = record.get("fingerprint") or cast(Fingerprint, fingerprint)
+        record["fingerprint"] = record.get("fingerprint") or fingerprint
         best_ms = record_outcome(self.store, study, trial, record, config, sweep_id,
                                  self.settings.calls_per_process)
         self.observer.trial_finished(record, best_ms)
@@ -736,19 +741,19 @@ def trial_shapes(shape: dict[str, int] | None, traffic: list[dict[str, Any]] | N
     return [{"dims": shape, "weight": 1.0}] if shape else None
 
 
-def screen_above_ms(store: Any, sweep_id: int, config: CompileConfig,
+def screen_above_ms(store: ResultStore, sweep_id: int, config: CompileConfig,
                     factor: float | None) -> float | None:
     """The screening threshold for the next trial: `factor` x the sweep's best passed median
     so far (None: no screening, no passed trial yet, or the eager fp32 baseline, which is
     always measured in full since every speedup is relative to it)."""
     if not factor or config == EAGER_FP32:
         return None
-    best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
+    best = [steady_ms(r) for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed") and not r.get("screened_out")]
     return factor * min(best) if best else None
 
 
-def prune_bar(store: Any, sweep_id: int, config: CompileConfig,
+def prune_bar(store: ResultStore, sweep_id: int, config: CompileConfig,
               settings: SweepSettings | Mapping[str, Any]) -> PruneBar | None:
     """The bar a replay trial is stopped at (advisor.child.replay): `PRUNE_MARGIN` above the
     best process-life cost among the sweep's finished trials (status ok, passed, their replay
@@ -802,7 +807,7 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
                                direction="minimize", load_if_exists=True)
 
 
-def fail_orphans(study: Any) -> int:
+def fail_orphans(study: optuna.Study) -> int:
     """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
     is gone; a resumed sweep measures those configs again) or queued (WAITING: the resumed run
     queues afresh, so that no config is taken twice); returns how many. A RUNNING trial a live
@@ -820,7 +825,7 @@ def fail_orphans(study: Any) -> int:
     return len(running)
 
 
-def held_configs(study: Any) -> set[str]:
+def held_configs(study: optuna.Study) -> set[str]:
     """The config keys of the study's RUNNING trials a live worker still holds
     (`advisor.db.studies.held_trials`): a resumed sweep neither queues nor measures them."""
     from advisor.db.studies import held_trials
@@ -831,8 +836,8 @@ def held_configs(study: Any) -> set[str]:
     return {c.key for c in found if c is not None}
 
 
-def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
-                   config: CompileConfig, sweep_id: int,
+def record_outcome(store: ResultStore, study: optuna.Study, trial: optuna.trial.Trial,
+                   record: TrialRecord, config: CompileConfig, sweep_id: int,
                    calls_per_process: int | None = None) -> float | None:
     """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
     reason = trial.user_attrs.get("reason")
@@ -852,12 +857,12 @@ def record_outcome(store: Any, study: Any, trial: Any, record: TrialRecord,
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
         study.tell(trial, state=trial_state("FAIL"))
-    best = [r["median_ms"] for r in store.trials(sweep_id=sweep_id)
+    best = [steady_ms(r) for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed")]
     return min(best) if best else None
 
 
-def set_constraints(study: Any, trial: Any, **values: float) -> None:
+def set_constraints(study: optuna.Study, trial: optuna.trial.Trial, **values: float) -> None:
     """Store a trial's constraints (> 0: infeasible) where every Optuna reader looks: the system
     attribute `constraints` as a list of floats, the format of Optuna's samplers and of
     optuna-dashboard, which does not read the per-name keys of `Trial.set_constraint`. Their names,
