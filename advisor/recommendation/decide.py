@@ -409,5 +409,5 @@ def _confirmed(
     info["used"] = True
     rounds = confirmation.get("rounds")
     return ranked, baseline, info, (
-        f"decided on paired figures: {len(confirmed)} configs re-measured in one process, "
+        f"paired figures: {len(confirmed)} configs re-measured in one process, "
         f"interleaved over {rounds} rounds with eager fp32")

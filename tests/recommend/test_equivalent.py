@@ -202,4 +202,4 @@ def test_paired_equals_are_equivalent_with_no_call_to_confirm_again() -> None:
     assert rec.decision == "equivalent"
     assert rec.best is not None and rec.best.label == "fp32 + default" and rec.best.confirmed
     assert ", paired; 10.0 s cold compile) is picked by the lower cold compile" in rec.note
-    assert "--confirm" not in rec.note.split("decided on paired figures")[0]
+    assert "--confirm" not in rec.note.split("paired figures: ")[0]

@@ -162,7 +162,7 @@ def test_confirm_remeasures_interleaved_and_later_recommendations_use_it(
     assert done.returncode == 0, done.stderr
     assert "confirming: compiling fp32 + default" in done.stderr
     rec = json_out(done)
-    assert rec["confirmation"]["used"] and "decided on paired figures: 2 configs" in rec["note"]
+    assert rec["confirmation"]["used"] and "paired figures: 2 configs" in rec["note"]
     confirmed = {r["label"]: r for r in rec["ranked"] if r["confirmed"]}
     assert set(confirmed) == {"fp32 + eager", "fp32 + default"}
     assert confirmed["fp32 + eager"]["speedup"] == 1.0

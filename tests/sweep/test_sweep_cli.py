@@ -296,7 +296,7 @@ def test_sweep_with_confirm_says_what_became_of_the_warm_start_artifact(swept: S
     done, url = swept.done, swept.url
     rec = swept.out["recommendation"]
     assert rec["best"]["config"]["mode"] == "default", rec["sentence"]
-    assert "decided on paired figures" in rec["note"]
+    assert "paired figures: " in rec["note"]
     lines = [line for line in done.stderr.splitlines() if "warm-start artifact" in line]
     assert len(lines) == 1, done.stderr
     match = re.fullmatch(r"advisor: warm-start artifact: (\d+) KiB saved, cold start (\d+\.\d) s, "

@@ -40,7 +40,7 @@ def test_a_tie_with_the_leader_is_decided_on_paired_figures_from_the_kept_caches
     assert twins <= set(separate.contenders), separate.sentence  # the sweep's own figures tie
 
     assert rec["confirmation"]["used"] is True
-    assert "decided on paired figures: 3 configs re-measured" in rec["note"]
+    assert "paired figures: 3 configs re-measured" in rec["note"]
     (confirmation,) = confirmations
     # The decision follows the rule on the paired figures, whichever way load moved them (the
     # twins are 0% apart by construction; eager is ~10% behind): the

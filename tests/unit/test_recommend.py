@@ -612,7 +612,7 @@ def test_confirmed_paired_figures_decide() -> None:
     assert not rec.ranked[3].confirmed  # bf16 + default was not re-measured
     assert rec.baseline is not None and rec.baseline.median_ms == 9.0
     assert rec.confirmation is not None and rec.confirmation["used"]
-    assert "decided on paired figures: 3 configs" in rec.note and "50 rounds" in rec.note
+    assert "paired figures: 3 configs" in rec.note and "50 rounds" in rec.note
     # The headline's speedup is the paired one, with its interval, and says so; a row that was
     # not re-measured is named unpaired beside it (the legend under every table)
     assert rec.paired and rec.sentence.startswith(
