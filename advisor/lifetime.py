@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+from typing import Any
 
 
 def die_with_parent() -> None:
@@ -25,3 +27,19 @@ def die_with_parent() -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+def alive_here(owner: Any) -> bool | None:
+    """Whether the process ``owner`` names (``{"host": ..., "pid": ...}``, as a worker's trial
+    or a stopped sweep's marker records it) still runs: None when it names another host or none
+    (this host cannot tell: the caller decides); on this host False only when no such process
+    exists (one we may not signal, or an unreadable pid, counts as alive)."""
+    if not isinstance(owner, dict) or owner.get("host") != socket.gethostname():
+        return None
+    try:
+        os.kill(int(owner["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, KeyError, TypeError, ValueError):
+        return True
+    return True

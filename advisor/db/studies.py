@@ -35,6 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from advisor.db.engine import describe, masked_url, parse_url
 from advisor.db.retry import Backoff, transient_cause
 from advisor.errors import StoreError
+from advisor.lifetime import alive_here
 
 log = logging.getLogger(__name__)
 
@@ -179,9 +180,9 @@ def held_trials(study: Any, grace_s: float) -> set[int]:
 
 def _alive(worker: Any) -> bool:
     """Whether a trial's worker may still run: on another host (or unnamed) its heartbeat
-    decides; on this one, its process."""
-    if not isinstance(worker, dict) or worker.get("host") != socket.gethostname():
-        return True
+    decides; on this one, its process (`advisor.lifetime.alive_here`)."""
+    alive = alive_here(worker)
+    return True if alive is None else alive
     try:
         os.kill(int(worker["pid"]), 0)
     except ProcessLookupError:

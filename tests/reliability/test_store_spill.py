@@ -7,52 +7,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from faults_support import Lock
 from reliability_support import advisor
 
 from advisor.db.store import ResultStore
 from advisor.errors import StoreError
 from advisor.search.spill import FIRST_RETRY_S, spill_dir, spill_path, store_spilled, store_trial
-
-HOLD = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-sys.stdin.readline()
-db.execute("COMMIT")
-print("free", flush=True)
-sys.stdin.readline()
-"""
-
-
-class Lock:
-    """Another process holding BEGIN EXCLUSIVE on a SQLite file until `release`."""
-
-    def __init__(self, path: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", HOLD, str(path)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self._say() == "locked"
-
-    def _say(self) -> str:
-        assert self.process.stdout is not None
-        return self.process.stdout.readline().strip()
-
-    def release(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("\n")
-        self.process.stdin.flush()
-        assert self._say() == "free"
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
 
 
 @pytest.fixture
