@@ -5,7 +5,6 @@ nothing written). No timing is asserted: the figures are the bench's to report."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_support import load
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "cli_startup.py"
-_spec = importlib.util.spec_from_file_location("cli_startup", BENCH)
-assert _spec is not None and _spec.loader is not None
-cli_startup = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cli_startup)
+cli_startup = load("cli_startup")
 
 
 def test_every_command_is_discovered_nested_groups_included() -> None:

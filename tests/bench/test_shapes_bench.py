@@ -7,21 +7,17 @@ for run 3, re-counted from its kept files. No GPU, no sweep, no torch."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_support import load
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "bench" / "shapes_bench.py"
 RESULTS = REPO / "bench" / "results"
-_spec = importlib.util.spec_from_file_location("shapes_bench", BENCH)
-assert _spec is not None and _spec.loader is not None
-sb = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sb)
+sb = load("shapes_bench")
 
 
 # --- traces -----------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ bench/results.)"""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import itertools
 import json
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_support import load
 
 from advisor.config import CompileConfig
 from advisor.recommendation import recommend
@@ -26,10 +26,7 @@ from advisor.records import empty_record
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "time_to_answer.py"
-_spec = importlib.util.spec_from_file_location("time_to_answer", BENCH)
-assert _spec is not None and _spec.loader is not None
-tta = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tta)
+tta = load("time_to_answer")
 
 T0 = datetime(2026, 12, 3, 10, 0, 0, tzinfo=UTC)
 START_S = T0.timestamp()

@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:  # `dashboard` is a top-level package next to `adv
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
-from dashboard_seed import seed  # noqa: E402
+from dashboard_seed import seed, seeded_file  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = ROOT / "dashboard" / "app.py"
@@ -36,9 +36,7 @@ def _seeded_sweeps_stay_alive(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A SQLite file with the seeded trials (dashboard_seed), shared: the dashboard only reads."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('seeded') / 'results.db'}"
-    seed(url).close()
-    return url
+    return seeded_file(tmp_path_factory.mktemp("seeded"))
 
 
 @pytest.fixture(scope="session")

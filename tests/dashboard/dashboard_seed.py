@@ -18,6 +18,7 @@ import random
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from advisor.config import CompileConfig
@@ -311,3 +312,11 @@ if __name__ == "__main__":  # python tests/dashboard/dashboard_seed.py [--fleet]
     target = next(a for a in sys.argv[1:] if not a.startswith("--"))
     (seed_fleet if fleet else seed)(target).close()
     print(f"wrote {'the fleet-size' if fleet else 'the test'} data set into {target}")
+
+
+def seeded_file(directory: Path, fleet: bool = False) -> str:
+    """The URL of a new SQLite file in ``directory`` holding the small seed (`seed`), or the
+    fleet-size one (`seed_fleet`) with ``fleet``."""
+    url = f"sqlite:///{directory / ('fleet.db' if fleet else 'results.db')}"
+    (seed_fleet if fleet else seed)(url).close()
+    return url

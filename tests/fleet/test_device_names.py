@@ -31,8 +31,7 @@ from dashboard_seed import (  # noqa: E402
     GPU_STACK,
     GPU_STACK_OLD,
     fingerprint,
-    seed,
-    seed_fleet,
+    seeded_file,
 )
 
 from advisor.cli import render  # noqa: E402
@@ -61,16 +60,12 @@ GPU_B = fingerprint("gpu-b", GPU_STACK, "gpu-new")["fingerprint_hash"]
 
 @pytest.fixture(scope="module")
 def fleet_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('fleet') / 'fleet.db'}"
-    seed_fleet(url).close()
-    return url
+    return seeded_file(tmp_path_factory.mktemp("fleet"), fleet=True)
 
 
 @pytest.fixture(scope="module")
 def small_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('small') / 'small.db'}"
-    seed(url).close()
-    return url
+    return seeded_file(tmp_path_factory.mktemp("small"))
 
 
 @pytest.fixture(autouse=True)

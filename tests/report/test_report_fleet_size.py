@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from dashboard_seed import FLEET_NOISY_DEVICE, seed_fleet
+from dashboard_seed import FLEET_NOISY_DEVICE, seeded_file
 from report_support import run
 
 from advisor import charts, report
@@ -26,9 +26,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 @pytest.fixture(scope="module")
 def fleet_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('fleet') / 'fleet.db'}"
-    seed_fleet(url).close()
-    return url
+    return seeded_file(tmp_path_factory.mktemp("fleet"), fleet=True)
 
 
 @pytest.fixture(scope="module")
