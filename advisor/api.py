@@ -21,15 +21,15 @@ import math
 import os
 import shutil
 import signal
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor.config import CompileConfig, parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError, WorkloadError
-from advisor.search.launcher import DEFAULT_TIMEOUT_S
+from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
 from advisor.traffic import HOLDOUT
 
 if TYPE_CHECKING:
@@ -51,42 +51,6 @@ def _log_notice(text: str) -> None:
 
 
 # --- a sweep, planned -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepRequest:
-    """Everything a sweep is asked to do (the `advisor sweep` flags, typed). ``given_flags``:
-    the flags given explicitly (a resumed sweep refuses those that contradict its settings);
-    ``flags``: what the sweep's row keeps so that it can be rerun."""
-
-    files: tuple[Path, ...]
-    db: str | None = None
-    device: str | None = None
-    modes: Sequence[str] | None = None
-    dtypes: Sequence[str] | None = None
-    fullgraph: str = "off"
-    shapes: Sequence[str] | None = None
-    options: Sequence[str] = ()
-    shape: str | None = None
-    traffic: Path | None = None
-    holdout: float = HOLDOUT
-    trials: int | None = None
-    budget: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    jobs: int | None = None
-    workers: int = 1
-    sampler: str = "tpe"
-    priors: bool = True
-    calls_per_process: int | None = None
-    screen: float = 0.0
-    warm: bool = True
-    warm_all: bool = False
-    keep_caches: Path | None = None
-    confirm: bool = False
-    confirm_leaders: bool = True
-    resume: bool = False
-    given_flags: tuple[str, ...] = ()
-    flags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,7 +143,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
             if replay is not None:  # every config replays the traffic instead of one shape
                 dims, note = None, None
             space = build_space(wl.dtypes, device, r.modes, r.dtypes, r.fullgraph,
-                                shapes=strategies, options=options)
+                                dynamic=r.dynamic, shapes=strategies, options=options)
             settings = SweepSettings(
                 device=device, n_trials=r.trials, budget_s=budget_s, timeout_s=r.timeout_s,
                 measure_warm=r.warm or r.warm_all, warm_all=r.warm_all, shape=dims,
@@ -556,17 +520,22 @@ def _outcome(record: TrialRecord, ms: Callable[[float | None], str]) -> str:
     return f"failed: {record.get('failure_reason')}"
 
 
-def sweep(workload: str | Path, *, notice: Notice = _log_notice, observer: Any = None,
-          **flags: Any) -> SweepOutcome:
+def sweep(workload: str | Path, request: SweepRequest | None = None, *,
+          notice: Notice = _log_notice, observer: Any = None, **flags: Any) -> SweepOutcome:
     """Sweep one workload file and return its outcome (status, trials, recommendation).
-    ``flags``: the fields of `SweepRequest` (``budget="10m"``, ``modes=["eager", "default"]``,
-    ``db=...``, ``jobs=4``, ...). Raises ConfigError/WorkloadError on a mistake."""
-    unknown = set(flags) - set(SweepRequest.__dataclass_fields__) | (
-        {"files"} & set(flags))
+
+    What to do is a `SweepRequest` (``db`` and the `advisor sweep` flags, each declared once
+    there): given whole, ``sweep(path, SweepRequest(budget="10m", db=url))``, which mypy checks
+    field by field; or as keywords, ``sweep(path, budget="10m", modes=["eager", "default"],
+    db=url)``, checked by name when called (an unknown one raises ConfigError); or both (the
+    keywords replace the request's fields). The keywords are not typed for mypy: that would take
+    a second table of the same names and types (a TypedDict) beside the request's own fields.
+    ``workload`` is the request's only file. Raises ConfigError/WorkloadError on a mistake."""
+    unknown = set(flags) - {f.name for f in fields(SweepRequest)} | ({"files"} & set(flags))
     if unknown:
         raise ConfigError(f"advisor.sweep: unknown argument(s) {', '.join(sorted(unknown))}; "
                           "see advisor.api.SweepRequest")
-    request = SweepRequest(files=(Path(workload),), **flags)
+    request = replace(request or SweepRequest(), files=(Path(workload),), **flags)
     planned = plan_sweeps(request)
     try:
         for text in planned.warnings:

@@ -1,5 +1,6 @@
-"""The search dimensions as data: one table drives the space, the Optuna parameters, the flags
-of `advisor sweep` and `advisor trial`, and the tie rule's simplicity. Pure: no torch, no Optuna.
+"""The search dimensions as data: one table drives the space, the Optuna parameters, the help of
+the `advisor sweep` and `advisor trial` flags, and the tie rule's simplicity. Pure: no torch, no
+Optuna.
 
 `DIMENSIONS` are the fields of a `CompileConfig` a sweep varies (mode, dtype, fullgraph, shape
 strategy, dynamic), in the order the space nests them (cheapest first) and Optuna suggests them.
@@ -26,17 +27,16 @@ OPTION_PREFIX = "option."  # the Optuna parameter of Inductor option NAME: "opti
 class Dimension:
     """One field of `CompileConfig` a sweep varies.
 
-    name: the config field and the Optuna parameter. sweep_flag / trial_flag: the flags of
-    `advisor sweep` (several values) and `advisor trial` (one value). choices: the values in
-    cost order (None: checked by `CompileConfig`). compiled_only: eager configs keep `default`.
+    name: the config field and the Optuna parameter. help: what the flags of `advisor sweep`
+    (several values, declared in `advisor.search.request.SweepRequest`) and `advisor trial` (one
+    value) say of it. choices: the values in cost order (None: checked by `CompileConfig`).
+    compiled_only: eager configs keep `default`.
     applies: whether the dimension is chosen at all given the values chosen before it.
     simpler: the tie rule's rank of a value (lower is simpler), for the dimensions that break
     ties; None for the others.
     """
 
     name: str
-    sweep_flag: str
-    trial_flag: str
     help: str
     default: Value
     choices: tuple[Value, ...] | None = None
@@ -46,18 +46,15 @@ class Dimension:
 
 
 DIMENSIONS: tuple[Dimension, ...] = (
-    Dimension("mode", "--modes", "--mode", "torch.compile mode, or eager for none: "
-              + ", ".join(MODES), "default", MODES, compiled_only=False,
-              simpler=lambda v: MODES.index(str(v))),
-    Dimension("dtype", "--dtypes", "--dtype", "the component's dtype: " + ", ".join(DTYPES)
+    Dimension("mode", "torch.compile mode, or eager for none: " + ", ".join(MODES), "default",
+              MODES, compiled_only=False, simpler=lambda v: MODES.index(str(v))),
+    Dimension("dtype", "the component's dtype: " + ", ".join(DTYPES)
               + " (tf32: fp32 with TF32 matmuls)", "fp32", DTYPES, compiled_only=False),
-    Dimension("fullgraph", "--fullgraph", "--fullgraph", "a graph break is an error",
-              False, (False, True)),
-    Dimension("shapes", "--shapes", "--shapes", "shape strategy: " + ", ".join(SHAPE_STRATEGIES),
-              "static"),
-    Dimension("dynamic", "--dynamic", "--dynamic", "torch.compile's dynamic: "
-              + ", ".join(DYNAMIC) + " (a shape strategy other than static sets it itself)",
-              "auto", DYNAMIC, applies=lambda chosen: chosen.get("shapes", "static") == "static"),
+    Dimension("fullgraph", "a graph break is an error", False, (False, True)),
+    Dimension("shapes", "shape strategy: " + ", ".join(SHAPE_STRATEGIES), "static"),
+    Dimension("dynamic", "torch.compile's dynamic: " + ", ".join(DYNAMIC)
+              + " (a shape strategy other than static sets it itself)", "auto", DYNAMIC,
+              applies=lambda chosen: chosen.get("shapes", "static") == "static"),
 )
 BY_NAME = {d.name: d for d in DIMENSIONS}
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import collections
+import collections.abc
+import inspect
 import json
 import signal
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,29 +17,70 @@ import typer
 from advisor import settings as env_settings
 from advisor.cli import render
 from advisor.cli.app import app
-from advisor.cli.common import DEFAULT_CALLS_PER_PROCESS, HOLDOUT, DbOption, fail, fail_on
-from advisor.dimensions import BY_NAME as DIM
-from advisor.dimensions import OPTIONS_BY_NAME
+from advisor.cli.common import DbOption, fail, fail_on
 from advisor.errors import AdvisorError
-
-_RESUME_FLAGS = {
-    "modes": "--modes", "dtypes": "--dtypes", "fullgraph": "--fullgraph", "shapes": "--shapes",
-    "option": "--option",
-    "device": "--device", "trials": "--trials", "budget": "--budget", "shape": "--shape",
-    "traffic": "--traffic", "holdout": "--holdout", "timeout_s": "--timeout",
-    "screen": "--screen", "sampler": "--sampler", "priors": "--priors",
-    "calls_per_process": "--calls-per-process", "warm": "--warm", "warm_all": "--warm-all",
-}
+from advisor.search.request import FIELD_DEFAULT, Flag, SweepRequest, flag_fields
 
 
 def _given_flags(ctx: typer.Context) -> list[str]:
-    """The search flags given on the command line or in a sweep file (not their defaults)."""
+    """The flags `--resume` checks that were given on the command line or in a sweep file (not
+    left at their defaults)."""
     given = []
-    for name, flag in _RESUME_FLAGS.items():
+    for name, (declared, _) in flag_fields().items():
         source = ctx.get_parameter_source(name)  # typer's own enum: compared by name
-        if source is not None and source.name != "DEFAULT":
-            given.append(flag)
+        if declared.resume is not None and source is not None and source.name != "DEFAULT":
+            given.append(declared.long)
     return given
+
+
+def _cli_type(declared: Flag, hint: Any) -> Any:
+    """The command's type of a flag field: comma-separated text for a list the command line
+    gives as one value, a list for a repeatable option, else the field's own type."""
+    if declared.comma:
+        return str | None
+    if typing.get_origin(hint) is collections.abc.Sequence:
+        return list[typing.get_args(hint)[0]]  # type: ignore[misc]
+    return hint
+
+
+def request_from(ctx: typer.Context) -> SweepRequest:
+    """The request of a parsed `advisor sweep` command line: its files, database and flags (a
+    flag's comma-separated text a list, a repeated option's values a tuple), the flags given
+    that `--resume` checks, and the flags the sweep's row keeps."""
+    values = {}
+    for name, (declared, _) in flag_fields().items():
+        value = ctx.params[name]
+        if declared.comma:
+            value = parse_list(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    return SweepRequest(files=tuple(ctx.params["files"]), db=ctx.params["db"], **values,
+                        given_flags=tuple(_given_flags(ctx)), flags=_flags(ctx))
+
+
+def with_request_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """``command``'s own parameters (its ``**flags`` left out), then one typer option per flag
+    field of `SweepRequest`, in the fields' order: the signature typer reads (its
+    ``__signature__`` and ``__annotations__``). The command gets the flags in ``**flags``, by
+    field name (`request_from` reads them all from the context)."""
+    hints = typing.get_type_hints(command)
+    params = [p.replace(annotation=hints[p.name])
+              for p in inspect.signature(command).parameters.values()
+              if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    for name, (declared, hint) in flag_fields().items():
+        kind = _cli_type(declared, hint)
+        default = declared.cli_default
+        if default is FIELD_DEFAULT:
+            default = SweepRequest.__dataclass_fields__[name].default
+        if typing.get_origin(kind) is list:
+            default = list(default)
+        option = typer.Option(default, declared.option, help=declared.help)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                        annotation=kind))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
 
 
 def resume_hint(file: Path | str, db: str | None) -> str:
@@ -118,6 +163,7 @@ def _flags(ctx: typer.Context) -> dict[str, Any]:
 
 
 @app.command()
+@with_request_flags
 def sweep(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(
@@ -130,108 +176,17 @@ def sweep(
         '["default", "reduce-overhead"], budget = "20m", files = ["workloads/reranker.py"]); '
         "flags given on the command line win. The resolved flags are stored with the sweep.",
     ),
-    trials: int | None = typer.Option(
-        None, "--trials", help="Measure at most N configs (TPE picks them when N < the space)."
-    ),
-    budget: str | None = typer.Option(
-        None, "--budget", help="Stop starting trials after e.g. 20m."
-    ),
-    modes: str | None = typer.Option(
-        None, "--modes", help="Comma-separated modes to try; " + DIM["mode"].help + "."),
-    dtypes: str | None = typer.Option(
-        None, "--dtypes", help="Comma-separated dtypes to try; " + DIM["dtype"].help + "."),
-    fullgraph: str = typer.Option("off", "--fullgraph", help="both, on or off: "
-                                  + DIM["fullgraph"].help + "."),
-    option: list[str] = typer.Option(
-        [], "--option", help="Sweep an Inductor option: NAME=V1,V2 (repeatable), e.g. "
-        "epilogue_fusion=true,false; the sweepable ones: " + ", ".join(OPTIONS_BY_NAME) + "."
-    ),
-    device: str | None = typer.Option(
-        None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
-    ),
-    shape: str | None = typer.Option(
-        None, "--shape", help="Shape to measure, e.g. batch=50,seq=128 (default: the workload's)."
-    ),
-    shapes: str | None = typer.Option(
-        None, "--shapes", help="Comma-separated shape strategies to compare, e.g. static,dynamic,"
-        "buckets:pow2,buckets:fitted-4 (default static; more than static replays the traffic)."
-    ),
-    traffic: Path | None = typer.Option(
-        None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
-        "one row per request): every config replays it."
-    ),
-    holdout: float = typer.Option(
-        HOLDOUT, "--holdout", help="With --traffic: the share of the log, at its end, that "
-        "replays serve; buckets and start-up shapes are fitted on the earlier rest."
-    ),
-    calls_per_process: int | None = typer.Option(
-        None, "--calls-per-process", help="Requests a serving process lives for: under varying "
-        f"traffic the pick is the lowest cost per request over such a process (default "
-        f"{DEFAULT_CALLS_PER_PROCESS:,})."
-    ),
-    resume: bool = typer.Option(False, "--resume", help="Continue the last interrupted sweep."),
-    workers: int = typer.Option(
-        1, "--workers", help="Worker processes, one per GPU, sharing the sweep (needs every "
-        "config of the space: no --trials/--budget)."
-    ),
-    jobs: int | None = typer.Option(
-        None, "--jobs", help="Trials at once per device: they compile side by side and take "
-        "turns to measure, alone (default on a GPU: one per two cores, shared among --workers, "
-        "at most 8; else 1; never more in all than two a host core)."
-    ),
-    screen: float = typer.Option(
-        1.5, "--screen", help="Cut short a config whose first short measurement is above this "
-        "multiple of the best median so far (0: measure every config in full)."
-    ),
-    sampler: str = typer.Option(
-        "tpe", "--sampler", help="Optuna sampler once the queued configs are measured: tpe, "
-        "random or grid (every combination once, in random order)."
-    ),
-    priors: bool = typer.Option(
-        True, "--priors/--no-priors", help="Try the eager baseline, the fleet's best configs "
-        "for this workload, then the priors' picks first (advisor.search.priors): before the "
-        "sampler with --trials/--budget, before the space's own order in a pooled full sweep."
-    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the outcome on stdout as JSON Lines: one object per "
         "workload file (docs/cli.md)."
     ),
-    timeout_s: float = typer.Option(900.0, "--timeout", help="Per-trial time limit in seconds."),
-    warm: bool = typer.Option(
-        True, "--warm/--no-warm", help="After the trials, measure the recommended config's warm "
-        "start (a second process compiling from its cache)."
-    ),
-    warm_all: bool = typer.Option(
-        False, "--warm-all", help="Measure every compiled config's warm start (one more "
-        "process per trial)."
-    ),
-    keep_caches: Path | None = typer.Option(
-        None, "--keep-caches", help="Keep each trial's Inductor cache under DIR/<trial uuid>."
-    ),
-    confirm: bool = typer.Option(
-        False, "--confirm", help="At the end, re-measure the top configs and eager fp32 "
-        "interleaved in one process, decide on those paired figures, save a warm-start artifact."
-    ),
-    confirm_leaders: bool = typer.Option(
-        True, "--confirm-leaders/--no-confirm-leaders", help="When configs tie with the "
-        "fastest or come within 10% of it, re-measure the first three and eager fp32 "
-        "interleaved in one process and decide on those paired figures (--confirm does this "
-        "for the top configs anyway; not with --traffic, whose replays are the figures)."
-    ),
+    **flags: Any,  # the flag fields of SweepRequest (`with_request_flags`)
 ) -> None:
     """Measure compile configs of workloads (one process per trial) and recommend the best."""
-    from advisor.api import SweepRequest, plan_sweeps, run_sweep
+    from advisor.api import plan_sweeps, run_sweep
     from advisor.cli.progress import ProgressObserver
 
-    request = SweepRequest(
-        files=tuple(files), db=db, device=device, modes=parse_list(modes),
-        dtypes=parse_list(dtypes), fullgraph=fullgraph, shapes=parse_list(shapes),
-        options=tuple(option), shape=shape, traffic=traffic, holdout=holdout, trials=trials,
-        budget=budget, timeout_s=timeout_s, jobs=jobs, workers=workers, sampler=sampler,
-        priors=priors, calls_per_process=calls_per_process, screen=screen, warm=warm,
-        warm_all=warm_all, keep_caches=keep_caches, confirm=confirm,
-        confirm_leaders=confirm_leaders, resume=resume, given_flags=tuple(_given_flags(ctx)),
-        flags=_flags(ctx))
+    request = request_from(ctx)
     try:
         planned = plan_sweeps(request)
     except AdvisorError as e:

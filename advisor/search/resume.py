@@ -5,7 +5,8 @@ refused. Pure: no torch, no Optuna, no database (the caller hands in the stored 
 with the settings it was started with (`SweepSettings` and the configs of its space, stored in
 the sweep row). A flag given again with the same value is fine; one that would change the
 search (``--modes``, ``--dtypes``, ``--device``, ``--trials``, ...) is refused in one line,
-before the sweep is touched: a study cannot change its space halfway.
+before the sweep is touched: a study cannot change its space halfway. Which flags are checked,
+and how each is read back, is declared with the flag (`advisor.search.request.SweepRequest`).
 """
 
 from __future__ import annotations
@@ -15,32 +16,13 @@ from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
+from advisor.search.request import Resume, resume_checks
 from advisor.search.space import Space
 
 RESUMABLE = ("interrupted", "running", "dead")
 
-# flag -> what it sets, read from (settings, space)
-_FLAG_VALUES: dict[str, Any] = {
-    "--modes": lambda s, sp: sp.modes,
-    "--dtypes": lambda s, sp: sp.dtypes,
-    "--fullgraph": lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}),
-    "--shapes": lambda s, sp: sp.shapes,
-    "--option": lambda s, sp: sorted({f"{k}={v}" for c in sp.configs
-                                      for k, v in c.options.items()}),
-    "--device": lambda s, sp: s.device,
-    "--trials": lambda s, sp: s.n_trials,
-    "--budget": lambda s, sp: s.budget_s,
-    "--shape": lambda s, sp: s.shape,
-    "--traffic": lambda s, sp: s.traffic,
-    "--holdout": lambda s, sp: s.traffic,
-    "--timeout": lambda s, sp: s.timeout_s,
-    "--screen": lambda s, sp: s.screen,
-    "--sampler": lambda s, sp: s.sampler,
-    "--priors": lambda s, sp: s.priors,
-    "--calls-per-process": lambda s, sp: s.calls_per_process,
-    "--warm": lambda s, sp: s.measure_warm,
-    "--warm-all": lambda s, sp: s.warm_all,
-}
+# flag -> what it sets, read from (settings, space): the `resume` of each flag's declaration
+_FLAG_VALUES: dict[str, Resume] = resume_checks()
 
 
 def resumable(sweeps: list[dict[str, Any]], fingerprint_hash: str | None = None

@@ -2,8 +2,9 @@
 
 The space is the workload's allowed dtypes x modes x fullgraph x dynamic x shape strategies,
 narrowed by flags (shape strategies: ``--shapes static,dynamic,buckets:fitted-4``; only
-``static`` by default; eager always runs static, and a strategy other than static pairs only with
-dynamic ``auto``, since it sets dynamic itself).
+``static`` by default; torch.compile's dynamic: ``--dynamic auto,true,false``, only ``auto`` by
+default; eager always runs static, and a strategy other than static pairs only with dynamic
+``auto``, since it sets dynamic itself).
 On a CPU, CUDA-graph modes are the same as their graph-less twins, TF32 is plain fp32 and fp16 is
 not a serving dtype, so the default CPU space leaves them out (asking for them still measures
 them).
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from advisor.config import (
     DTYPES,
+    DYNAMIC,
     EAGER_FP32,
     MODE_COST_ORDER,
     MODES,
@@ -56,6 +58,12 @@ class Space:
         """The shape strategies of the compiled configs, in the order given."""
         return list(dict.fromkeys(c.shapes for c in self.configs if c.compiled))
 
+    @property
+    def dynamic(self) -> list[str]:
+        """The dynamic settings of the compiled configs (`advisor.config.DYNAMIC` order)."""
+        found = {c.dynamic for c in self.configs if c.compiled}
+        return [d for d in DYNAMIC if d in found]
+
     def by_key(self, key: str) -> CompileConfig:
         for config in self.configs:
             if config.key == key:
@@ -75,13 +83,14 @@ def build_space(
     modes: Sequence[str] | None = None,
     dtypes: Sequence[str] | None = None,
     fullgraph: str = "off",
-    dynamic: Sequence[str] = ("auto",),
+    dynamic: Sequence[str] | None = None,
     shapes: Sequence[str] = ("static",),
     options: Mapping[str, Sequence[Value]] | None = None,
 ) -> Space:
     """Every config to try, cheapest first, the eager fp32 baseline at the front: the product
     of the dimensions' values (`advisor.dimensions`), Inductor ``options`` (name -> values)
-    included."""
+    included. ``dynamic`` (torch.compile's setting; None: auto) varies the static shape
+    strategy's configs only: another strategy sets it itself."""
     cpu = not device.startswith("cuda")
     if modes is None:
         modes = CPU_DEFAULT_MODES if cpu else MODES
@@ -97,12 +106,14 @@ def build_space(
         )
     if fullgraph not in FULLGRAPH_CHOICES:
         raise ConfigError(f"bad --fullgraph {fullgraph!r}: choose both, on or off")
-    _check(dynamic, ("auto", "true", "false"), "dynamic setting")
+    if dynamic is None:
+        dynamic = ("auto",)
+    _check(dynamic, DYNAMIC, "dynamic setting")
     for strategy in shapes:
         shape_strategy(strategy)  # a ConfigError names the choices
     if any(s != "static" for s in shapes) and "auto" not in dynamic:
         raise ConfigError("shape strategies other than static set dynamic themselves: "
-                          "include dynamic auto")
+                          "include auto in --dynamic, e.g. --dynamic auto,true")
     by_cost: list[str] = sorted(modes, key=MODE_COST_ORDER.__getitem__)
     by_dtype: list[str] = sorted(dtypes, key=DTYPES.index)
     values: dict[str, Sequence[Value]] = {

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from advisor.cli import common
+from advisor.search import request
 
 HEAVY = {"sqlalchemy", "alembic", "optuna", "torch", "pandas", "numpy", "streamlit", "psycopg",
          "triton", "plotly", "altair"}
@@ -26,11 +27,14 @@ HEAVY = {"sqlalchemy", "alembic", "optuna", "torch", "pandas", "numpy", "streaml
 NOT_FOR_HELP = {"pydantic", "pydantic_core"}
 # The advisor modules a help may import besides advisor.cli.*: the package root, its errors and
 # version, the settings the root callback checks, and what option defaults and help texts are
-# made of. Everything else (the workload loader, the traffic, the store, the search, the API,
-# serving, recommendations, ...) is imported inside the command that uses it.
+# made of, and the declaration of the sweep's flags (advisor.search.request: `advisor sweep`'s
+# options are made from it). Everything else (the workload loader, the traffic, the store, the
+# rest of the search, the API, serving, recommendations, ...) is imported inside the command
+# that uses it.
 ADVISOR_BUDGET = {
     "advisor", "advisor.version", "advisor.errors", "advisor.settings", "advisor.protocol",
     "advisor.units", "advisor.config", "advisor.dimensions", "advisor.devices",
+    "advisor.search", "advisor.search.request",
 }
 
 SCRIPT = r"""
@@ -117,15 +121,17 @@ def test_help_imports_only_the_advisor_modules_in_the_budget(helps: dict[str, An
         assert lazy not in modules
 
 
-def test_help_defaults_agree_with_their_modules() -> None:
-    """The option defaults `--help` shows are constants in advisor.cli.common (so that a help
-    imports none of these modules); they are the modules' own values."""
+@pytest.mark.parametrize("where", [common, request], ids=["cli.common", "search.request"])
+def test_help_defaults_agree_with_their_modules(where: Any) -> None:
+    """The option defaults `--help` shows are constants in advisor.cli.common and, for the sweep's
+    flags, advisor.search.request (so that a help imports none of these modules); they are the
+    modules' own values."""
     from advisor.search.launcher import DEFAULT_TIMEOUT_S
     from advisor.serving import DEFAULT_CALLS_PER_PROCESS
     from advisor.traffic import HOLDOUT
 
-    assert common.HOLDOUT == HOLDOUT
-    assert common.DEFAULT_CALLS_PER_PROCESS == DEFAULT_CALLS_PER_PROCESS
-    assert common.DEFAULT_TIMEOUT_S == DEFAULT_TIMEOUT_S
-    assert type(common.DEFAULT_TIMEOUT_S) is type(DEFAULT_TIMEOUT_S)
-    assert type(common.HOLDOUT) is type(HOLDOUT)
+    assert where.HOLDOUT == HOLDOUT
+    assert where.DEFAULT_CALLS_PER_PROCESS == DEFAULT_CALLS_PER_PROCESS
+    assert where.DEFAULT_TIMEOUT_S == DEFAULT_TIMEOUT_S
+    assert type(where.DEFAULT_TIMEOUT_S) is type(DEFAULT_TIMEOUT_S)
+    assert type(where.HOLDOUT) is type(HOLDOUT)

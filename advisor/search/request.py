@@ -1,0 +1,192 @@
+"""What a sweep is asked to do: `SweepRequest`, the one declaration of the `advisor sweep` flags.
+Light: the standard library and `advisor.dimensions` only (`advisor sweep --help` imports it).
+
+Each flag is a field of `SweepRequest` declared with `flag`: its default, its option (long name;
+``--x/--no-x`` for a bool with its negation), its help, and how a resumed sweep's stored
+(settings, space) reads it back for the contradiction check (None: not checked at resume). The
+`advisor sweep` options, the flags a `--config` sweep file takes and a sweep's row keeps, the
+flags `--resume` checks (`advisor.search.resume`) and the request the command builds all follow
+from the fields (`flag_fields`). A new sweep flag is one field here and its use in
+`advisor.api.plan_sweeps`, e.g.::
+
+    dynamic: Sequence[str] | None = flag(
+        None, "--dynamic", "Comma-separated dynamic settings to try, e.g. auto,true (default "
+        "auto); " + DIM["dynamic"].help + ".", comma=True, resume=lambda s, sp: sp.dynamic)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from advisor.dimensions import BY_NAME as DIM
+from advisor.dimensions import OPTIONS_BY_NAME
+
+if TYPE_CHECKING:
+    from advisor.search.space import Space
+
+T = TypeVar("T")
+FLAG = "advisor.flag"  # the key of a field's metadata that holds its `Flag`
+
+# Defaults the flags show, the modules' own values (tests/unit/test_cli_help_imports.py checks
+# them): constants here, so that `advisor sweep --help` imports none of those modules.
+HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
+DEFAULT_TIMEOUT_S = 900.0  # advisor.search.launcher.DEFAULT_TIMEOUT_S
+DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS
+
+Resume = Callable[[Any, "Space"], Any]
+
+
+class _FieldDefault:
+    def __repr__(self) -> str:
+        return "FIELD_DEFAULT"
+
+
+FIELD_DEFAULT: Any = _FieldDefault()  # a flag's `cli_default` when it is the field's default
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How a field of `SweepRequest` is an `advisor sweep` flag.
+
+    option: ``--name``, or ``--name/--no-name`` for a bool. resume: the value a sweep's
+    (settings, space) stands for, compared at `--resume` (None: the flag is not checked).
+    comma: the command line gives comma-separated text (``--modes eager,default``) that the
+    field holds as a list (None: not given); a sweep file may give a TOML list.
+    cli_default: the command's default where it is not the field's (`FIELD_DEFAULT`: the
+    field's)."""
+
+    option: str
+    help: str
+    resume: Resume | None = None
+    comma: bool = False
+    cli_default: Any = FIELD_DEFAULT
+
+    @property
+    def long(self) -> str:
+        """The option's long name (``--warm`` of ``--warm/--no-warm``): what the resume check
+        and its messages name, and, without ``--``, the flag's key in a sweep file."""
+        return self.option.split("/")[0]
+
+
+def flag(default: T, option: str, help: str, *, resume: Resume | None = None,
+         comma: bool = False, cli_default: Any = FIELD_DEFAULT) -> T:
+    """A field of `SweepRequest` that is an `advisor sweep` flag (see `Flag`)."""
+    declared = Flag(option, help, resume, comma, cli_default)
+    found: T = field(default=default, metadata={FLAG: declared})
+    return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepRequest:
+    """Everything a sweep is asked to do: the workload files, the database, the `advisor sweep`
+    flags (the fields declared with `flag`, in the order `--help` lists them). ``given_flags``:
+    the flags checked at resume that were given explicitly (a resumed sweep refuses those that
+    contradict its settings); ``flags``: what the sweep's row keeps so that it can be rerun."""
+
+    files: tuple[Path, ...] = ()
+    db: str | None = None
+    trials: int | None = flag(
+        None, "--trials", "Measure at most N configs (TPE picks them when N < the space).",
+        resume=lambda s, sp: s.n_trials)
+    budget: str | None = flag(
+        None, "--budget", "Stop starting trials after e.g. 20m.", resume=lambda s, sp: s.budget_s)
+    modes: Sequence[str] | None = flag(
+        None, "--modes", "Comma-separated modes to try; " + DIM["mode"].help + ".", comma=True,
+        resume=lambda s, sp: sp.modes)
+    dtypes: Sequence[str] | None = flag(
+        None, "--dtypes", "Comma-separated dtypes to try; " + DIM["dtype"].help + ".",
+        comma=True, resume=lambda s, sp: sp.dtypes)
+    fullgraph: str = flag(
+        "off", "--fullgraph", "both, on or off: " + DIM["fullgraph"].help + ".",
+        resume=lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}))
+    dynamic: Sequence[str] | None = flag(
+        None, "--dynamic", "Comma-separated dynamic settings to try, e.g. auto,true (default "
+        "auto); " + DIM["dynamic"].help + ".", comma=True, resume=lambda s, sp: sp.dynamic)
+    options: Sequence[str] = flag(
+        (), "--option", "Sweep an Inductor option: NAME=V1,V2 (repeatable), e.g. "
+        "epilogue_fusion=true,false; the sweepable ones: " + ", ".join(OPTIONS_BY_NAME) + ".",
+        resume=lambda s, sp: sorted({f"{k}={v}" for c in sp.configs
+                                     for k, v in c.options.items()}))
+    device: str | None = flag(
+        None, "--device", "cuda, cuda:N or cpu (default: cuda when present, else cpu).",
+        resume=lambda s, sp: s.device)
+    shape: str | None = flag(
+        None, "--shape", "Shape to measure, e.g. batch=50,seq=128 (default: the workload's).",
+        resume=lambda s, sp: s.shape)
+    shapes: Sequence[str] | None = flag(
+        None, "--shapes", "Comma-separated shape strategies to compare, e.g. static,dynamic,"
+        "buckets:pow2,buckets:fitted-4 (default static; more than static replays the traffic).",
+        comma=True, resume=lambda s, sp: sp.shapes)
+    traffic: Path | None = flag(
+        None, "--traffic", "CSV of observed requests (header: the dims, e.g. batch,seq; one row "
+        "per request): every config replays it.", resume=lambda s, sp: s.traffic)
+    holdout: float = flag(
+        HOLDOUT, "--holdout", "With --traffic: the share of the log, at its end, that replays "
+        "serve; buckets and start-up shapes are fitted on the earlier rest.",
+        resume=lambda s, sp: s.traffic)
+    calls_per_process: int | None = flag(
+        None, "--calls-per-process", "Requests a serving process lives for: under varying "
+        "traffic the pick is the lowest cost per request over such a process (default "
+        f"{DEFAULT_CALLS_PER_PROCESS:,}).", resume=lambda s, sp: s.calls_per_process)
+    resume: bool = flag(False, "--resume", "Continue the last interrupted sweep.")
+    workers: int = flag(
+        1, "--workers", "Worker processes, one per GPU, sharing the sweep (needs every config "
+        "of the space: no --trials/--budget).")
+    jobs: int | None = flag(
+        None, "--jobs", "Trials at once per device: they compile side by side and take turns "
+        "to measure, alone (default on a GPU: one per two cores, shared among --workers, at "
+        "most 8; else 1; never more in all than two a host core).")
+    # The command screens by default; the Python API measures every config in full unless
+    # asked (0: off), as it always has.
+    screen: float = flag(
+        0.0, "--screen", "Cut short a config whose first short measurement is above this "
+        "multiple of the best median so far (0: measure every config in full).",
+        cli_default=1.5, resume=lambda s, sp: s.screen)
+    sampler: str = flag(
+        "tpe", "--sampler", "Optuna sampler once the queued configs are measured: tpe, random "
+        "or grid (every combination once, in random order).", resume=lambda s, sp: s.sampler)
+    priors: bool = flag(
+        True, "--priors/--no-priors", "Try the eager baseline, the fleet's best configs for "
+        "this workload, then the priors' picks first (advisor.search.priors): before the "
+        "sampler with --trials/--budget, before the space's own order in a pooled full sweep.",
+        resume=lambda s, sp: s.priors)
+    timeout_s: float = flag(
+        DEFAULT_TIMEOUT_S, "--timeout", "Per-trial time limit in seconds.",
+        resume=lambda s, sp: s.timeout_s)
+    warm: bool = flag(
+        True, "--warm/--no-warm", "After the trials, measure the recommended config's warm "
+        "start (a second process compiling from its cache).",
+        resume=lambda s, sp: s.measure_warm)
+    warm_all: bool = flag(
+        False, "--warm-all", "Measure every compiled config's warm start (one more process per "
+        "trial).", resume=lambda s, sp: s.warm_all)
+    keep_caches: Path | None = flag(
+        None, "--keep-caches", "Keep each trial's Inductor cache under DIR/<trial uuid>.")
+    confirm: bool = flag(
+        False, "--confirm", "At the end, re-measure the top configs and eager fp32 interleaved "
+        "in one process, decide on those paired figures, save a warm-start artifact.")
+    confirm_leaders: bool = flag(
+        True, "--confirm-leaders/--no-confirm-leaders", "When configs tie with the fastest or "
+        "come within 10% of it, re-measure the first three and eager fp32 interleaved in one "
+        "process and decide on those paired figures (--confirm does this for the top configs "
+        "anyway; not with --traffic, whose replays are the figures).")
+    given_flags: tuple[str, ...] = ()
+    flags: Mapping[str, Any] = field(default_factory=dict)
+
+
+def flag_fields() -> dict[str, tuple[Flag, Any]]:
+    """The flag fields of `SweepRequest`, in order: field name -> (its `Flag`, its type)."""
+    hints = typing.get_type_hints(SweepRequest)
+    return {f.name: (f.metadata[FLAG], hints[f.name]) for f in dataclasses.fields(SweepRequest)
+            if FLAG in f.metadata}
+
+
+def resume_checks() -> dict[str, Resume]:
+    """The flags `--resume` checks: long name -> how (settings, space) read it back."""
+    return {declared.long: declared.resume for declared, _ in flag_fields().values()
+            if declared.resume is not None}
