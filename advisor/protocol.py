@@ -1,8 +1,32 @@
-"""What crosses between the advisor's processes and its store, named once (a first piece): the
-fields of a fingerprint, which the probe child writes, the parent hashes and checks overrides
-against, and the store keeps."""
+"""What crosses between the advisor's processes and its store, named once.
+
+A child process is ``python -m advisor.child.main SPEC.json RESULT.json`` (`CHILD_MODULE`),
+started by `advisor.search.launcher`. The spec is one JSON document of one of the spec types
+below, each with its ``kind`` (`ChildKind`); `advisor.child.main` dispatches on it. The result is
+one JSON document, written whole (`write_result`: a temporary file renamed into place) and read
+by the parent (`read_result`): no result file means the child died before it finished. While it
+runs, the child prints its phases on stdout as ``ADVISOR_PHASE <name>`` lines (`PHASE_PREFIX`).
+The fingerprint's fields (`DEVICE_FIELDS`, `ENV_FIELDS`, `EXTRA_FIELDS`) are what the probe
+child writes, the parent hashes and checks overrides against, and the store keeps.
+
+Light on purpose: the standard library only (the types it names are imported for the type
+checker alone), so that both sides and the CLI's help import it for free.
+"""
 
 from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, get_args
+
+if TYPE_CHECKING:
+    from advisor.config import ConfigDict
+    from advisor.records import PruneBar
+
+# -- fingerprint ---------------------------------------------------------------------------------
 
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
@@ -16,3 +40,111 @@ EXTRA_FIELDS = (
     "device_uuid", "power_limit_w", "sm_clock_max_mhz", "os", "advisor_version", "hostname",
 )
 FINGERPRINT_FIELDS = DEVICE_FIELDS + ENV_FIELDS + EXTRA_FIELDS
+
+# -- the child process ---------------------------------------------------------------------------
+
+CHILD_MODULE = "advisor.child.main"  # run as ``python -m CHILD_MODULE SPEC.json RESULT.json``
+PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
+LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
+
+ChildKind = Literal["trial", "warm", "alone", "probe", "confirm", "artifact"]
+"""trial: one config measured (`advisor.child.trial.TrialRun`); warm: a finished trial's warm
+start, a second process on its cache dir (`advisor.child.trial.warm_start`); alone: a replay
+trial's serving process again, alone (`advisor.child.trial.serving_alone`); probe: the device's
+fingerprint (`advisor.fingerprint.collect`); confirm: leaders and eager fp32 re-measured in one
+process; artifact: the warm-start cache artifact saved or loaded (`advisor.child.confirm`)."""
+CHILD_KINDS: tuple[ChildKind, ...] = get_args(ChildKind)
+
+
+class _OfWorkload(TypedDict):
+    """What every child that runs a workload reads."""
+
+    workload_path: str
+    device: str
+    # The hash the child checks the file against before importing it; the launcher sets it
+    # (`advisor.search.launcher`), None: the file could not be read (the child says so).
+    workload_sha256: NotRequired[str | None]
+
+
+class TrialSpec(_OfWorkload):
+    kind: Literal["trial"]
+    config: ConfigDict
+    shapes: list[dict[str, Any]] | None  # {"dims", "weight", ...} or a traffic; None: the default
+    policy: dict[str, Any] | None  # `advisor.child.measure.SamplingPolicy`'s fields
+    trial_uuid: str
+    started_at: str
+    screen_above_ms: float | None
+    prune: PruneBar | None
+    prune_file: NotRequired[str]  # the bar, rewritten by the parent while the child runs
+
+
+class _SecondProcess(_OfWorkload):
+    """A trial's config started again in a fresh process."""
+
+    config: ConfigDict
+    shapes: list[dict[str, Any]] | None
+    trial_uuid: str  # the trial it repeats (or a fresh one), for the log
+
+
+class WarmSpec(_SecondProcess):
+    kind: Literal["warm"]
+
+
+class AloneSpec(_SecondProcess):
+    kind: Literal["alone"]
+
+
+class ProbeSpec(TypedDict):
+    kind: Literal["probe"]
+    device: str
+
+
+class ConfirmSpec(_OfWorkload):
+    kind: Literal["confirm"]
+    configs: list[ConfigDict]  # eager fp32 first
+    shapes: list[dict[str, Any]]  # {"shape", "dims", "weight"}
+    rounds: NotRequired[dict[str, Any] | None]  # `advisor.stats.Rounds`; absent: the device's
+
+
+class ArtifactSpec(_OfWorkload):
+    kind: Literal["artifact"]
+    action: Literal["save", "load"]
+    config: ConfigDict
+    buckets: NotRequired[dict[str, Any] | None]
+    artifact_b64: NotRequired[str]  # what "load" loads
+
+
+ChildSpec = TrialSpec | WarmSpec | AloneSpec | ProbeSpec | ConfirmSpec | ArtifactSpec
+
+
+# -- the result file -----------------------------------------------------------------------------
+
+
+def write_whole(path: str | Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` whole: into ``path.tmp`` first, renamed into place, so
+    that a reader finds the old file or the new one, never half of one (a failure midway leaves
+    ``path`` as it was and no ``.tmp`` behind). Values JSON lacks are written as their str()."""
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(data, f, default=str)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def write_result(path: str | Path, result: Mapping[str, Any]) -> None:
+    """A child's result, written whole (`write_whole`)."""
+    write_whole(path, result)
+
+
+def read_result(path: str | Path) -> dict[str, Any] | None:
+    """A child's result; None when it wrote none (it died first)."""
+    try:
+        with open(path) as f:
+            data: dict[str, Any] = json.load(f)
+    except FileNotFoundError:
+        return None
+    return data

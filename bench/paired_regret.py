@@ -89,7 +89,7 @@ def paired_ratios(workload_path: str, device: str, shapes: list[dict[str, Any]],
 
     configs = list({c.key: c for c in (EAGER_FP32, reference, *others)}.values())
     weights = [s["weight"] for s in shapes]
-    spec = {"child": "confirm", "workload_path": workload_path, "device": device,
+    spec = {"kind": "confirm", "workload_path": workload_path, "device": device,
             "configs": [c.to_dict() for c in configs], "shapes": shapes,
             "rounds": Rounds.for_device(device).to_dict()}
     try:

@@ -16,26 +16,28 @@ from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.device_lock import DeviceLock
+from advisor.protocol import ArtifactSpec, ConfirmSpec
 from advisor.records import Fingerprint
 from advisor.stats import Rounds
 
 ERROR_TAIL_CHARS = 4000
 
 
-def child_main(spec: dict[str, Any]) -> dict[str, Any]:
-    """Entry point of the confirmation and artifact children; failures come back as data."""
+def child_main(spec: ConfirmSpec | ArtifactSpec) -> dict[str, Any]:
+    """Entry point of the confirmation and artifact children (``spec["kind"]``); failures come
+    back as data."""
     try:
-        if spec["child"] == "confirm":
+        if spec["kind"] == "confirm":
             return _confirm_child(spec)
-        if spec["child"] == "artifact":
+        if spec["kind"] == "artifact":
             return _artifact_child(spec)
-        raise ValueError(f"unknown child {spec['child']!r}")
+        raise ValueError(f"unknown child {spec['kind']!r}")
     except Exception as exc:  # noqa: BLE001 - reported to the parent as data
         return {"status": "failed", "error_type": type(exc).__name__,
                 "error_tail": traceback.format_exc()[-ERROR_TAIL_CHARS:]}
 
 
-def _setup(spec: dict[str, Any]) -> tuple[Any, str, Fingerprint]:
+def _setup(spec: ConfirmSpec | ArtifactSpec) -> tuple[Any, str, Fingerprint]:
     """The workload, the device (set current), and this child's fingerprint."""
     import torch
 
@@ -120,14 +122,15 @@ def _phase(name: str) -> None:
     phase(name)
 
 
-def _confirm_child(spec: dict[str, Any]) -> dict[str, Any]:
+def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
     import torch
     import torch._dynamo
 
     wl, device, fp = _setup(spec)
     configs = [CompileConfig.from_dict(c) for c in spec["configs"]]
     shapes = spec["shapes"]
-    rounds = Rounds(**spec["rounds"]) if spec.get("rounds") else Rounds.for_device(device)
+    given = spec.get("rounds")
+    rounds = Rounds(**given) if given else Rounds.for_device(device)
     # Every config compiles the same forward: room for all of them, no silent eager fallback.
     torch._dynamo.config.recompile_limit = max(64, 8 * len(configs) * len(shapes))
     runners: list[_Runner] = []
@@ -205,7 +208,7 @@ def _interleaved(
     return samples
 
 
-def _artifact_child(spec: dict[str, Any]) -> dict[str, Any]:
+def _artifact_child(spec: ArtifactSpec) -> dict[str, Any]:
     """Compile as `advisor.apply` does (after loading the given artifact, for "load"), and for
     "save" return ``torch.compiler.save_cache_artifacts()`` as base64."""
     import torch

@@ -1,23 +1,72 @@
 """A child process's entry point: ``python -m advisor.child.main SPEC.json RESULT.json``, started
-by `advisor.search.launcher`. The spec says which child it is (a trial, a warm start, a probe of
-the fingerprint, a confirmation or a cache artifact); the result is one JSON document, written
-whole (a temporary file renamed) so that the parent never reads half of one."""
+by `advisor.search.launcher`. The spec's ``kind`` says which child it is (`advisor.protocol`: a
+trial, a warm start, a serving process alone, a probe of the fingerprint, a confirmation or a
+cache artifact); `HANDLERS` runs it. The result is one JSON document, written whole
+(`advisor.protocol.write_result`) so that the parent never reads half of one. A spec of no known
+kind is refused: an error result (``status`` "failed", ``error``) and exit code 2."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from advisor import fingerprint
 from advisor.child.confirm import child_main
-from advisor.child.measure import LOCK_WAIT_PHASE, phase
+from advisor.child.measure import phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
 from advisor.lifetime import die_with_parent
+from advisor.protocol import (
+    CHILD_KINDS,
+    LOCK_WAIT_PHASE,
+    AloneSpec,
+    ProbeSpec,
+    TrialSpec,
+    WarmSpec,
+    write_result,
+)
+
+UNKNOWN_KIND_EXIT = 2
+
+
+def _trial(spec: TrialSpec) -> Mapping[str, Any]:
+    return TrialRun(spec).run()  # failures come back as the record's status
+
+
+def _warm(spec: WarmSpec) -> Mapping[str, Any]:
+    try:
+        return warm_start(spec)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        return {"warm_compile_s": None, "error": tail(traceback.format_exc()),
+                "error_type": type(exc).__name__}
+
+
+def _alone(spec: AloneSpec) -> Mapping[str, Any]:
+    try:
+        return serving_alone(spec)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        return {"error": tail(traceback.format_exc()), "error_type": type(exc).__name__}
+
+
+def _probe(spec: ProbeSpec) -> Mapping[str, Any]:
+    return fingerprint.collect(spec["device"])  # a failure: no result (the parent says so)
+
+
+# kind -> the child; each takes its spec type (advisor.protocol), read from the spec file.
+HANDLERS: dict[str, Callable[[Any], Mapping[str, Any]]] = {
+    "trial": _trial, "warm": _warm, "alone": _alone, "probe": _probe,
+    "confirm": child_main, "artifact": child_main,  # failures come back as data
+}
+
+
+def unknown_kind(kind: object) -> str:
+    """What a spec of no known kind is told."""
+    named = "names no kind" if kind is None else f"has kind {kind!r}"
+    return (f"advisor child: the spec {named}; a spec's kind is one of "
+            f"{', '.join(CHILD_KINDS)} (advisor.protocol)")
 
 
 def main(argv: list[str]) -> int:
@@ -25,6 +74,14 @@ def main(argv: list[str]) -> int:
     spec_path, result_path = argv[1], argv[2]
     with open(spec_path) as f:
         spec = json.load(f)
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    handler = HANDLERS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        message = unknown_kind(kind)
+        print(message, file=sys.stderr)
+        write_result(result_path, {"status": "failed", "error": message,
+                                   "error_type": "ValueError", "error_tail": message})
+        return UNKNOWN_KIND_EXIT
     # Trials sharing the device (advisor.device_lock) take turns to measure, alone. On a GPU
     # each kind of child takes the shared hold where it starts to use the GPU (its imports and
     # loading may overlap another's measurement); on the CPU the device is the host's cores,
@@ -33,27 +90,7 @@ def main(argv: list[str]) -> int:
     DeviceLock.from_env().on_wait = lambda: phase(LOCK_WAIT_PHASE)
     if not str(spec.get("device", "")).startswith("cuda"):
         DeviceLock.from_env().hold("work")
-    result: Mapping[str, Any]
-    if spec.get("probe"):
-        result = fingerprint.collect(spec["device"])
-    elif spec.get("warm_only"):
-        try:
-            result = warm_start(spec)
-        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-            result = {"warm_compile_s": None, "error": tail(traceback.format_exc()),
-                      "error_type": type(exc).__name__}
-    elif spec.get("alone"):
-        try:
-            result = serving_alone(spec)
-        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-            result = {"error": tail(traceback.format_exc()), "error_type": type(exc).__name__}
-    elif spec.get("child"):  # the confirmation and the cache artifact
-        result = child_main(spec)
-    else:
-        result = TrialRun(spec).run()
-    with open(result_path + ".tmp", "w") as f:
-        json.dump(result, f, default=str)
-    os.replace(result_path + ".tmp", result_path)
+    write_result(result_path, handler(spec))
     return 0
 
 

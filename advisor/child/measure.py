@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from advisor.errors import WorkloadError
+from advisor.protocol import PHASE_PREFIX
 from advisor.records import GraphBreak
 
 LAUNCH_NAMES = frozenset(
@@ -258,11 +259,9 @@ def compiler_facts() -> CompilerFacts:
     }
 
 
-PHASE_PREFIX = "ADVISOR_PHASE "  # advisor.search.launcher reads these lines
-LOCK_WAIT_PHASE = "waiting for the device"  # a hold of the device lock that blocks
-
-
 def phase(name: str) -> None:
+    """Tell the parent this child's new phase (a `PHASE_PREFIX` line; advisor.search.launcher
+    reads them)."""
     print(PHASE_PREFIX + name, flush=True)
 
 

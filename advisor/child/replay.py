@@ -20,6 +20,7 @@ from advisor.buckets import BucketPlan
 from advisor.child.tensors import tensors
 from advisor.config import CompileConfig, shape_name, shape_strategy
 from advisor.errors import WorkloadError
+from advisor.protocol import AloneSpec, TrialSpec, WarmSpec
 from advisor.records import (
     BucketFigures,
     Flag,
@@ -151,7 +152,8 @@ def _startup_dims(
     return list(first.values())
 
 
-def replay_plan(spec: dict[str, Any], config: CompileConfig, workload: Any) -> ReplayPlan | None:
+def replay_plan(spec: TrialSpec | WarmSpec | AloneSpec, config: CompileConfig, workload: Any
+                ) -> ReplayPlan | None:
     """The replay a trial spec asks for, or None for the usual per-shape trial."""
     traffic = Traffic.from_spec(spec.get("shapes"))
     if traffic is None and config.shapes == "static":
@@ -761,7 +763,7 @@ def _served(config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
 
 
 def warm_start(
-    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+    spec: WarmSpec, config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
 ) -> dict[str, Any]:
     """The replay's start-up (compile + the start-up calls) on a warm cache dir."""
     from advisor.child.measure import phase
@@ -778,7 +780,7 @@ def warm_start(
 
 
 def serve_alone(
-    spec: dict[str, Any], config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
+    spec: AloneSpec, config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
 ) -> dict[str, Any]:
     """A serving process again, alone: the replay's start-up and its stream (each request
     timed with what it triggers, as in the trial), in a fresh process on an empty cache dir,

@@ -50,6 +50,7 @@ from advisor.child.tensors import tensors, to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
 from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
+from advisor.protocol import AloneSpec, TrialSpec, WarmSpec
 from advisor.records import (
     Headline,
     ShapeFigures,
@@ -137,13 +138,12 @@ def compare(reference: Any, candidate: Any, atol: float, rtol: float) -> dict[st
 class TrialRun:
     """One trial inside the child; `run()` returns the record."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: TrialSpec) -> None:
         self.spec = spec
         self.config = CompileConfig.from_dict(spec["config"])
         self.device: str = spec["device"]
-        self.policy = SamplingPolicy(**spec.get("policy", {})) if spec.get("policy") else (
-            SamplingPolicy.for_device(self.device)
-        )
+        policy = spec.get("policy")
+        self.policy = SamplingPolicy(**policy) if policy else SamplingPolicy.for_device(self.device)
         self.record = empty_record()
         self.stage = "load"
         self._samples: list[list[float]] = []
@@ -401,7 +401,7 @@ class TrialRun:
         a config whose first SCREEN_SAMPLES calls have a median above it cannot win, so the
         full sampling is skipped and the record says so (``screened_out``)."""
         above = self.spec.get("screen_above_ms")
-        if above is None or len(self.spec.get("shapes") or [None]) != 1:
+        if above is None or len(self.spec.get("shapes") or [{}]) != 1:
             return None  # screened: single-shape trials only
         first = Stats([timer.time_ms(call) for _ in range(SCREEN_SAMPLES)])
         if first.median_ms <= above:
@@ -411,7 +411,7 @@ class TrialRun:
         return first
 
 
-def _second_process(spec: dict[str, Any]) -> tuple[CompileConfig, str, Any, Any]:
+def _second_process(spec: WarmSpec | AloneSpec) -> tuple[CompileConfig, str, Any, Any]:
     """A trial's second process set up as its first was: (config, device, workload, replay
     plan or None), holding the device lock's work share."""
     config = CompileConfig.from_dict(spec["config"])
@@ -422,7 +422,7 @@ def _second_process(spec: dict[str, Any]) -> tuple[CompileConfig, str, Any, Any]
     return config, device, wl, replay_plan(spec, config, wl)
 
 
-def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
+def warm_start(spec: WarmSpec) -> dict[str, Any]:
     """Second process on the same cache dir: time from torch.compile to the first result."""
     import torch
 
@@ -445,7 +445,7 @@ def warm_start(spec: dict[str, Any]) -> dict[str, Any]:
         return {"warm_compile_s": time.perf_counter() - t0}
 
 
-def serving_alone(spec: dict[str, Any]) -> dict[str, Any]:
+def serving_alone(spec: AloneSpec) -> dict[str, Any]:
     """A replay trial's serving process again, alone (advisor.child.replay.serve_alone)."""
     config, device, wl, replay = _second_process(spec)
     if replay is None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, Double, Integer, String, Table, Text
 
+from advisor import protocol
 from advisor.db.models import (
     TRIAL_STATUSES,
     Device,
@@ -30,14 +31,10 @@ from advisor.db.models import (
 from advisor.errors import StoreError
 from advisor.records import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, TrialRecord, empty_record
 
-DEVICE_FIELDS = (
-    "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
-    "cpu_model", "cpu_cores", "host_memory_bytes",
-)  # fmt: skip
-ENV_FIELDS = (
-    "driver_version", "cuda_driver_version", "torch_version", "triton_version",
-    "cuda_runtime_version", "cudnn_version", "python_version",
-)  # fmt: skip
+# The fingerprint's columns of a device row and of an environment row (advisor.db.queries reads
+# them from here too).
+DEVICE_FIELDS = protocol.DEVICE_FIELDS
+ENV_FIELDS = protocol.ENV_FIELDS
 JSON_KEYS = ("graph_breaks", "kernel_names", "eager_kernel_names", "telemetry", "fingerprint")
 CONFIG_COLUMNS = ("mode", "dtype", "fullgraph", "dynamic")
 # Keys that describe where a record sits in a database, not the record itself (spilled_from:

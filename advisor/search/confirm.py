@@ -21,7 +21,8 @@ compiles again: the cold and artifact-warm start times are stored with the bytes
 
 `confirm_and_save` does both (what `advisor recommend W --confirm` and the end of a sweep run).
 The children (`advisor.child.confirm`) run as ``python -m advisor.child.main SPEC RESULT`` with
-``spec["child"]`` set (`advisor.search.launcher.Launcher.run_child`).
+``spec["kind"]`` "confirm" or "artifact" (`advisor.protocol.ConfirmSpec`, `ArtifactSpec`;
+`advisor.search.launcher.Launcher.run_child`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
+from advisor.protocol import ArtifactSpec, ConfirmSpec
 from advisor.recommendation import Constraints, Recommendation, recommend
 from advisor.records import (
     Confirmation,
@@ -149,8 +151,8 @@ def confirm(
               for s in leader["shapes"]]
     wl_dict, path = _workload_of(records, workload_path)
     configs = [EAGER_FP32, *(CompileConfig.from_dict(r.config) for r in picks)]
-    spec = {
-        "child": "confirm", "workload_path": path, "device": device,
+    spec: ConfirmSpec = {
+        "kind": "confirm", "workload_path": path, "device": device,
         "configs": [c.to_dict() for c in configs], "shapes": shapes,
         "rounds": (rounds or Rounds.for_device(device)).to_dict(),
     }
@@ -246,8 +248,8 @@ def save_artifact(
     if not config.compiled:
         return None, "eager needs no warm-start artifact"
     launcher = _launcher(launcher)
-    spec = {"child": "artifact", "action": "save", "workload_path": str(workload_path),
-            "device": device, "config": config.to_dict(), "buckets": buckets}
+    spec: ArtifactSpec = {"kind": "artifact", "action": "save", "workload_path": str(workload_path),
+                          "device": device, "config": config.to_dict(), "buckets": buckets}
     saved = launcher.run_child(spec, on_phase)
     if saved.get("status") != "ok":
         return None, f"saving the cache artifact failed: {_last_line(saved.get('error_tail'))}"
@@ -259,7 +261,7 @@ def save_artifact(
     data = base64.b64decode(saved["artifact_b64"])
     warm, info = None, {"artifacts": saved.get("artifacts"), "cold": saved.get("cache")}
     if verify:
-        load = {**spec, "action": "load", "artifact_b64": saved["artifact_b64"]}
+        load: ArtifactSpec = {**spec, "action": "load", "artifact_b64": saved["artifact_b64"]}
         loaded = launcher.run_child(load, on_phase)
         if loaded.get("status") != "ok":
             return None, f"the saved artifact did not load: {_last_line(loaded.get('error_tail'))}"

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -27,10 +27,22 @@ from typing import Any, cast
 from advisor import settings, tempdirs
 from advisor.config import CompileConfig
 from advisor.errors import TrialFailed
+from advisor.protocol import (
+    CHILD_MODULE,
+    LOCK_WAIT_PHASE,
+    PHASE_PREFIX,
+    AloneSpec,
+    ArtifactSpec,
+    ChildSpec,
+    ConfirmSpec,
+    TrialSpec,
+    WarmSpec,
+    read_result,
+    write_whole,
+)
 from advisor.records import PHASE_ORDER, Fingerprint, PruneBar, TrialRecord, empty_record
 
 log = logging.getLogger(__name__)
-PHASE_PREFIX = "ADVISOR_PHASE "
 STDERR_TAIL_CHARS = 4000
 DEFAULT_TIMEOUT_S = 900.0
 
@@ -40,9 +52,9 @@ def now_iso() -> str:
 
 
 class Child:
-    """One child process running `python -m advisor.child.main SPEC RESULT`."""
+    """One child process running `python -m advisor.child.main SPEC RESULT` (`CHILD_MODULE`)."""
 
-    def __init__(self, spec: dict[str, Any], workdir: Path, env: dict[str, str],
+    def __init__(self, spec: ChildSpec, workdir: Path, env: dict[str, str],
                  on_phase: Callable[[str], None] | None) -> None:
         self.spec_path = workdir / f"spec-{uuid.uuid4().hex[:8]}.json"
         self.result_path = workdir / f"result-{uuid.uuid4().hex[:8]}.json"
@@ -51,7 +63,7 @@ class Child:
         self.timed_out = False
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in wait()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "advisor.child.main", str(self.spec_path),
+            [sys.executable, "-m", CHILD_MODULE, str(self.spec_path),
              str(self.result_path)],
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )
@@ -93,10 +105,8 @@ class Child:
         return code
 
     def result(self) -> dict[str, Any] | None:
-        if not self.result_path.exists():
-            return None
-        data: dict[str, Any] = json.loads(self.result_path.read_text())
-        return data
+        """The child's result (`advisor.protocol.read_result`); None: it wrote none."""
+        return read_result(self.result_path)
 
     def phase_seconds(self) -> dict[str, float]:
         """Where the child's time went (`phase_seconds`), once it has exited."""
@@ -110,7 +120,7 @@ class Child:
 # A trial child's phase lines (advisor.child.*), grouped into the phases a stall is read by.
 PHASE_GROUPS = {
     "loading": "import", "preparing": "build", "reference": "build",
-    "waiting for the device": "lock wait", "compiling": "compile",
+    LOCK_WAIT_PHASE: "lock wait", "compiling": "compile",
     "measuring": "measure", "profiling": "measure", "replaying": "measure",
 }
 
@@ -131,13 +141,17 @@ def phase_seconds(phases: list[tuple[str, float]], ended_s: float | None) -> dic
     return {k: round(v, 3) for k, v in {**ordered, **out}.items()}
 
 
-def _kind(spec: dict[str, Any]) -> str:
-    """What a child is, for the log: probe, warm start, confirmation, artifact or trial."""
-    if spec.get("probe"):
-        return f"probe of {spec.get('device')}"
-    kind = spec.get("child") or ("warm start" if spec.get("warm_only") else "trial")
-    config = spec.get("config") or {}
-    return f"{kind} {spec.get('trial_uuid', '')} {config.get('mode', '')} {config.get('dtype', '')}"
+KIND_WORDS = {"warm": "warm start", "alone": "serving alone"}  # for the log; else the kind
+
+
+def _kind(spec: ChildSpec) -> str:
+    """What a child is, for the log: trial, warm start, probe, confirmation, artifact ..."""
+    if spec["kind"] == "probe":
+        return f"probe of {spec['device']}"
+    of: Mapping[str, Any] = spec
+    kind = KIND_WORDS.get(spec["kind"], spec["kind"])
+    config = of.get("config") or {}
+    return f"{kind} {of.get('trial_uuid', '')} {config.get('mode', '')} {config.get('dtype', '')}"
 
 
 BAR_REFRESH_S = 2.0  # how often a running replay's bar is looked up again (`_BarFeed`)
@@ -178,9 +192,7 @@ class _BarFeed:
 
     def _write(self, bar: PruneBar | None) -> None:
         self.bar = bar
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(bar))
-        os.replace(tmp, self.path)
+        write_whole(self.path, bar)
 
 
 def _child_env(cache_dir: Path, device: str) -> dict[str, str]:
@@ -234,7 +246,7 @@ class Probe:
         self.device = device
         self.timeout_s = timeout_s
         self._workdir = tempdirs.make("probe")
-        self.child = Child({"probe": True, "device": device}, self._workdir,
+        self.child = Child({"kind": "probe", "device": device}, self._workdir,
                            {**_child_env(self._workdir / "inductor-cache", device), **(env or {})},
                            None)
         self._result: Fingerprint | None = None
@@ -293,7 +305,8 @@ class Launcher:
         (advisor.search.sweep.prune_bar; status "pruned", no warm start). `prune_refresh`:
         the bar as it stands now (other trials finish meanwhile in a pooled sweep), written to a
         file the child rereads, every `BAR_REFRESH_S` while it runs."""
-        spec: dict[str, Any] = {
+        spec: TrialSpec = {
+            "kind": "trial",
             "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(),
             "device": device,
@@ -312,7 +325,7 @@ class Launcher:
         feed = None
         if prune_refresh is not None:
             spec["prune_file"] = str(workdir / "prune-bar.json")
-            feed = _BarFeed(Path(spec["prune_file"]), prune, prune_refresh).start()
+            feed = _BarFeed(workdir / "prune-bar.json", prune, prune_refresh).start()
         try:
             try:
                 record = self._run_child(spec, workdir, on_phase)
@@ -321,7 +334,12 @@ class Launcher:
                     feed.stop()
             if (record["status"] == "ok" and measure_warm and config.compiled
                     and not self._interrupted and not record.get("screened_out")):
-                record["warm_compile_s"] = self._warm(spec, workdir, on_phase)
+                warm: WarmSpec = {
+                    "kind": "warm", "workload_path": spec["workload_path"],
+                    "workload_sha256": spec.get("workload_sha256"), "device": device,
+                    "config": spec["config"], "shapes": shapes, "trial_uuid": spec["trial_uuid"],
+                }
+                record["warm_compile_s"] = self._warm(warm, workdir, on_phase)
         finally:
             self._child = None
             if self.cache_root is None:
@@ -344,8 +362,11 @@ class Launcher:
             log.debug("warm start of %s: no kept cache under %s (another host's trial?)",
                       trial_uuid, self.cache_root)
             return None
-        spec = {"workload_path": str(Path(workload_path).resolve()), "config": config.to_dict(),
-                "device": device, "shapes": shapes, "trial_uuid": trial_uuid}
+        spec: WarmSpec = {
+            "kind": "warm", "workload_path": str(Path(workload_path).resolve()),
+            "config": config.to_dict(), "device": device, "shapes": shapes,
+            "trial_uuid": trial_uuid,
+        }
         try:
             return self._warm(spec, workdir, None)
         finally:
@@ -357,9 +378,11 @@ class Launcher:
         fresh process on an empty cache dir with this launcher's environment (the host's
         compile threads, where a pooled sweep's workers share them out); its start-up and
         stream. None when its child failed (logged)."""
-        spec = {"workload_path": str(Path(workload_path).resolve()), "config": config.to_dict(),
-                "device": device, "shapes": shapes, "trial_uuid": str(uuid.uuid4()),
-                "alone": True}
+        spec: AloneSpec = {
+            "kind": "alone", "workload_path": str(Path(workload_path).resolve()),
+            "config": config.to_dict(), "device": device, "shapes": shapes,
+            "trial_uuid": str(uuid.uuid4()),
+        }
         workdir = tempdirs.make("alone")
         try:
             child = self._start(spec, workdir, None)
@@ -393,15 +416,15 @@ class Launcher:
                 for key, uuid_ in trials.items() if uuid_}
         return {key: d for key, d in dirs.items() if d.is_dir()}
 
-    def run_child(self, spec: dict[str, Any],
+    def run_child(self, spec: ConfirmSpec | ArtifactSpec,
                   on_phase: Callable[[str], None] | None = None,
                   seed: list[Path] | None = None) -> dict[str, Any]:
-        """Run another kind of child (``spec["child"]``: advisor.search.confirm's confirmation and
+        """Run another kind of child (``spec["kind"]``: advisor.search.confirm's confirmation and
         cache-artifact children) in a fresh process with its own cache dir, empty or merged
         from the kept caches in ``seed`` (their entries are named by content hashes, so they
         merge); returns its result. Raises TrialFailed when the child dies or times out
         without one."""
-        workdir = tempdirs.make(spec["child"])
+        workdir = tempdirs.make(spec["kind"])
         try:
             for cache in seed or []:
                 shutil.copytree(cache, workdir / "inductor-cache", dirs_exist_ok=True)
@@ -416,9 +439,9 @@ class Launcher:
             self._child = None
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _start(self, spec: dict[str, Any], workdir: Path,
+    def _start(self, spec: ChildSpec, workdir: Path,
                on_phase: Callable[[str], None] | None) -> Child:
-        if spec.get("workload_path") and not spec.get("workload_sha256"):
+        if spec["kind"] != "probe" and not spec.get("workload_sha256"):
             spec["workload_sha256"] = _checked_sha256(spec["workload_path"])
         env = {**_child_env(workdir / "inductor-cache", spec["device"]), **self.env}
         self._child = Child(spec, workdir, env, on_phase)
@@ -426,7 +449,7 @@ class Launcher:
             self._child.kill()
         return self._child
 
-    def _run_child(self, spec: dict[str, Any], workdir: Path,
+    def _run_child(self, spec: TrialSpec, workdir: Path,
                    on_phase: Callable[[str], None] | None) -> TrialRecord:
         child = self._start(spec, workdir, on_phase)
         code = child.wait(self.timeout_s)
@@ -450,9 +473,9 @@ class Launcher:
         fallback["phases_s"] = child.phase_seconds()  # where a stalled trial's time went
         return fallback
 
-    def _warm(self, spec: dict[str, Any], workdir: Path,
+    def _warm(self, spec: WarmSpec, workdir: Path,
               on_phase: Callable[[str], None] | None) -> float | None:
-        child = self._start({**spec, "warm_only": True}, workdir, on_phase)
+        child = self._start(spec, workdir, on_phase)
         child.wait(self.timeout_s)
         result = child.result() or {}
         value = result.get("warm_compile_s")

@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     config = CompileConfig(mode=args.mode, dtype=args.dtype)
     workload = load_workload(args.workload).workload
-    spec = {"child": "artifact", "workload_path": str(Path(args.workload).resolve()),
+    spec = {"kind": "artifact", "workload_path": str(Path(args.workload).resolve()),
             "device": args.device, "config": config.to_dict()}  # fmt: skip
     launcher = Launcher(timeout_s=args.timeout)
     runs = []

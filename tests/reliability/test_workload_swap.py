@@ -43,7 +43,7 @@ def test_the_confirmation_child_refuses_a_file_swapped_after_the_hash_check(
     path.write_text(sweep_support.FOUR_DTYPES.read_text())
     trusted_path(path, workload_sha256(path), "four-dtypes")
     _swap(path, mark)
-    spec = {"child": "confirm", "workload_path": str(path), "device": "cpu",
+    spec = {"kind": "confirm", "workload_path": str(path), "device": "cpu",
             "configs": [EAGER_FP32.to_dict()], "rounds": Rounds.for_device("cpu").to_dict(),
             "shapes": [{"shape": "batch=8", "dims": {"batch": 8}, "weight": 1.0}]}
     result = Launcher(timeout_s=300).run_child(spec)
