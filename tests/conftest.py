@@ -1,8 +1,12 @@
-"""Markers that skip themselves: `gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL."""
+"""Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), and
+how `-n 2 --dist load` shares the tests between the workers."""
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +48,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("postgres") is not None:
                 item.add_marker(skip)
+
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The README's command runs the tests with ``-n 2 --dist load``: each test goes to whichever
+    worker is free, so that a file of several long tests (the library's compiles, the workers'
+    kills) is spread over both, except the tests of a file with a module-scoped fixture (a sweep,
+    a seeded database, a rendered page), which stay together so that the fixture runs once.
+    (xdist's own ``loadgroup`` would do this with marks, but its marks do not reach pytest 9's
+    node ids.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = Path(str(config.rootpath))
+
+    class FilesWithModuleFixtures(LoadScopeScheduling):  # type: ignore[misc]
+        shared: dict[str, bool] = {}
+
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::")[0]
+            if file not in self.shared:
+                path = root / file
+                dirs = [d for d in path.parents if d == root or root in d.parents]
+                sources = [path, *(d / "conftest.py" for d in dirs)]
+                self.shared[file] = any(MODULE_SCOPE.search(f.read_text(encoding="utf-8"))
+                                        for f in sources if f.is_file())
+            return file if self.shared[file] else nodeid
+
+    return FilesWithModuleFixtures(config, log)
+
+
+MODULE_SCOPE = re.compile(r"""scope\s*=\s*["']module["']""")
