@@ -77,20 +77,20 @@ def test_recording_into_another_log_or_without_a_workload_is_one_clear_error(
 
 
 @pytest.mark.slow
-def test_a_served_process_that_hits_the_recompile_limit_is_told(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_served_process_that_hits_the_recompile_limit_is_told() -> None:
     """Real compiles: with the limit at 1, the second new length runs eagerly, and the monitor
-    says so once."""
+    says so once. (The limit is set through the config's own patch(): pytest 9's monkeypatch
+    restores a module attribute it did not find in the module's __dict__ by deleting it, and
+    deleting a torch config entry hides it from every later compile in the process.)"""
     import torch._dynamo
 
     torch._dynamo.reset()
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1)
     torch.manual_seed(0)
     fn = torch.compile(WL.build("cpu", torch.float32), dynamic=False)
     monitor = ServingMonitor(compiled=True, cudagraphs=False, bucketed=False, cuda=False)
     monitor.started()
-    with pytest.warns(ServingWarning, match="recompile limit"), torch.inference_mode():
+    with (torch._dynamo.config.patch(recompile_limit=1),
+          pytest.warns(ServingWarning, match="recompile limit"), torch.inference_mode()):
         for dims in SHAPES:
             args = WL.inputs(dims, "cpu")
             new = monitor.is_new(args)
