@@ -19,15 +19,13 @@ from __future__ import annotations
 import logging
 import math
 import os
-import shutil
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.config import CompileConfig, parse_shape, shape_name
+from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError, WorkloadError
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
 from advisor.traffic import HOLDOUT
@@ -89,8 +87,8 @@ def plan_sweeps(request: SweepRequest) -> Planned:
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.dimensions import parse_options
     from advisor.search.launcher import Probe
-    from advisor.search.plan import SAMPLERS
     from advisor.search.space import build_space, parse_budget
+    from advisor.search.study import SAMPLERS
     from advisor.search.sweep import SweepSettings
 
     r = request
@@ -356,168 +354,17 @@ def default_jobs(jobs: int | None, trials: int | None, budget_s: float | None, d
 
 def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
               observer: Any = None, notice: Notice = _log_notice) -> SweepOutcome:
-    """One planned sweep, measured: serially (``observer`` sees each trial) or by a pool of
-    jobs and workers (``notice`` hears its progress lines); the leaders confirmed at the end
-    when ``request.confirm``. Every trial's cache is kept until the sweep ends (the leader's
-    warm start compiles from it), under ``request.keep_caches`` or a temporary directory."""
-    from advisor import tempdirs
-    from advisor.search.launcher import Launcher
-    from advisor.search.sweep import QuietObserver, Sweeper
+    """One planned sweep, measured (`advisor.search.pool.measure`): serially (``observer`` sees
+    each trial) or by a pool of jobs and workers (``notice`` hears its progress lines); the
+    leaders confirmed at the end when ``request.confirm``. Every trial's cache is kept until the
+    sweep ends (the leader's warm start compiles from it), under ``request.keep_caches`` or a
+    temporary directory."""
+    from advisor.search.pool import measure
 
-    class PoolPhases(QuietObserver):
-        """What the parent of a pooled sweep does itself (the workers report their trials)."""
-
-        def phase(self, name: str) -> None:
-            notice(name)
-
-        def notice(self, text: str) -> None:
-            notice(text)
-
-    remove_orphaned_roots()
-    keep = request.keep_caches
-    root = keep or tempdirs.make("sweep")
-    launcher = Launcher(timeout_s=plan.settings.timeout_s, cache_root=root)
-    resume = plan.resume_id or request.resume
-    finishing = (partial(_confirm_leaders, planned.store, plan, launcher=launcher,
-                         notice=notice) if request.confirm else None)
-    try:
-        if request.workers > 1 or planned.jobs > 1:
-            sweeper = Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
-                              PoolPhases(), planned.probe, finishing)
-            return _run_pool(planned.store, sweeper, resume, request.workers, planned.jobs,
-                             root, notice)
-        return Sweeper(planned.store, plan.loaded, plan.space, plan.settings, launcher,
-                       observer or QuietObserver(), planned.probe, finishing).run(resume)
-    finally:
-        if keep is None:
-            shutil.rmtree(root, ignore_errors=True)
-
-
-def remove_orphaned_roots() -> list[Path]:
-    """The temporary directories of advisor processes that are gone (kill -9 runs no cleanup):
-    sweeps' cache roots, probes' and trial children's working directories, each named
-    advisor-<kind>-<pid>-* (`advisor.tempdirs`) and removed once no process has that pid;
-    returns them."""
-    from advisor import tempdirs
-
-    return tempdirs.remove_orphaned()
-
-
-def _confirm_leaders(store: ResultStore, plan: SweepPlan, outcome: SweepOutcome, *, launcher: Any,
-                     notice: Notice) -> SweepOutcome:
-    """--confirm: the sweep's recommendation, decided again on interleaved, paired
-    re-measurements of its top configs, and the pick's warm-start artifact saved (the child
-    compiles from the trials' caches, still kept by ``launcher``); the sweep's last step
-    (`Sweeper.close`)."""
-    from advisor.errors import TrialFailed
-    from advisor.search.confirm import confirm_and_save
-
-    notice("confirming the leaders against eager fp32, interleaved in one process")
-    try:
-        done = confirm_and_save(store, plan.loaded.workload.name, outcome.fingerprint,
-                                plan.settings.device, workload_path=plan.loaded.path,
-                                launcher=launcher)
-    except (ConfigError, TrialFailed) as e:
-        notice(f"confirmation skipped: {str(e).splitlines()[0]}")
-        return outcome
-    a = done.artifact
-    if a is None:
-        notice(f"no warm-start artifact saved: {done.artifact_note}")
-    else:
-        warm = "" if a["warm_start_s"] is None else f", with the artifact {a['warm_start_s']:.1f} s"
-        notice(f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB saved, cold start "
-               f"{a['cold_start_s']:.1f} s{warm}")
-    outcome.recommendation = done.recommendation
-    return outcome
-
-
-def _run_pool(store: ResultStore, sweeper: Any, resume: bool | int, workers: int, jobs: int,
-              cache_root: Path, notice: Notice) -> SweepOutcome:
-    """The sweep shared by worker processes on this host (advisor.search.fleet): `jobs` per
-    device on `workers` devices."""
-    from advisor.search.fleet import WorkerPool, queue_pool
-    from advisor.search.sweep import Heartbeat, fail_orphans, open_study
-
-    fingerprint, sweep_id, study_name = sweeper.prepare(resume)
-    sweeper.start_budget()
-    study = open_study(store.url, study_name, heartbeat=True, sampler=sweeper.settings.sampler)
-    if resume:
-        fail_orphans(study)  # the dead run's trials: their configs are queued again
-    queued, feeder = queue_pool(store, study, sweeper, fingerprint, sweep_id, bool(resume),
-                                workers * jobs)
-    notice(f"sweep {sweep_id}: {queued} configs queued for {workers * jobs} workers "
-           f"({jobs} per device)")
-    pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
-                      str(cache_root), fingerprint, sweeper.loaded.source_sha256)
-    progress = _pool_progress(store, sweep_id, feeder.cap if feeder else len(sweeper.space),
-                              notice)
-
-    def tick() -> None:
-        if feeder is not None:
-            feeder.tick()
-        progress()
-        left = sweeper.time_left()
-        if left is not None and left <= 0 and not pool.stopping:  # the user's time is up
-            notice("the budget ended: stopping the trials still running (not measured)")
-            sweeper.budget_ended = True
-            pool.stop()
-
-    with Heartbeat(store, sweep_id):
-        codes = pool.wait(tick=tick)
-    progress()  # the trials stored after the last tick: the closing progress line
-    done = store.config_keys_done(sweep_id)
-    # a budgeted sweep is complete when its workers found nothing more to start
-    complete = set(sweeper.space.keys()) <= done or (
-        feeder is not None and not feeder.full and (not any(codes) or sweeper.budget_ended))
-    status = "finished" if complete and not pool.interrupted else "interrupted"
-    if not complete and not pool.interrupted:
-        notice(f"workers exited with {codes} before the sweep was complete; continue with "
-               "--resume")
-    outcome: SweepOutcome = sweeper.close(sweep_id, status, fingerprint, study_name,
-                                          startups_shared=workers * jobs > 1)
-    outcome.signum = getattr(pool, "signum", None)
-    return outcome
-
-
-def _pool_progress(store: ResultStore, sweep_id: int, planned: int,
-                   notice: Notice) -> Callable[[], None]:
-    """A tick that says a line for each trial a worker stored (its config, its outcome, why it
-    was tried), then the sweep's state: done, failed, best so far."""
-    from advisor.recommendation import steady_ms
-    from advisor.units import duration_ms
-
-    seen: set[str | None] = set()
-
-    def tick() -> None:
-        records = store.trials(sweep_id=sweep_id)
-        new = [r for r in records if r["trial_uuid"] not in seen]
-        if not new:
-            return
-        for r in sorted(new, key=lambda r: r.get("finished_at") or ""):
-            seen.add(r["trial_uuid"])
-            label = CompileConfig.from_dict(r["config"]).label
-            notice(f"  {label}: {_outcome(r, duration_ms)}"
-                   + (f"; tried because {r['tried_because']}" if r.get("tried_because") else ""))
-        failed = sum(r["status"] == "failed" for r in records)
-        passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
-        best = min(passed, key=steady_ms) if passed else None
-        best_text = (f"best {CompileConfig.from_dict(best['config']).label} "
-                     f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
-        notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
-               f"{best_text}")
-
-    return tick
-
-
-def _outcome(record: TrialRecord, ms: Callable[[float | None], str]) -> str:
-    """A stored trial's outcome in a few words: its median, or why it has none."""
-    if record["status"] == "ok":
-        return ms(record["median_ms"]) + ("" if record.get("passed") else " (rejected)")
-    if record["status"] == "pruned":
-        from advisor.serving import pruned_text
-
-        return pruned_text(record.get("pruned") or {})
-    return f"failed: {record.get('failure_reason')}"
+    return measure(planned.store, plan.loaded, plan.space, plan.settings, probe=planned.probe,
+                   resume=plan.resume_id or request.resume, workers=request.workers,
+                   jobs=planned.jobs, keep_caches=request.keep_caches, confirm=request.confirm,
+                   observer=observer, notice=notice)
 
 
 def sweep(workload: str | Path, request: SweepRequest | None = None, *,
@@ -674,7 +521,7 @@ def _artifact_of(store: ResultStore, rec: Recommendation) -> dict[str, Any] | No
     best = rec.best
     if best is None:
         return None
-    key = CompileConfig.from_dict(best.config).key
+    key = best.config_key
     for found in store.artifacts(rec.workload):
         if found["fingerprint_hash"] == rec.fingerprint_hash and found["config_key"] == key:
             keep = ("uuid", "created_at", "size_bytes", "sha256", "torch_version",

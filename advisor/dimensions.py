@@ -233,6 +233,6 @@ def from_params(params: Mapping[str, Any]) -> CompileConfig | None:
         return None
 
 
-def simplicity(config: Mapping[str, Any]) -> tuple[int, ...]:
-    """The tie rule's ranks of a config (a dict), dimension by dimension: lower is simpler."""
-    return tuple(d.simpler(config[d.name]) for d in DIMENSIONS if d.simpler is not None)
+def simplicity(config: CompileConfig) -> tuple[int, ...]:
+    """The tie rule's ranks of a config, dimension by dimension: lower is simpler."""
+    return tuple(d.simpler(getattr(config, d.name)) for d in DIMENSIONS if d.simpler is not None)

@@ -44,7 +44,7 @@ from advisor.child.serve import (
     warm_up,
     warmup_inputs,
 )
-from advisor.config import EAGER_FP32, CompileConfig
+from advisor.config import EAGER_FP32
 from advisor.errors import AdvisorError, ConfigError
 from advisor.recommendation import (
     Constraints,
@@ -118,7 +118,7 @@ def apply(
     if wl is None and warmup:
         wl = _stored_workload(stored, name)
     assert rec.best is not None
-    config = CompileConfig.from_dict(rec.best.config)
+    config = rec.best.config
     plan = bucket_plan(config, rec.best.buckets, name, wl)
     loaded = _load_artifact(artifact, name, fp) if artifact is not None else None
     inference = wl.inference if wl is not None else True
@@ -174,14 +174,14 @@ def _lookup(
                  constraints=constraints, records=records)
     if rec.best is None:
         return f"no recommendation for {name}: {rec.sentence}"
-    key = CompileConfig.from_dict(rec.best.config).key
+    key = rec.best.config_key
     artifact = None
-    if use_artifact and staleness is None and rec.best.config["mode"] != "eager":
+    if use_artifact and staleness is None and rec.best.config.compiled:
         artifact = store.get_artifact(name, here, key)
     log.debug("apply(%s): %s on %s; artifact: %s", name, key, str(used)[:12],
               "found" if artifact is not None else "not looked up" if not use_artifact
               else "none for another fingerprint" if staleness is not None
-              else "none for eager" if rec.best.config["mode"] == "eager" else "none stored")
+              else "none for eager" if not rec.best.config.compiled else "none stored")
     stored = next((r["workload"] for r in reversed(records) if r.get("workload")), None)
     return rec, staleness, artifact, stored
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from advisor.records import SampleFigures
 
 NOISE_IQR_RATIO = 0.10  # IQR / median above this flags a noisy measurement
+WIDE_INTERVAL = 0.10  # an interval wider than this fraction of its median cannot order configs
 
 
 def percentile(sorted_samples: Sequence[float], p: float) -> float:

@@ -22,9 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import charts, serving, units
-from advisor.config import EAGER_FP32, CompileConfig
+from advisor import serving, units
+from advisor.config import EAGER_FP32
 from advisor.devices import DeviceNames
+from advisor.presentation import charts
 from advisor.recommendation import TIE_RATIO, Recommendation
 from advisor.recommendation.staleness import stack_order
 from advisor.records import TrialRecord
@@ -213,8 +214,8 @@ def recommended_row(rec: Recommendation) -> dict[str, Any]:
         return out
     ci = best.median_ci_ms
     out.update(
-        config=best.label, config_key=CompileConfig.from_dict(best.config).key,
-        mode=best.config["mode"], dtype=best.config["dtype"], speedup=best.speedup,
+        config=best.label, config_key=best.config_key,
+        mode=best.config.mode, dtype=best.config.dtype, speedup=best.speedup,
         p50_ms=best.median_ms, p50_ci=units.interval_ms(*ci) if ci else None,
         noisy=best.noisy, p90_ms=best.p90_ms, p99_ms=best.p99_ms,
         cold_compile_s=best.cold_compile_s, trial_uuid=best.trial_uuid,
@@ -357,8 +358,9 @@ def shape_latencies(records: Sequence[TrialRecord], uuids: dict[str, str]) -> pd
 
 
 def replay_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
-    """Shape strategies side by side (`advisor.charts.shape_strategies`): one row per trial that
-    carries a ``replay`` result, its scalar figures as columns. Empty when none has one."""
+    """Shape strategies side by side (`advisor.presentation.charts.shape_strategies`): one row
+    per trial that carries a ``replay`` result, its scalar figures as columns. Empty when none
+    has one."""
     return pd.DataFrame(charts.shape_strategies(records))
 
 

@@ -1,6 +1,6 @@
 """`advisor check WORKLOAD --against FINGERPRINT | --baseline FILE --fail-if-slower 5%`: a
-regression gate for CI that decides on 95% intervals (advisor.check): exit code 3 when the
-recommended config got slower on this stack, 4 when noise leaves it unknown."""
+regression gate for CI that decides on 95% intervals (advisor.presentation.check): exit code 3
+when the recommended config got slower on this stack, 4 when noise leaves it unknown."""
 
 from __future__ import annotations
 
@@ -55,9 +55,9 @@ def check_cmd(
 
     Exit codes: 0 faster or within the threshold; 3 slower by more; 4 cannot tell (measure
     again on a quiet host); 1 nothing to compare; 2 bad input."""
-    from advisor import check
     from advisor.cli.results import device_names, resolve_fingerprint, resolve_recommendation
     from advisor.db.store import ResultStore
+    from advisor.presentation import check
     from advisor.recommendation import Constraints, check_policy
     from advisor.recommendation.answers import answer
 

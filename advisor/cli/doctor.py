@@ -34,7 +34,7 @@ def doctor(
         checks.append(("torch", True, f"{fp['torch_version']} on {fp['device_name']}"))
     except AdvisorError as e:
         checks.append(("torch", False, str(e).splitlines()[0]))
-    from advisor.noise import current_load, host_load_warning
+    from advisor.presentation.noise import current_load, host_load_warning
 
     load, cores = current_load()
     busy = host_load_warning(load, cores)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from advisor.cli import output, render
 from advisor.cli.app import app
 from advisor.cli.common import DbOption, check_id, fail, fail_on
 from advisor.errors import AdvisorError, ConfigError
+
+if TYPE_CHECKING:
+    from advisor.records import TrialRecord
 
 
 @app.command()
@@ -74,11 +77,11 @@ def _check_database(db: str | None, sweep_id: int) -> None:
                           "its sweeps)")
 
 
-def _groups(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+def _groups(records: Sequence[TrialRecord]) -> dict[str, list[TrialRecord]]:
+    groups: dict[str, list[TrialRecord]] = {}
     for r in records:
-        fp = r.get("fingerprint") or {}
-        groups.setdefault(fp.get("fingerprint_hash") or "?", []).append(r)
+        fp = r.get("fingerprint")
+        groups.setdefault((fp.get("fingerprint_hash") if fp else None) or "?", []).append(r)
     return groups
 
 
@@ -114,7 +117,7 @@ def compare(
     wanted = [d.strip().lower() for d in devices.split(",") if d.strip()] if devices else None
     rows = []
     for fp_hash, group in sorted(_groups(records).items()):
-        fp = group[0].get("fingerprint") or {}
+        fp: Mapping[str, Any] = group[0].get("fingerprint") or {}
         name = str(fp.get("device_name") or fp.get("cpu_model"))
         device_id = names.name(fp_hash, fp)
         if wanted and not any(w in name.lower() or w in device_id.lower() for w in wanted):

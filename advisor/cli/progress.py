@@ -112,7 +112,7 @@ class ProgressObserver:
     def trial_started(self, config: CompileConfig) -> None:
         self.trial_started_at = self.clock()
         self.step = None
-        self.progress.update(self.task, config=short_label(config.to_dict()), phase="starting")
+        self.progress.update(self.task, config=short_label(config), phase="starting")
 
     def phase(self, name: str) -> None:
         if self.trial_started_at is not None:  # a trial's own phase (compiling, measuring)

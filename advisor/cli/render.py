@@ -9,13 +9,17 @@ terminal (80 columns keep the config, its figure and its speedup), and name conf
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from advisor import units
+
+if TYPE_CHECKING:
+    from advisor.config import CompileConfig
+    from advisor.records import TrialRecord
 
 console = Console(highlight=False)
 if not console.is_terminal:
@@ -60,21 +64,20 @@ _FIGURE = re.compile(r"^[-+~<>]?[0-9.,]+|^-$")  # cells of a right-aligned colum
 MODE_SHORT = {"max-autotune-no-cudagraphs": "max-autotune-nocg"}
 
 
-def short_label(config: Mapping[str, Any] | None) -> str:
+def short_label(config: CompileConfig | None) -> str:
     """A config in a few words for narrow tables: ``bf16 reduce-overhead fullgraph``,
     ``fp32 max-autotune-nocg buckets:pow2 +2 options``."""
-    if not config:
+    if config is None:
         return "?"
-    mode = str(config.get("mode"))
-    parts = [str(config.get("dtype")), MODE_SHORT.get(mode, mode)]
-    if config.get("fullgraph"):
+    parts = [config.dtype, MODE_SHORT.get(config.mode, config.mode)]
+    if config.fullgraph:
         parts.append("fullgraph")
-    if config.get("dynamic") not in (None, "auto"):
-        parts.append(f"dynamic={config['dynamic']}")
-    if config.get("shapes") not in (None, "static"):
-        parts.append(str(config["shapes"]))
-    if config.get("options"):
-        n = len(config["options"])
+    if config.dynamic != "auto":
+        parts.append(f"dynamic={config.dynamic}")
+    if config.shapes != "static":
+        parts.append(config.shapes)
+    if config.options:
+        n = len(config.options)
         parts.append(f"+{n} option{'s' if n != 1 else ''}")
     return " ".join(parts)
 
@@ -131,19 +134,20 @@ def last_line(text: str | None) -> str:
     return lines[-1] if lines else ""
 
 
-def trial_record(record: Mapping[str, Any]) -> None:
+def trial_record(record: TrialRecord) -> None:
     """One trial record as a two-column table."""
     from advisor.serving import pruned_text  # statistics and the records: not for `--help`
 
-    cfg = record.get("config") or {}
-    name = (record.get("workload") or {}).get("name", "?")
-    title = f"{name}: {cfg.get('dtype')} + {cfg.get('mode')}"
+    cfg, workload = record["config"], record.get("workload")
+    name = workload["name"] if workload else "?"
+    title = f"{name}: {cfg['dtype']} + {cfg['mode']}"
     table = Table(title=title, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
     if record["status"] == "pruned":  # stopped once proven worse: its bound, no figure
-        table.add_row("status", pruned_text(record.get("pruned") or {}))
-        table.add_row("why", str((record.get("pruned") or {}).get("reason", "")))
+        pruned = record.get("pruned")
+        table.add_row("status", pruned_text(pruned or {}))
+        table.add_row("why", pruned["reason"] if pruned else "")
         console.print(table)
         return
     if record["status"] != "ok":
@@ -152,7 +156,7 @@ def trial_record(record: Mapping[str, Any]) -> None:
         table.add_row("error", "\n".join(tail[-6:]))
         console.print(table)
         return
-    rows = [
+    rows: list[tuple[str, object]] = [
         ("device", record["device"]),
         ("shapes", ", ".join(s["shape"] for s in record["shapes"])),
         ("median", fmt(record["median_ms"], " ms")),
@@ -171,24 +175,27 @@ def trial_record(record: Mapping[str, Any]) -> None:
         ("max abs / rel err", f"{record['max_abs_err']:.2e} / {record['max_rel_err']:.2e}"),
         ("correct", fmt(record["correct"]) + f" (atol {record['atol']}, rtol {record['rtol']})"),
     ]
-    if record.get("quality_name"):
-        rows.append((record["quality_name"],
+    quality = record.get("quality_name")
+    if quality:
+        rows.append((quality,
                      f"{record['quality_value']:.4f} (threshold {record['quality_threshold']}, "
                      f"{'pass' if record['quality_passed'] else 'FAIL'})"))
     rows.append(("peak memory", fmt((record["peak_mem_bytes"] or 0) / 2**20, " MiB", 1)))
     names = record.get("kernel_names") or []
     rows.append(("kernels", ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")))
-    fp = record.get("fingerprint") or {}
-    rows.append(("device model", f"{fp.get('device_name')} (torch {fp.get('torch_version')})"))
+    fp = record.get("fingerprint")
+    device_name, torch_version = (fp.get("device_name"), fp.get("torch_version")) if fp else (
+        None, None)
+    rows.append(("device model", f"{device_name} (torch {torch_version})"))
     for name, value in rows:
         table.add_row(name, str(value))
     console.print(table)
 
 
-def phases(records: Sequence[Mapping[str, Any]]) -> None:
-    """Where each trial's time went (`advisor.charts.phases`), when the trials timed it: a
-    trial stalled behind others' compiles shows its lock wait."""
-    from advisor import charts
+def phases(records: Sequence[TrialRecord]) -> None:
+    """Where each trial's time went (`advisor.presentation.charts.phases`), when the trials
+    timed it: a trial stalled behind others' compiles shows its lock wait."""
+    from advisor.presentation import charts
 
     rows = charts.phases(records)
     if not rows:
@@ -202,8 +209,8 @@ def phases(records: Sequence[Mapping[str, Any]]) -> None:
 
 def lead_warning(rec: Any) -> None:
     """The warning that comes before any figure when the evidence is noisy
-    (`advisor.noise.interval_warning`)."""
-    from advisor.noise import interval_warning
+    (`advisor.presentation.noise.interval_warning`)."""
+    from advisor.presentation.noise import interval_warning
 
     unsafe = interval_warning(rec)
     if unsafe:
@@ -226,7 +233,7 @@ def recommendation(rec: Any, top: int = 8) -> None:
         short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
         interval(r.median_ci_ms), "short" if r.short else ("noisy" if r.noisy else ""),
         "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p90_ms),
-        units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
+        units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
         units.duration_s(r.warm_compile_s), fmt(r.kernels_per_call), fmt(r.launches_per_call),
         f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-",
         f"{r.quality_value:.3f}" if r.quality_value is not None else "-",

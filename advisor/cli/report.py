@@ -38,10 +38,10 @@ def report_cmd(
     """Write a shareable report: the recommendation with its device and stack, the snippet to
     paste (`recommend -f python`), its charts, then the evidence against one named baseline,
     noise and flags (no network needed to open)."""
-    from advisor import report
     from advisor.cli.output import check_path, write_file
     from advisor.cli.results import device_names, resolve_recommendation
     from advisor.db.store import ResultStore
+    from advisor.presentation import report
     from advisor.recommendation import Constraints, check_policy
 
     kind = "markdown" if str(output) == "-" else SUFFIXES.get(output.suffix.lower())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from advisor.errors import AdvisorError, ConfigError, TrialFailed
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, Recommendation
+    from advisor.records import TrialRecord
 
 SHOW_FORMATS = (*output.FORMATS, "toml")  # toml: the sweep's flags, a file `sweep --config` reads
 
@@ -160,8 +161,9 @@ def show(
                 rows=lambda: records, table=lambda: _show_table(sweep, records, rec), flat=flat)
 
 
-def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
+def _show_table(sweep: dict[str, Any], records: Sequence[TrialRecord],
                 rec: Recommendation) -> None:
+    from advisor.config import CompileConfig
     from advisor.serving import pruned_text
 
     sweep_id = sweep["id"]
@@ -171,11 +173,12 @@ def _show_table(sweep: dict[str, Any], records: Sequence[Mapping[str, Any]],
     rows = []
     for r in records:
         short = " (short)" if r.get("screened_out") else ""
+        config = CompileConfig.from_dict(r["config"])
         rows.append([
-            render.short_label(r["config"]), r["status"],
+            render.short_label(config), r["status"],
             units.duration_ms(r["median_ms"]) + (" (noisy)" if r.get("noisy") else short),
             render.interval(r.get("median_ci_ms")), units.duration_ms(r["p99_ms"]),
-            units.duration_s(r["cold_compile_s"]) if r["config"].get("mode") != "eager" else "-",
+            units.duration_s(r["cold_compile_s"]) if config.compiled else "-",
             render.fmt(r["passed"]),
             pruned_text(r["pruned"]) if r["status"] == "pruned" and r.get("pruned") else
             r["failure_reason"] or ("" if r["passed"] or r["status"] != "ok" else "rejected"),
@@ -334,8 +337,6 @@ def recommendation_document(rec: Recommendation, device_id: str | None = None) -
 
 def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat: bool,
                           device_id: str) -> None:
-    from dataclasses import asdict
-
     from advisor.recommendation import to_python
 
     if fmt == "python":
@@ -349,7 +350,7 @@ def _print_recommendation(rec: Recommendation, fmt: str, out: Path | None, flat:
                                rec.baseline.trial_uuid not in {r.trial_uuid for r in rec.ranked}
                                else [])]
     output.emit(fmt, out, document=recommendation_document(rec, device_id),
-                rows=lambda: [asdict(r) for r in evidence],
+                rows=lambda: [r.to_dict() for r in evidence],
                 table=lambda: _table(rec, device_id=device_id), flat=flat)
 
 
@@ -371,7 +372,7 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
     if rec.baseline is not None and rec.baseline.trial_uuid not in {r.trial_uuid for r in rows}:
         rows.append(rec.baseline)
     for r in rows:
-        pays = "-" if r.config["mode"] == "eager" else (
+        pays = "-" if not r.config.compiled else (
             f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
         if r.break_even_calls_fp32 not in (None, r.break_even_calls):
             pays += f" ({r.break_even_calls_fp32:,} vs fp32)"
@@ -381,7 +382,7 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
             "short" if r.short else ("noisy" if r.noisy else ""),
             "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p99_ms),
             *([units.rate(r.throughput_per_s)] if rate else []),
-            units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
+            units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
             units.duration_s(r.warm_compile_s), pays, units.size(r.peak_mem_bytes),
         ])
     staleness = rec.staleness

@@ -252,7 +252,7 @@ def _say(text: str) -> None:
 
 def _warn_host_load() -> None:
     """Say so before measuring when the host is too busy for timings to order configs."""
-    from advisor.noise import current_load, host_load_warning
+    from advisor.presentation.noise import current_load, host_load_warning
 
     warning = host_load_warning(*current_load())
     if warning:
@@ -261,7 +261,7 @@ def _warn_host_load() -> None:
 
 def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = None) -> None:
     from advisor.cli.trial import print_replays
-    from advisor.noise import interval_warning
+    from advisor.presentation.noise import interval_warning
 
     if as_json:
         documents = [{

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -17,8 +17,11 @@ from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
 
+if TYPE_CHECKING:
+    from advisor.records import TrialRecord
 
-def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None) -> None:
+
+def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> None:
     """The shape strategies of replay records side by side (best mode and dtype only), with the
     figure that decides, the stream beside the steady state, and the flags."""
     from advisor.serving import (
@@ -68,7 +71,8 @@ def print_replays(records: Sequence[Mapping[str, Any]], calls: int | None = None
     if note:
         render.console.print(note)
     for r in records:
-        for flag in ((r.get("replay") or {}).get("flags") or []) if r.get("status") == "ok" else []:
+        replay = r.get("replay") if r.get("status") == "ok" else None
+        for flag in (replay.get("flags") if replay else None) or []:
             label = CompileConfig.from_dict(r["config"]).label
             render.console.print(f"[yellow]flag[/yellow] {label}: {flag['message']}")
     for r in records:  # stopped once proven worse: the bound they proved, never a figure

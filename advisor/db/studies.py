@@ -12,7 +12,7 @@ again at its next beat. A trial's state written again after a lost acknowledgeme
 write committed) is taken as written.
 
 `held_trials` says which RUNNING trials of a study a live worker still holds: a resumed sweep
-leaves those to their worker (`advisor.search.sweep.fail_orphans`).
+leaves those to their worker (`advisor.search.study.fail_orphans`).
 """
 
 from __future__ import annotations

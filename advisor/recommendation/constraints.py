@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from advisor.errors import ConfigError
+
+if TYPE_CHECKING:
+    from advisor.recommendation.evidence import Ranked
 
 _SIZE_UNITS = {
     "": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
@@ -42,17 +45,16 @@ class Constraints:
             if value is not None and not value > 0:
                 raise ConfigError(f"{name} ({flag}) must be more than zero, not {value!r}")
 
-    def violation(self, rec: dict[str, Any]) -> str | None:
-        """Why a record breaks a limit (None: it meets them all)."""
-        mode = (rec.get("config") or {}).get("mode")
-        if self.max_compile_s is not None and mode != "eager":
-            cold = rec.get("cold_compile_s")
+    def violation(self, r: Ranked) -> str | None:
+        """Why a config's evidence breaks a limit (None: it meets them all)."""
+        if self.max_compile_s is not None and r.config.compiled:
+            cold = r.cold_compile_s
             if cold is None:
                 return "cold compile time unknown"
             if cold > self.max_compile_s:
                 return f"cold compile over {self.max_compile_s:g} s"
         if self.max_memory_bytes is not None:
-            peak = rec.get("peak_mem_bytes")
+            peak = r.peak_mem_bytes
             if peak is None:
                 return "peak memory unknown"
             if peak > self.max_memory_bytes:

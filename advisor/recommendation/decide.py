@@ -141,7 +141,7 @@ def _clearly_beats(r: Ranked, baseline: Ranked, policy: Policy) -> bool:
 def _cold_s(r: Ranked) -> float:
     """The cold compile the equivalence rule compares: eager compiles nothing; an unknown
     cold compile of a compiled config counts last."""
-    if r.config["mode"] == "eager":
+    if not r.config.compiled:
         return 0.0
     return float("inf") if r.cold_compile_s is None else r.cold_compile_s
 
@@ -191,7 +191,7 @@ def _shown(r: Ranked, policy: Policy, *, cold: bool = False, named: bool = True)
     if r.noisy:
         text += ", noisy"
     if cold:
-        text += ("; no compile" if r.config["mode"] == "eager" else
+        text += ("; no compile" if not r.config.compiled else
                  "; cold compile unknown" if r.cold_compile_s is None else
                  f"; {r.cold_compile_s:.1f} s cold compile")
     return f"{r.label} ({text})" if named else text
@@ -239,7 +239,7 @@ def recommend(
     pooled = _against_best_eager(pooled, base_ms)
     candidates = []
     for r in pooled:
-        why = constraints.violation(asdict(r))
+        why = constraints.violation(r)
         if why is None:
             candidates.append(r)
         else:
@@ -262,7 +262,7 @@ def recommend(
     choice = _choose(pool, pol, baseline)
     # each note a sentence of its own
     note = " ".join(n if n.endswith(".") else n + "." for n in (choice.note, conf_note) if n)
-    eager = [r for r in ranked if r.config["mode"] == "eager"]
+    eager = [r for r in ranked if not r.config.compiled]
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
         ranked=ranked, n_trials=len(records),
@@ -335,7 +335,7 @@ def _pooled(recs: list[TrialRecord], base_ms: float | None, calls: int | None) -
 
 
 def _pays_off(r: Ranked, figure_ms: float, eager_ms: float | None) -> int | None:
-    if r.config["mode"] == "eager":
+    if not r.config.compiled:
         return None
     return break_even_calls(None if r.figure == "process" else r.cold_compile_s, figure_ms,
                            eager_ms)
@@ -344,7 +344,7 @@ def _pays_off(r: Ranked, figure_ms: float, eager_ms: float | None) -> int | None
 def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ranked]:
     """Break-even against the fastest eager config (bf16 eager often beats fp32 eager: that is
     what compiling has to pay back), with eager fp32's beside it."""
-    eager = [r.median_ms for r in ranked if r.config["mode"] == "eager"]
+    eager = [r.median_ms for r in ranked if not r.config.compiled]
     best_eager = min([*eager, *([base_ms] if base_ms else [])], default=None)
     return [replace(r, break_even_calls=_pays_off(r, r.median_ms, best_eager)) for r in ranked]
 

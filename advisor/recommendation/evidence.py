@@ -20,12 +20,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from advisor import serving
-from advisor.config import EAGER_FP32, CompileConfig, ConfigDict
+from advisor.config import EAGER_FP32, CompileConfig
 from advisor.dimensions import simplicity as dimension_simplicity
-from advisor.noise import WIDE_INTERVAL
 from advisor.records import Flag, TrialRecord
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
-from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO
+from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO, WIDE_INTERVAL
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence (a config's median moves between processes by more than its interval says:
@@ -44,7 +43,7 @@ def overlaps(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
 class Ranked:
     """One config's evidence, relative to the eager fp32 baseline."""
 
-    config: ConfigDict
+    config: CompileConfig  # a dict only where it is written out (`to_dict`)
     label: str
     median_ms: float
     p90_ms: float | None
@@ -81,7 +80,13 @@ class Ranked:
 
     @property
     def config_key(self) -> str:
-        return CompileConfig.from_dict(self.config).key
+        return self.config.key
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON/CSV-ready): the config as `CompileConfig.to_dict` writes it."""
+        data = asdict(self)
+        data["config"] = self.config.to_dict()
+        return data
 
 
 @dataclass(frozen=True)
@@ -222,7 +227,7 @@ class Recommendation:
     def _latency_sentence(self) -> str:
         b, base = self.best, self.baseline
         assert b is not None
-        if b.config["mode"] == "eager" and base is not None and self.decision == "equivalent":
+        if not b.config.compiled and base is not None and self.decision == "equivalent":
             # compiled configs were as fast within the noise: not "does not pay off", which
             # says they were measured slower
             text = f"{b.label}: {b.median_ms:.3g} ms"
@@ -230,8 +235,8 @@ class Recommendation:
                 text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
             return text + ("; no compiled config is faster beyond the noise, and it compiles "
                            "nothing (see the note)")
-        if b.config["mode"] == "eager" and base is not None:
-            compiled = [r for r in self.ranked if r.config["mode"] != "eager"]
+        if not b.config.compiled and base is not None:
+            compiled = [r for r in self.ranked if r.config.compiled]
             text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
             if compiled:
                 c = compiled[0]
@@ -241,7 +246,7 @@ class Recommendation:
         text = f"{b.label}: {b.median_ms:.3g} ms"
         if base is not None and b.speedup is not None:
             text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
-        if b.cold_compile_s is not None and b.config["mode"] != "eager":
+        if b.cold_compile_s is not None and b.config.compiled:
             text += f", {b.cold_compile_s:.1f} s cold compile"
         calls = _per_call(b)
         if calls:
@@ -277,11 +282,11 @@ class Recommendation:
         b, base, n = self.best, self.baseline, self.calls_per_process
         assert b is not None and n is not None
         text = f"for {n:,} calls per process, {b.label}: {b.total_s:.3g} s in all"
-        if b.config["mode"] != "eager":
+        if b.config.compiled:
             text += f" ({b.cold_compile_s or 0:.1f} s cold compile + {n:,} x {b.median_ms:.3g} ms)"
         if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
             text += f" vs {base.total_s:.3g} s eager fp32"
-        if b.config["mode"] != "eager":
+        if b.config.compiled:
             if b.break_even_calls is not None:
                 text += f"; compiling pays off after {b.break_even_calls:,} calls"
                 eager = self.eager_best
@@ -290,7 +295,7 @@ class Recommendation:
                     if b.break_even_calls_fp32 is not None:
                         text += f" ({b.break_even_calls_fp32:,} against eager fp32)"
             return text
-        paying = [r for r in self.ranked if r.config["mode"] != "eager" and r.break_even_calls]
+        paying = [r for r in self.ranked if r.config.compiled and r.break_even_calls]
         if paying:
             c = min(paying, key=lambda r: r.break_even_calls or 0)
             text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
@@ -301,6 +306,10 @@ class Recommendation:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        for name in ("best", "baseline", "eager_best"):  # configs as their dicts
+            r = getattr(self, name)
+            data[name] = None if r is None else r.to_dict()
+        data["ranked"] = [r.to_dict() for r in self.ranked]
         data["sentence"] = self.sentence
         data["decided_by"] = self.decided_by
         return data
@@ -400,7 +409,7 @@ def rank_record(
     return Ranked(
         figure="process" if process else "steady", steady_ms=rec["median_ms"],
         flags=(replay.get("flags") if replay else None) or None,
-        config=config.to_dict(), label=config.label, median_ms=figure_ms,
+        config=config, label=config.label, median_ms=figure_ms,
         p90_ms=rec.get("p90_ms"), p99_ms=rec.get("p99_ms"),
         speedup=baseline_ms / figure_ms if baseline_ms and figure_ms else None,
         cold_compile_s=rec.get("cold_compile_s"), warm_compile_s=rec.get("warm_compile_s"),
@@ -412,7 +421,7 @@ def rank_record(
         throughput_per_s=traffic_throughput(rec.get("shapes") or []),
         peak_mem_bytes=rec.get("peak_mem_bytes"), graph_count=rec.get("graph_count"),
         break_even_calls=break_even_calls(
-            None if config.mode == "eager" or process else rec.get("cold_compile_s"), figure_ms,
+            None if not config.compiled or process else rec.get("cold_compile_s"), figure_ms,
             baseline_ms,
         ),
         shapes=[
@@ -436,5 +445,5 @@ def _buckets_of(config: CompileConfig, rec: TrialRecord) -> dict[str, Any] | Non
 def simplicity(r: Ranked) -> tuple[float, ...]:
     """Simpler and cheaper first: the dimensions' ranks (the mode's cost; advisor.dimensions),
     then fewer graphs, then a shorter compile."""
-    graphs = 0 if r.config["mode"] == "eager" else (r.graph_count or 0)
+    graphs = 0 if not r.config.compiled else (r.graph_count or 0)
     return (*dimension_simplicity(r.config), graphs, r.cold_compile_s or 0.0)

@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from advisor.config import TORCH_DTYPE_NAMES, CompileConfig
+from advisor.config import TORCH_DTYPE_NAMES
 from advisor.recommendation.evidence import Recommendation
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
@@ -22,7 +22,7 @@ def export_dict(rec: Recommendation, device_id: str | None = None) -> dict[str, 
                 "fingerprint_hash": rec.fingerprint_hash, "policy": rec.policy,
                 "recommendation": None, "sentence": rec.sentence}
     b = rec.best
-    config = CompileConfig.from_dict(b.config)
+    config = b.config
     figures: dict[str, Any] = {
         "median_ms": b.median_ms, "median_ci_ms": b.median_ci_ms, "p99_ms": b.p99_ms,
         "speedup_vs_eager_fp32": b.speedup, "speedup_ci": b.speedup_ci,
@@ -86,9 +86,9 @@ def to_python(rec: Recommendation, device_id: str | None = None) -> str:
         lines.append(f"# median {b.median_ms:.4g} ms, {CONFIDENCE:.0%} CI "
                      f"{b.median_ci_ms[0]:.4g}-{b.median_ci_ms[1]:.4g} ms"
                      + (" (confirmed, interleaved with eager fp32)" if b.confirmed else ""))
-    if f["break_even_calls"] is not None and b.config["mode"] != "eager":
+    if f["break_even_calls"] is not None and b.config.compiled:
         lines.append(f"# compiling pays off after {f['break_even_calls']:,} calls")
-    config = CompileConfig.from_dict(b.config)
+    config = b.config
     dtype = data["dtype"]
     lines += ["import torch", ""]
     if config.dtype == "tf32":

@@ -111,7 +111,7 @@ class BreakEven(Policy):
         assert self.calls is not None
         if r.figure == "process":  # start-up is inside the process-life figure already
             return self.calls * r.median_ms / 1000
-        compile_s = 0.0 if r.config["mode"] == "eager" else (r.cold_compile_s or 0.0)
+        compile_s = 0.0 if not r.config.compiled else (r.cold_compile_s or 0.0)
         return compile_s + self.calls * r.median_ms / 1000
 
     def interval(self, r: Ranked) -> list[float] | None:

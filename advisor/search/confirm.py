@@ -150,7 +150,7 @@ def confirm(
     shapes = [{"shape": s["shape"], "dims": s["dims"], "weight": s["weight"]}
               for s in leader["shapes"]]
     wl_dict, path = _workload_of(records, workload_path)
-    configs = [EAGER_FP32, *(CompileConfig.from_dict(r.config) for r in picks)]
+    configs = [EAGER_FP32, *(r.config for r in picks)]
     spec: ConfirmSpec = {
         "kind": "confirm", "workload_path": path, "device": device,
         "configs": [c.to_dict() for c in configs], "shapes": shapes,
@@ -293,7 +293,7 @@ def confirm_and_save(
         records = store.trials(workload=workload, fingerprint_hash=fingerprint["fingerprint_hash"])
         wl_dict, path = _workload_of(records, kwargs.get("workload_path"))
         artifact, note = save_artifact(
-            store, wl_dict, fingerprint, device, CompileConfig.from_dict(rec.best.config), path,
+            store, wl_dict, fingerprint, device, rec.best.config, path,
             trial_uuid=rec.best.trial_uuid, buckets=rec.best.buckets, verify=verify,
             launcher=kwargs.get("launcher"),
             on_phase=kwargs.get("on_phase"),

@@ -29,7 +29,7 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.records import TrialRecord
 from advisor.search.plan import Plan, Step
 from advisor.search.priors import twin_of
-from advisor.search.sweep import trial_params, trial_state
+from advisor.search.study import trial_params, trial_state
 
 if TYPE_CHECKING:
     import optuna

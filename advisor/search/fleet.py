@@ -41,19 +41,21 @@ from advisor.search.feed import (
 from advisor.search.launcher import Launcher
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
+from advisor.search.study import (
+    held_configs,
+    open_study,
+    suggest_config,
+    trial_params,
+    trial_state,
+)
 from advisor.search.sweep import (
     MAX_ASKS_PER_TRIAL,
     Observer,
     QuietObserver,
-    held_configs,
-    open_study,
     prune_bar,
     record_outcome,
     screen_above_ms,
-    suggest_config,
-    trial_params,
     trial_shapes,
-    trial_state,
 )
 from advisor.workload import load_workload, pin_sha256, workload_sha256
 

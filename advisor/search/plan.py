@@ -2,10 +2,10 @@
 
 First the eager fp32 baseline (the correctness oracle, whose profile the priors read), then the
 fleet's best configs for this workload (`advisor.search.neighbours`), then the share of the space
-the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes.
-Without
-priors (``priors=False``) only the baseline is queued and the sampler does the rest. Pure: the
-caller (the sweep, or the pool's feeder) queues the steps and measures them.
+the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes
+(`advisor.search.study.make_sampler`). Without priors (``priors=False``) only the baseline is
+queued and the sampler does the rest. Pure: the caller (the sweep, or the pool's feeder) queues
+the steps and measures them.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import ConfigError
 from advisor.records import TrialRecord
 from advisor.search.neighbours import FleetPick
 from advisor.search.priors import Profile, rank
@@ -24,7 +22,6 @@ from advisor.search.space import Space
 
 PRIOR_SHARE = 0.5  # of the space, queued in the priors' order before the sampler takes over
 BASELINE_REASON = "baseline: eager fp32, the correctness oracle; its profile sets the priors"
-SAMPLERS = ("tpe", "random", "grid")
 
 
 @dataclass(frozen=True)
@@ -68,17 +65,3 @@ class Plan:
 
 def sampler_reason(name: str) -> str:
     return f"{name} sampler: proposed after the queued configs"
-
-
-def make_sampler(name: str, seed: int | None) -> Any:
-    """The Optuna sampler called `name` (one of `SAMPLERS`) for a small categorical space."""
-    import optuna
-
-    if name == "tpe":  # conditional categorical space: multivariate, grouped; parallel: liar
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=5, multivariate=True,
-                                          group=True, constant_liar=True)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if name == "grid":  # every combination once, in a random order
-        return optuna.samplers.BruteForceSampler(seed=seed)
-    raise ConfigError(f"unknown sampler {name!r}: choose one of {', '.join(SAMPLERS)}")

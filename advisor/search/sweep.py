@@ -1,15 +1,15 @@
 """A sweep: search the configs of one workload on one device, with Optuna, one child per trial.
 
-The Optuna study lives in the results database (Optuna's RDB storage on the same URL), so a sweep
-can be resumed and `optuna-dashboard <url>` can open it. The eager fp32 baseline runs first.
-When the space fits the trial budget every config is measured (in order, cheapest first);
-otherwise Optuna's TPE picks the next config. Objective: steady-state median latency; a trial
-that fails correctness or quality is infeasible (an Optuna constraint); a failed trial is stored
-with its reason and the sweep goes on; a replay proven worse than the best finished one stops
-early (`prune_bar`) and is stored with its bound, told PRUNED. SIGINT/SIGTERM kill the running
-trial, keep every finished one and mark the sweep interrupted; `resume=True` continues it
-without re-running a config. Once the trials are done, the leader and the configs near it are
-re-measured side by side in one child, and a second process compiling from the recommended
+The Optuna study lives in the results database (Optuna's RDB storage on the same URL:
+`advisor.search.study`), so a sweep can be resumed and `optuna-dashboard <url>` can open it. The
+eager fp32 baseline runs first. When the space fits the trial budget every config is measured (in
+order, cheapest first); otherwise Optuna's TPE picks the next config. Objective: steady-state
+median latency; a trial that fails correctness or quality is infeasible (an Optuna constraint); a
+failed trial is stored with its reason and the sweep goes on; a replay proven worse than the best
+finished one stops early (`prune_bar`) and is stored with its bound, told PRUNED. SIGINT/SIGTERM
+kill the running trial, keep every finished one and mark the sweep interrupted; `resume=True`
+continues it without re-running a config. Once the trials are done, the leader and the configs near
+it are re-measured side by side in one child, and a second process compiling from the recommended
 config's kept cache measures its warm start (every compiled config's with ``warm_all``): beside
 that re-measurement for the leader, after it when the re-measurement picks another config.
 """
@@ -22,13 +22,12 @@ import signal
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from advisor import device_lock, dimensions
+from advisor import device_lock
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, StoreError, TrialFailed
@@ -38,9 +37,18 @@ from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, Wo
 from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
-from advisor.search.plan import Plan, make_sampler, sampler_reason
+from advisor.search.plan import Plan, sampler_reason
 from advisor.search.space import Space
 from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
+from advisor.search.study import (
+    fail_orphans,
+    held_configs,
+    open_study,
+    suggest_config,
+    tell_outcome,
+    trial_params,
+    trial_state,
+)
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS, decides
 from advisor.workload import LoadedWorkload
 
@@ -90,7 +98,7 @@ class SweepSettings:
     # process before the recommendation (advisor.search.confirm): separate processes minutes apart
     # cannot order them
     confirm_leaders: bool = True
-    # the Optuna sampler (advisor.search.plan.SAMPLERS) and whether a budgeted sweep queues the
+    # the Optuna sampler (advisor.search.study.SAMPLERS) and whether a budgeted sweep queues the
     # fleet's
     # and the priors' picks first (advisor.search.plan)
     sampler: str = "tpe"
@@ -151,16 +159,6 @@ class SweepOutcome:
     unmeasured: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     stopped_by: str = ""  # "budget" | "interrupt" | ""
-
-
-def trial_params(config: CompileConfig, space: Space) -> dict[str, Any]:
-    """The Optuna parameters standing for ``config`` in ``space`` (`advisor.dimensions`)."""
-    return dimensions.params_of(config, space.configs)
-
-
-def suggest_config(trial: optuna.trial.Trial, space: Space) -> CompileConfig:
-    """Define-by-run: the config an Optuna trial proposes (or was enqueued with)."""
-    return dimensions.suggest(trial, space.configs)
 
 
 class Heartbeat:
@@ -772,107 +770,18 @@ def prune_bar(store: ResultStore, sweep_id: int, config: CompileConfig,
             "margin": PRUNE_MARGIN}
 
 
-def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool = False,
-               sampler: str = "tpe") -> Any:
-    """The sweep's Optuna study, in the results database. `heartbeat`: workers of a fleet beat
-    while they hold a trial; a trial whose worker died is failed and queued again. `sampler`:
-    one of `advisor.search.plan.SAMPLERS`."""
-    import optuna
-
-    from advisor.db.store import prepare_optuna
-    from advisor.db.studies import RetryingStorage
-
-    prepare_optuna(url)  # Optuna's tables once, under a lock: its own first use races
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    # advisor drives the heartbeat itself around ask/tell (advisor.search.fleet), which Optuna's
-    # experimental heartbeat API warns about.
-    warnings.filterwarnings("ignore", message="Heartbeat of storage", category=UserWarning)
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    kwargs: dict[str, Any] = {}
-    if url.startswith("sqlite"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": env_settings.db_busy_timeout_s()}}
-    else:  # reconnect after a database restart instead of failing on a dead pooled connection
-        kwargs["engine_kwargs"] = {"pool_pre_ping": True}
-    if heartbeat:
-        kwargs.update(
-            heartbeat_interval=env_settings.heartbeat_s(),
-            grace_period=env_settings.heartbeat_grace_s(),
-            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
-                max_retry=3),
-        )
-    # its errors retried while the database is busy or away, else one line (advisor.db.studies)
-    storage = RetryingStorage(url, **kwargs)
-    return optuna.create_study(study_name=study_name, storage=storage,
-                               sampler=make_sampler(sampler, seed),
-                               direction="minimize", load_if_exists=True)
-
-
-def fail_orphans(study: optuna.Study) -> int:
-    """Mark FAIL the trials a dead or interrupted run of the study left RUNNING (their process
-    is gone; a resumed sweep measures those configs again) or queued (WAITING: the resumed run
-    queues afresh, so that no config is taken twice); returns how many. A RUNNING trial a live
-    worker still holds (`advisor.db.studies.held_trials`) is left to it: failing it would
-    queue its config again while it is measured, and store it twice."""
-    from advisor.db.studies import held_trials
-
-    held = held_trials(study, env_settings.heartbeat_grace_s())
-    running = [t for t in study.get_trials(
-        deepcopy=False, states=(trial_state("RUNNING"), trial_state("WAITING")))
-        if t._trial_id not in held]
-    for trial in running:
-        study._storage.set_trial_user_attr(trial._trial_id, "orphaned", True)
-        study._storage.set_trial_state_values(trial._trial_id, state=trial_state("FAIL"))
-    return len(running)
-
-
-def held_configs(study: optuna.Study) -> set[str]:
-    """The config keys of the study's RUNNING trials a live worker still holds
-    (`advisor.db.studies.held_trials`): a resumed sweep neither queues nor measures them."""
-    from advisor.db.studies import held_trials
-
-    held = held_trials(study, env_settings.heartbeat_grace_s())
-    found = (dimensions.from_params(t.params) for t in study.get_trials(
-        deepcopy=False, states=(trial_state("RUNNING"),)) if t._trial_id in held)
-    return {c.key for c in found if c is not None}
-
-
 def record_outcome(store: ResultStore, study: optuna.Study, trial: optuna.trial.Trial,
                    record: TrialRecord, config: CompileConfig, sweep_id: int,
                    calls_per_process: int | None = None) -> float | None:
-    """Store a finished trial's record and tell Optuna; returns the sweep's best median so far."""
+    """Store a finished trial's record and tell Optuna (`advisor.search.study.tell_outcome`);
+    returns the sweep's best median so far."""
     reason = trial.user_attrs.get("reason")
     if reason:  # why the config was tried when it was (advisor.search.plan), kept with the record
         record["tried_because"] = reason
     store_trial(store, record, sweep_id)  # retried while the database is busy; else spilled
-    trial.set_user_attr("trial_uuid", record["trial_uuid"])
-    trial.set_user_attr("config_key", config.key)
-    if record["status"] == "ok":
-        set_constraints(study, trial, accuracy=0.0 if record["passed"] else 1.0)
-        study.tell(trial, deciding_ms(record, calls_per_process))
-    elif record["status"] == "pruned":  # proven worse than the best: Optuna's PRUNED, no value
-        pruned = record["pruned"]
-        trial.set_user_attr("pruned_lower_bound_ms", pruned["lower_bound_ms"])
-        trial.set_user_attr("pruned_reason", pruned["reason"])
-        study.tell(trial, state=trial_state("PRUNED"))
-    else:
-        trial.set_user_attr("failure_reason", record["failure_reason"])
-        study.tell(trial, state=trial_state("FAIL"))
+    tell_outcome(study, trial, record, config, calls_per_process)
     best = [steady_ms(r) for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed")]
     return min(best) if best else None
 
 
-def set_constraints(study: optuna.Study, trial: optuna.trial.Trial, **values: float) -> None:
-    """Store a trial's constraints (> 0: infeasible) where every Optuna reader looks: the system
-    attribute `constraints` as a list of floats, the format of Optuna's samplers and of
-    optuna-dashboard, which does not read the per-name keys of `Trial.set_constraint`. Their names,
-    in the same order, go to the user attribute `constraint_names`."""
-    study._storage.set_trial_system_attr(trial._trial_id, "constraints",  # Optuna's key
-                                         [float(v) for v in values.values()])
-    trial.set_user_attr("constraint_names", list(values))
-
-
-def trial_state(name: str) -> Any:
-    import optuna
-
-    return getattr(optuna.trial.TrialState, name)

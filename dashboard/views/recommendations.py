@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from advisor.report import NAMED, named
+from advisor.presentation.report import NAMED, named
 from dashboard import analysis, data, ui
 
 

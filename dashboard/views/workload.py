@@ -4,8 +4,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from advisor import charts, serving, units
-from advisor.noise import interval_warning
+from advisor import serving, units
+from advisor.presentation import charts
+from advisor.presentation.noise import interval_warning
 from dashboard import analysis, data, ui
 
 # The trials table's columns at first (the others are in its column menu): it fits the page.

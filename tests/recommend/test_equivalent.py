@@ -8,8 +8,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from advisor import report
 from advisor.config import CompileConfig
+from advisor.presentation import report
 from advisor.recommendation import export_dict, recommend
 from advisor.recommendation.answers import pick_label
 from advisor.records import empty_record

@@ -24,7 +24,7 @@ def test_a_running_sweep_makes_the_answer_provisional(db_url: str,
                                                       cpu_fp: dict[str, Any]) -> None:
     sweep_id = _sweep(db_url, cpu_fp)
     rec = advisor.recommend("tiny-mlp", db=db_url, fingerprint=cpu_fp["fingerprint_hash"])
-    assert rec.best is not None and rec.best.config["mode"] == "default"  # from what finished
+    assert rec.best is not None and rec.best.config.mode == "default"  # from what finished
     assert rec.provisional.startswith(f"sweep {sweep_id} is still running (2 of 6 planned")
     assert rec.to_dict()["provisional"] == rec.provisional
 

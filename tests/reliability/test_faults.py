@@ -35,7 +35,7 @@ from advisor.db import ResultStore
 from advisor.db.studies import RetryingStorage
 from advisor.errors import StoreError
 from advisor.search.spill import spill_dir
-from advisor.search.sweep import open_study
+from advisor.search.study import open_study
 
 FAST_RETRIES = {"ADVISOR_STORE_RETRY_S": "0.5", "ADVISOR_DB_BUSY_TIMEOUT_S": "0.2"}
 

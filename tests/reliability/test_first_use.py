@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from advisor.db import ResultStore, upgrade_database
-from advisor.search.sweep import open_study
+from advisor.search.study import open_study
 
 PROCESSES = 8
 

@@ -17,9 +17,9 @@ import pytest
 from reliability_support import HERE, sweep_support
 
 from advisor import tempdirs
-from advisor.api import remove_orphaned_roots
 from advisor.config import EAGER_FP32
 from advisor.search.launcher import Launcher, Probe
+from advisor.search.pool import remove_orphaned_roots
 
 HANGS = HERE / "workloads" / "hangs_at_import.py"
 WRITES_ITS_CACHE_DIR = HERE / "workloads" / "writes_its_cache_dir.py"

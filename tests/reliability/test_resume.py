@@ -16,7 +16,8 @@ from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
 from advisor.search.resume import contradiction, resumable, stored_plan
 from advisor.search.space import build_space
-from advisor.search.sweep import SweepSettings, open_study
+from advisor.search.study import open_study
+from advisor.search.sweep import SweepSettings
 
 WORKLOAD = sweep_support.FOUR_DTYPES  # eager-only, cheap
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from report_support import fingerprint_of, run
 
-from advisor.check import parse_threshold
 from advisor.cli import exits
+from advisor.presentation.check import parse_threshold
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 OLD, NEW = "2.10.0+cu128", "2.11.0+cu130"

@@ -20,10 +20,10 @@ import pytest
 from dashboard_seed import CPU_STACK, GPU_STACK, GPU_STACK_OLD, fingerprint, workload
 from report_support import run
 
-from advisor.check import Figure, decide
 from advisor.cli import exits
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
+from advisor.presentation.check import Figure, decide
 from advisor.records import empty_record
 
 EAGER = CompileConfig(mode="eager", dtype="fp32")

@@ -1,5 +1,6 @@
 """`advisor report`: a self-contained page (HTML or Markdown) of the one answer and its evidence,
-from a real SQLite database seeded as sweeps write it; the chart rows `advisor.charts` prepares."""
+from a real SQLite database seeded as sweeps write it; the chart rows
+`advisor.presentation.charts` prepares."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 from report_support import fingerprint_of, run
 
-from advisor import charts, report, units
+from advisor import units
 from advisor.db import ResultStore
+from advisor.presentation import charts, report
 from advisor.recommendation.answers import answer
 
 H200, A100, NEW = "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "2.11.0+cu130"

@@ -15,8 +15,8 @@ import pytest
 from dashboard_seed import FLEET_NOISY_DEVICE, seeded_file
 from report_support import run
 
-from advisor import charts, report
 from advisor.db import ResultStore
+from advisor.presentation import charts, report
 from advisor.recommendation import to_python
 from advisor.recommendation.answers import answer
 

@@ -10,6 +10,7 @@ from report_support import fingerprint_of
 from rich.console import Console
 
 from advisor.cli import render
+from advisor.config import CompileConfig
 from advisor.db import ResultStore
 from advisor.recommendation.answers import answer
 
@@ -50,9 +51,9 @@ def test_columns_return_when_they_fit() -> None:
 
 
 def test_short_labels_and_intervals() -> None:
-    assert render.short_label({"mode": "max-autotune-no-cudagraphs", "dtype": "bf16",
-                               "fullgraph": True, "dynamic": "auto", "options": {"a": 1},
-                               "shapes": "buckets:pow2"}) == (
+    assert render.short_label(CompileConfig(mode="max-autotune-no-cudagraphs", dtype="bf16",
+                                            fullgraph=True, options={"a": 1},
+                                            shapes="buckets:pow2")) == (
         "bf16 max-autotune-nocg fullgraph buckets:pow2 +1 option")
     assert render.interval([0.94, 0.98]) == "0.940-0.980 ms"
     assert render.interval([980.0, 1220.0]) == "980 ms-1.22 s"

@@ -18,13 +18,12 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
 from advisor.recommendation import recommend
 from advisor.records import empty_record
+from advisor.search.study import open_study, trial_state
 from advisor.search.sweep import (
     PRUNE_MARGIN,
     SweepSettings,
-    open_study,
     prune_bar,
     record_outcome,
-    trial_state,
 )
 
 CALLS = 100
@@ -153,7 +152,7 @@ def test_a_pruned_config_is_never_the_pick_nor_a_failure() -> None:
 
 def test_surfaces_show_the_bound_never_a_figure() -> None:
     pytest.importorskip("pandas")  # the dashboard's extra
-    from advisor import report
+    from advisor.presentation import report
     from dashboard import analysis
 
     stopped = pruned(ROUGH, 7.5, 6.05)

@@ -256,7 +256,7 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     for i, r in enumerate(records):
         r["trial_uuid"], r["config_key"] = f"t{i}", CompileConfig.from_dict(r["config"]).key
     rec = recommend("tiny-seq", records, calls_per_process=10**7)
-    assert rec.best is not None and rec.best.config.get("shapes") == "buckets:fitted-2"
+    assert rec.best is not None and rec.best.config.shapes == "buckets:fitted-2"
     assert rec.best.figure == "process" and "process serving" in rec.decided_by
     by_label = {r.label: r for r in rec.ranked}
     unbucketed = by_label[CompileConfig(dynamic="false").label]

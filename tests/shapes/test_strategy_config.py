@@ -106,7 +106,7 @@ def test_space_adds_strategies_to_compiled_configs_only() -> None:
 def test_sweep_params_and_suggest_carry_the_strategy() -> None:
     import optuna
 
-    from advisor.search.sweep import suggest_config, trial_params
+    from advisor.search.study import suggest_config, trial_params
 
     space = build_space(
         ("fp32",),

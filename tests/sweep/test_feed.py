@@ -26,7 +26,7 @@ from advisor.search.feed import (
 from advisor.search.plan import BASELINE_REASON, Plan
 from advisor.search.priors import twin_of
 from advisor.search.space import build_space
-from advisor.search.sweep import open_study, suggest_config, trial_state
+from advisor.search.study import open_study, suggest_config, trial_state
 
 
 def _db_helpers() -> ModuleType:

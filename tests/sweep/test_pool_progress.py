@@ -1,5 +1,5 @@
-"""A pooled sweep's progress lines (advisor.api._pool_progress) on a real SQLite store: each
-trial the workers stored is named once, with its own outcome and its own reason for being
+"""A pooled sweep's progress lines (advisor.search.pool.pool_progress) on a real SQLite store:
+each trial the workers stored is named once, with its own outcome and its own reason for being
 tried, whatever order the store returns the trials in; failures count failed trials only."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from test_feed import _db_helpers
 
-from advisor.api import _pool_progress
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
+from advisor.search.pool import pool_progress
 
 
 def test_each_stored_trial_is_named_once_with_its_outcome_and_reason(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_each_stored_trial_is_named_once_with_its_outcome_and_reason(tmp_path: P
     said: list[str] = []
     with ResultStore.from_url(url) as store:
         sweep_id = store.create_sweep(workload, fingerprint, {"device": "cuda"}, "p", 3)
-        tick = _pool_progress(store, sweep_id, 3, said.append)
+        tick = pool_progress(store, sweep_id, 3, said.append)
         tick()
         assert said == []  # nothing stored: nothing said
         # the default config finished first, though the baseline was stored first

@@ -74,7 +74,7 @@ def test_budgeted_sweep_runs_several_jobs_in_the_priors_order(tmp_path: Path) ->
     assert all(len(r["measured_alone"]) == 1 for r in records.values())
     for r in records.values():
         assert r["tried_because"]
-    from advisor.search.sweep import open_study
+    from advisor.search.study import open_study
 
     study = open_study(url, json_out(done)["study_name"])
     assert study.user_attrs[PLAN_ATTR] == "closed"  # the cap was queued by the plan itself

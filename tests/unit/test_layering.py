@@ -1,6 +1,7 @@
 """The house's rules, read from the source: no import cycle (function-level imports counted),
 the parent side never imports the child side, the child side never imports the search, the
-store or the CLI, and nothing imports another module's private names."""
+store or the CLI, each package imports nothing above it (`NEVER`), and nothing imports another
+module's private names."""
 
 from __future__ import annotations
 
@@ -75,6 +76,36 @@ def test_the_parent_never_imports_the_child_and_the_child_never_the_parent() -> 
     assert reaching(("advisor.search", "advisor.db"), ("advisor.child",)) == {}
     assert reaching(("advisor.child",),
                     ("advisor.search", "advisor.db", "advisor.cli", "advisor.runtime")) == {}
+
+
+# The layers (DESIGN.md): the CLI and the dashboard on top; beside them what they show
+# (`advisor.presentation`) and the workflow they call (`advisor.api`, `advisor.runtime`); below,
+# the search, the recommendation and the store; at the bottom the pure modules. Each package (or
+# module) and the packages it never imports, function-level imports counted.
+SURFACES = ("advisor.cli", "advisor.api", "advisor.runtime", "advisor.presentation")
+NEVER: dict[str, tuple[str, ...]] = {
+    "advisor.presentation": ("advisor.cli", "advisor.api", "advisor.runtime", "advisor.search",
+                             "advisor.child"),
+    "advisor.search": (*SURFACES, "advisor.child"),
+    "advisor.recommendation": (*SURFACES, "advisor.search", "advisor.db", "advisor.child"),
+    "advisor.db": (*SURFACES, "advisor.search", "advisor.recommendation", "advisor.child"),
+    "advisor.child": (*SURFACES, "advisor.search", "advisor.db"),
+    **{pure: (*SURFACES, "advisor.search", "advisor.recommendation", "advisor.db", "advisor.child")
+       for pure in ("advisor.config", "advisor.dimensions", "advisor.records", "advisor.stats",
+                    "advisor.errors", "advisor.serving", "advisor.units")},
+}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_each_package_imports_nothing_above_it() -> None:
+    assert set(NEVER) <= {p for m in GRAPH for p in NEVER if _within(m, p)}, "a row names nothing"
+    wrong = {m: sorted(t for t in deps if any(_within(t, p) for p in never))
+             for package, never in NEVER.items()
+             for m, deps in _edges().items() if _within(m, package)}
+    assert {m: ts for m, ts in wrong.items() if ts} == {}
 
 
 def test_no_module_imports_another_modules_private_names() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_recommend import eager_fp32, trial
 
-from advisor.noise import LOAD_PER_CORE, host_load_warning, interval_warning
+from advisor.presentation.noise import LOAD_PER_CORE, host_load_warning, interval_warning
 from advisor.recommendation import recommend
 
 

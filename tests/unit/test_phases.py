@@ -1,15 +1,16 @@
 """Where a trial's time went: the child's phase lines timed by the parent
 (advisor.search.launcher.phase_seconds), a blocked device-lock hold reported as a phase of its
-own (advisor.device_lock), and the rows `advisor show` and the report print (advisor.charts)."""
+own (advisor.device_lock), and the rows `advisor show` and the report print
+(advisor.presentation.charts)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from advisor import charts
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.device_lock import DeviceLock
+from advisor.presentation import charts
 from advisor.records import PHASE_ORDER
 from advisor.search.launcher import phase_seconds
 

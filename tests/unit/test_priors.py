@@ -9,7 +9,7 @@ import pytest
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
 from advisor.search.neighbours import FleetPick
-from advisor.search.plan import BASELINE_REASON, PRIOR_SHARE, Plan, make_sampler
+from advisor.search.plan import BASELINE_REASON, PRIOR_SHARE, Plan
 from advisor.search.priors import (
     COMPILE_COST,
     HOST_US_PER_OP,
@@ -23,6 +23,7 @@ from advisor.search.priors import (
     twin_of,
 )
 from advisor.search.space import build_space
+from advisor.search.study import make_sampler
 
 ALL = ("fp32", "tf32", "bf16", "fp16")
 GPU_SPACE = build_space(ALL, "cuda")

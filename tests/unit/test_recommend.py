@@ -225,7 +225,7 @@ def test_tie_in_one_mode_goes_to_the_shorter_cold_compile() -> None:
 def test_eager_winning_says_compiling_does_not_pay_off() -> None:
     records = [eager_fp32(1.0), trial("default", median_ms=2.0), trial("default", "bf16", 4.0)]
     rec = recommend("w", records)
-    assert rec.best is not None and rec.best.config["mode"] == "eager"
+    assert rec.best is not None and rec.best.config.mode == "eager"
     assert rec.sentence == (
         "fp32 + eager: 1 ms; compiling does not pay off here "
         "(fastest compiled: fp32 + default, 2 ms, 0.50x)"

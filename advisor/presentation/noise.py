@@ -3,9 +3,10 @@
 `host_load_warning(load, cores)`: a 1-minute load average above `LOAD_PER_CORE` x cores means
 trials compete for the CPU with other work (each interval widens, medians move between
 processes); `current_load()` reads it from the OS. `interval_warning(rec)`: the recommendation
-is undecided on noisy timings, or its headline's figures were noisy or wider than `WIDE_INTERVAL`
-of their median (`advisor.recommendation.Recommendation.doubt`). The sweep, `recommend`, the
-report and the dashboard show it before the claim; `advisor doctor` prints the host's.
+is undecided on noisy timings, or its headline's figures were noisy or wider than
+`advisor.stats.WIDE_INTERVAL` of their median (`advisor.recommendation.Recommendation.doubt`).
+The sweep, `recommend`, the report and the dashboard show it before the claim; `advisor doctor`
+prints the host's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 from typing import Any
 
 LOAD_PER_CORE = 1.0  # runnable processes per core above which timings are not to be trusted
-WIDE_INTERVAL = 0.10  # an interval wider than this fraction of its median cannot order configs
 
 
 def current_load() -> tuple[float, int]:

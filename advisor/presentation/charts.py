@@ -75,9 +75,9 @@ def latency_points(rec: Recommendation) -> list[dict[str, Any]]:
     pick = rec.best.trial_uuid if rec.best is not None else None
     points = []
     for r in evidence(rec):
-        eager = r.config.get("mode") == "eager"
+        eager = not r.config.compiled
         points.append({
-            "config": r.label, "mode": r.config.get("mode"), "dtype": r.config.get("dtype"),
+            "config": r.label, "mode": r.config.mode, "dtype": r.config.dtype,
             "median_ms": r.median_ms, "median_ci_ms": r.median_ci_ms,
             "cold_compile_s": 0.0 if eager else r.cold_compile_s, "speedup": r.speedup,
             "noisy": bool(r.noisy), "recommended": r.trial_uuid == pick, "pareto": False,

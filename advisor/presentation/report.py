@@ -3,7 +3,7 @@
 `build(rec, records, fingerprint)` gathers what the report shows, as plain data: the one answer
 (`advisor.recommendation.answers`) with the device and stack named, the evidence table against its
 one named baseline, the noise and the flags, the failed and rejected trials, and the chart rows of
-`advisor.charts` (the same rows the dashboard plots), and the paste-ready snippet
+`advisor.presentation.charts` (the same rows the dashboard plots), and the paste-ready snippet
 (`advisor.recommendation.to_python`, what `advisor recommend -f python` prints). `to_html` writes it
 as one self-contained HTML page (inline CSS and hand-written SVG: nothing is fetched, it opens
 air-gapped and attaches to a pull request); `to_markdown` writes the same as Markdown tables.
@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from advisor import charts, serving, units
+from advisor import serving, units
 from advisor.devices import device_id as make_device_id
-from advisor.noise import interval_warning
+from advisor.presentation import charts
+from advisor.presentation.noise import interval_warning
 from advisor.recommendation import Ranked, Recommendation, flag_legend, to_python
 from advisor.records import TrialRecord
 
@@ -126,7 +127,7 @@ def named(items: Sequence[str], most: int = NAMED) -> str:
 
 def _evidence_row(r: Ranked, rec: Recommendation) -> dict[str, str]:
     ci = r.median_ci_ms
-    pays = "-" if r.config.get("mode") == "eager" else (
+    pays = "-" if not r.config.compiled else (
         f"{r.break_even_calls:,} calls" if r.break_even_calls is not None else "never")
     role = " (recommended)" if rec.best is not None and r.trial_uuid == rec.best.trial_uuid else (
         " (baseline)" if rec.baseline is not None and r.trial_uuid == rec.baseline.trial_uuid
@@ -136,7 +137,7 @@ def _evidence_row(r: Ranked, rec: Recommendation) -> dict[str, str]:
         f"{units.duration_ms(ci[0])} - {units.duration_ms(ci[1])}" if ci else "-",
         "short" if r.short else ("noisy" if r.noisy else ""),
         "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p99_ms),
-        units.duration_s(r.cold_compile_s) if r.config.get("mode") != "eager" else "-",
+        units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
         units.duration_s(r.warm_compile_s), pays,
         "-" if r.kernels_per_call is None else str(r.kernels_per_call),
         "-" if r.launches_per_call is None else str(r.launches_per_call),

@@ -182,7 +182,7 @@ def parse_threshold(text: str) -> float:
 
 def figure_of(ranked: Any) -> Figure:
     """A `advisor.recommendation.Ranked` (or its dict) as a Figure."""
-    data: dict[str, Any] = ranked if isinstance(ranked, dict) else vars(ranked)
+    data: dict[str, Any] = ranked if isinstance(ranked, dict) else ranked.to_dict()
     config = CompileConfig.from_dict(data["config"])
     ci = data.get("median_ci_ms")
     noisy = data.get("noisy")
