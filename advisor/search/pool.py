@@ -134,9 +134,10 @@ def run_pool(store: ResultStore, sweeper: Sweeper, resume: bool | int, workers: 
         if feeder is not None:
             feeder.tick()
         progress()
-        left = sweeper.time_left()
-        if left is not None and left <= 0 and not pool.stopping:  # the user's time is up
-            notice("the budget ended: stopping the trials still running (not measured)")
+        left = sweeper.trials_time_left()
+        if left is not None and left <= 0 and not pool.stopping:  # the trials' time is up
+            notice("the trials' share of the budget ended: stopping the trials still running "
+                   "(not measured); the rest is the paired re-measurement's")
             sweeper.budget_ended = True
             pool.stop()
 

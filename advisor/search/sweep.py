@@ -450,13 +450,20 @@ class Sweeper:
         after = self.settings.confirm_leaders or self.settings.measure_warm
         return budget * (1 - AFTER_TRIALS_SHARE) if after else budget
 
+    def trials_time_left(self) -> float | None:
+        """Seconds left of the trials' share of the budget (None: no budget). When it is
+        spent no trial starts and the trials still running are stopped, so that the steps
+        after them (the paired re-measurement first) keep their share."""
+        left, trials = self.time_left(), self.trials_budget_s()
+        if left is None or trials is None or self.settings.budget_s is None:
+            return None
+        return left - (self.settings.budget_s - trials)
+
     def _over_budget(self) -> bool:
         """No more trials: what is left of the budget is the steps' after the trials (their
         share, `AFTER_TRIALS_SHARE`, when any is due), or nothing is left."""
-        left, trials = self.time_left(), self.trials_budget_s()
-        if left is None or trials is None or self.settings.budget_s is None:
-            return False
-        return left <= self.settings.budget_s - trials
+        left = self.trials_time_left()
+        return left is not None and left <= 0
 
     def _step_due(self, what: str, wanted: bool) -> bool:
         """Whether a step after the trials runs: wanted, and some budget is left (a step the
@@ -470,9 +477,10 @@ class Sweeper:
         return True
 
     @contextlib.contextmanager
-    def _bounded(self) -> Iterator[None]:
-        """The children started inside end with the budget (their time limit: what is left)."""
-        left = self.time_left()
+    def _bounded(self, left: float | None = None) -> Iterator[None]:
+        """The children started inside end with the budget (their time limit: what is left of
+        it, or ``left`` seconds when given)."""
+        left = self.time_left() if left is None else left
         own = self.launcher.timeout_s
         if left is not None:
             self.launcher.timeout_s = max(1.0, min(own, left))
@@ -704,8 +712,8 @@ class Sweeper:
     def _run_one(self, config: CompileConfig, fingerprint: Fingerprint, sweep_id: int,
                  trial: optuna.trial.Trial, study: optuna.Study) -> TrialRecord | None:
         self.observer.trial_started(config)
-        left = self.time_left()
-        with self._bounded():  # a trial ends with the budget, at the latest
+        left = self.trials_time_left()
+        with self._bounded(left):  # a trial ends with the trials' share of the budget
             record = self.launcher.run(
                 self.loaded.path, config, self.settings.device, self.shapes(),
                 measure_warm=self.settings.measure_warm and self.settings.warm_all,

@@ -141,6 +141,25 @@ def test_a_trial_still_running_when_the_budget_ends_is_cut_and_the_sweep_answers
     assert trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs["budget_ended"]
 
 
+STALLS = Path(__file__).resolve().parents[1] / "workloads" / "fp16_stalls.py"
+
+
+def test_a_trial_still_running_at_the_end_of_the_trials_share_leaves_the_pairing_its_time(
+        tmp_path: Path) -> None:
+    """The fp16 trial never returns: it is cut when the trials' share of the budget ends, not
+    when the whole budget does, so the headline is still paired (bf16 against eager fp32)."""
+    url = sqlite_url(tmp_path / "a.db")
+    done = advisor("sweep", STALLS, "--db", url, "--modes", "eager", "--dtypes",
+                   "fp32,bf16,fp16", "--budget", "60s", "--no-warm", "--json", cwd=tmp_path)
+    out = json_out(done)
+    assert out["stopped_by"] == "budget" and out["unmeasured"] == ["fp16 + eager"], done.stderr
+    assert out["left_out"] == [], done.stderr  # the paired re-measurement ran
+    best = out["recommendation"]["best"]
+    assert best is not None and best["label"] == "bf16 + eager", out["recommendation"]
+    assert best["confirmed"], out["recommendation"]  # its figure is the paired one
+    assert sorted(r["config"]["dtype"] for r in out["trials"]) == ["bf16", "fp32"]
+
+
 def test_kill_9_of_a_pooled_sweep_takes_its_workers_and_their_trials_with_it(
         tmp_path: Path) -> None:
     """kill -9 runs no cleanup: the workers (and their trial children) die with the sweep
