@@ -94,7 +94,10 @@ class SweepRequest:
         None, "--trials", "Measure at most N configs (TPE picks them when N < the space).",
         resume=lambda s, sp: s.n_trials)
     budget: str | None = flag(
-        None, "--budget", "Stop starting trials after e.g. 20m.", resume=lambda s, sp: s.budget_s)
+        None, "--budget", "The sweep's time, e.g. 20m: trials run in its first 80% (those "
+        "still running then are stopped, not measured), the rest pairs the pick with eager fp32 "
+        "and measures its warm start (all of it with --no-warm --no-confirm-leaders).",
+        resume=lambda s, sp: s.budget_s)
     modes: Sequence[str] | None = flag(
         None, "--modes", "Comma-separated modes to try; " + DIM["mode"].help + ".", comma=True,
         resume=lambda s, sp: sp.modes)

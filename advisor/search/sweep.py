@@ -68,9 +68,9 @@ SCREEN_FACTOR = 1.5
 # the best finished trial's so far (`prune_bar`): a slack for the noise between two processes'
 # start-ups and new-shape compiles (docs/shapes.md, "Replays pruned honestly").
 PRUNE_MARGIN = 0.10
-# A budget is the time the user waits, the steps after the trials included: trials stop starting
-# once less than this share of it is left (when those steps are due), and every step after the
-# trials runs only in what is left of it.
+# A budget is the time the user waits, the steps after the trials included: trials stop starting,
+# and the trials still running are stopped, once less than this share of it is left (when those
+# steps are due), and every step after the trials runs only in what is left of it.
 AFTER_TRIALS_SHARE = 0.2
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 ALONE_LEADERS = 3  # ranked configs a pooled sweep serves again alone (advisor.serving.served)
