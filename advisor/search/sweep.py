@@ -494,15 +494,20 @@ class Sweeper:
         """The config keys the closing re-measurement pairs with eager fp32 in one process:
         the leader and the configs that tie with it or come near it
         (`Recommendation.contenders`, the first `CONFIRMED_LEADERS`), or else the pick alone,
-        so that the headline's speedup is a paired one. None when the pick is eager fp32
-        itself, a stored confirmation paired it already, or the policy does not decide on
-        paired figures."""
+        so that the headline's speedup is a paired one. When eager fp32 itself leads, its
+        closest rival: "compiling does not pay off" is then a paired answer too (on a loaded
+        host a rival's lone trial can be slowed several times over). None when nothing is
+        left to pair, a stored confirmation paired the pick already, or the policy does not
+        decide on paired figures."""
         if len(rec.contenders) >= 2:
             return rec.contenders[:CONFIRMED_LEADERS]
         pick = rec.best or rec.leader
-        if (pick is None or pick.config_key == EAGER_FP32.key or pick.confirmed
+        if (pick is None or pick.confirmed
                 or not make_policy(rec.policy, rec.calls_per_process).paired):
             return []
+        if pick.config_key == EAGER_FP32.key:
+            rival = next((r for r in rec.ranked if r.config_key != EAGER_FP32.key), None)
+            return [] if rival is None else [rival.config_key]
         return [pick.config_key]
 
     def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
