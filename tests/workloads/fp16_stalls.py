@@ -1,25 +1,31 @@
-"""A tiny model whose bf16 copy is clearly faster than fp32 (each call waits 1 ms vs 6 ms) and
-whose fp16 build never returns: a budgeted sweep measures the first two, and its fp16 trial is
-still running when the trials' share of the budget ends."""
+"""A tiny model whose bf16 copy does a sixth of the fp32 copy's work (16 against 96 products of
+two 128 x 128 fp32 matrices per call, beside its Linear) and whose fp16 build never returns: a
+budgeted sweep measures the first two, and its fp16 trial is still running when the trials'
+share of the budget ends. The extra work is computation, not sleep, so that a loaded host slows
+both copies alike (a sleeping call waits for the scheduler on every wake-up)."""
 
 import threading
-import time
 
 import torch
 
 from advisor import Workload
 
-WAIT_S = {torch.float32: 0.006, torch.bfloat16: 0.001}
+ROUNDS = {torch.float32: 96, torch.bfloat16: 16}
 
 
-class Waits(torch.nn.Module):
-    def __init__(self, wait_s: float) -> None:
+class Works(torch.nn.Module):
+    def __init__(self, rounds: int, device: str) -> None:
         super().__init__()
         self.linear = torch.nn.Linear(16, 16)
-        self.wait_s = wait_s
+        self.rounds = rounds
+        generator = torch.Generator().manual_seed(1)
+        # plain attributes, not buffers: fp32 whatever the model's dtype
+        self.a = torch.randn(128, 128, generator=generator).to(device)
+        self.b = torch.randn(128, 128, generator=generator).to(device) / 128
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        time.sleep(self.wait_s)
+        for _ in range(self.rounds):
+            torch.mm(self.a, self.b)
         return self.linear(x)
 
 
@@ -27,7 +33,7 @@ def build(device: str, dtype: torch.dtype) -> torch.nn.Module:
     if dtype == torch.float16:
         threading.Event().wait()  # forever: only the budget ends this trial
     torch.manual_seed(0)
-    return Waits(WAIT_S[dtype]).to(device, dtype).eval()
+    return Works(ROUNDS[dtype], device).to(device, dtype).eval()
 
 
 workload = Workload(
