@@ -137,6 +137,12 @@ def median_ci(
     Each resample draws every shape's samples with replacement and sums the shapes' medians
     with their (normalised) weights; one shape gives the plain median's interval, the same
     statistic as `advisor.stats.Stats.median_ci_ms`. Vectorised with numpy (imported here).
+
+    A resample's median is drawn without drawing the resample: the median of n indices drawn
+    uniformly is the order statistic ``floor(U_(k) * n)`` of n uniforms, and U_(k) is
+    Beta(k, n - k + 1) (for even n, the next one is U_(k) plus the least of the n - k
+    uniforms above it). The same distribution as resampling, at a cost that does not grow with
+    n (a 50,000-sample trial's interval took a second of CPU).
     """
     import numpy as np
 
@@ -147,17 +153,26 @@ def median_ci(
     rng = np.random.default_rng(seed)
     total = np.zeros(resamples)
     for weight, samples in zip(w, samples_by_shape, strict=True):
-        data = np.asarray(samples, float)
-        n = len(data)
-        chunk = max(1, 4_000_000 // n)  # keep each index block at a few MB
-        medians = []
-        for start in range(0, resamples, chunk):
-            idx = rng.integers(0, n, size=(min(chunk, resamples - start), n))
-            medians.append(np.median(data[idx], axis=1))
-        total += weight * np.concatenate(medians)
+        total += weight * _resampled_medians(np.sort(np.asarray(samples, float)), resamples, rng)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(total, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def _resampled_medians(ordered: Any, resamples: int, rng: Any) -> Any:
+    """The medians of `resamples` bootstrap resamples of the sorted samples `ordered`."""
+    import numpy as np
+
+    n = len(ordered)
+    k = (n + 1) // 2  # the lower middle order statistic (the middle one for odd n)
+    u = rng.beta(k, n - k + 1, size=resamples)
+    low = ordered[np.minimum((u * n).astype(np.int64), n - 1)]
+    if n % 2:
+        return low
+    # the least of the n - k uniforms above U_(k): U_(k) + (1 - U_(k)) * (1 - V ** (1 / (n - k)))
+    nxt = u + (1 - u) * (1 - rng.random(resamples) ** (1 / (n - k)))
+    high = ordered[np.minimum((nxt * n).astype(np.int64), n - 1)]
+    return (low + high) / 2
 
 
 def paired_speedup(

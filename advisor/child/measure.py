@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import resource
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -194,14 +195,19 @@ def profile_call(timer: Timer, fn: Callable[[], Any]) -> KernelProfile:
     import torch
     from torch.profiler import DeviceType, ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CPU]
-    if timer.cuda:
-        activities.append(ProfilerActivity.CUDA)
     timer.sync()
-    with profile(activities=activities) as prof:
-        timer.call(fn)
-        timer.sync()
-    events = list(prof.events())
+    if timer.cuda:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            timer.call(fn)
+            timer.sync()
+        events = list(prof.events())
+    else:
+        # The autograd profiler that torch.profiler wraps, with the same CPU events: the wrapper's
+        # first use imports torch._dynamo (a `hasattr(torch, "_inductor")` check), over a second
+        # of every eager trial on a CPU.
+        with torch.autograd.profiler.profile(use_cpu=True, use_kineto=True) as cpu_prof:
+            timer.call(fn)
+        events = list(cpu_prof.function_events)
     if timer.cuda:
         kernels = [e.name for e in events if e.device_type == DeviceType.CUDA]
         launches: int | None = sum(1 for e in events if e.name in LAUNCH_NAMES)
@@ -225,6 +231,8 @@ def _is_cpu_kernel(event: Any) -> bool:
 
 
 def compiler_counters_reset() -> None:
+    if "torch._dynamo" not in sys.modules:
+        return  # nothing compiled in this process yet: no counters to clear (or to import)
     import torch._dynamo.utils
     import torch._inductor.metrics
 
@@ -242,6 +250,9 @@ class CompilerFacts(TypedDict):
 
 def compiler_facts() -> CompilerFacts:
     """Graphs, graph breaks (with reasons), frames compiled and kernels generated so far."""
+    if "torch._dynamo" not in sys.modules:  # an eager process: nothing compiled, none imported
+        return {"graph_count": 0, "graph_break_count": 0, "graph_breaks": [],
+                "frames_compiled": 0, "generated_kernel_count": 0}
     import torch._dynamo.utils
     import torch._inductor.metrics
 
