@@ -136,3 +136,36 @@ def test_to_dict_has_every_figure() -> None:
         "n_samples": 5,
         "noisy": True,
     }
+
+
+# --- the median's bootstrap interval (advisor.stats.median_ci) -----------------------------------
+
+
+def test_resampled_medians_follow_the_resampling_distribution_by_hand() -> None:
+    from advisor.stats import median_ci
+
+    # [1, 3]: a resample of 2 is (1, 1), (3, 3) or mixed: medians 1, 3 with 1/4 each, 2 with 1/2.
+    # Central 40% (30th to 70th percentile): 2 both; central 60% (20th to 80th): 1 to 3.
+    assert median_ci([[1.0, 3.0]], confidence=0.4) == (2.0, 2.0)
+    assert median_ci([[1.0, 3.0]], confidence=0.6) == (1.0, 3.0)
+    # [1, 2, 3]: the median is 1 when 2 or 3 of the 3 draws are 1: 3 * (1/3)^2 * (2/3) + (1/3)^3
+    # = 7/27 = 0.26; 3 likewise; 2 with 13/27. The 20th percentile is 1, the 30th already 2.
+    assert median_ci([[1.0, 2.0, 3.0]], confidence=0.4) == (2.0, 2.0)
+    assert median_ci([[3.0, 1.0, 2.0]], confidence=0.6) == (1.0, 3.0)
+
+
+def test_the_median_interval_matches_resampling_every_sample() -> None:
+    import numpy as np
+
+    from advisor.stats import median_ci
+
+    rng = np.random.default_rng(11)
+    for n in (31, 200, 1000):  # odd and even counts
+        data = rng.lognormal(0.0, 0.5, n)
+        # the bootstrap done the long way: 4000 resamples of all n samples, their medians
+        medians = np.median(data[rng.integers(0, n, size=(4000, n))], axis=1)
+        low, high = np.percentile(medians, [2.5, 97.5])
+        got_low, got_high = median_ci([data.tolist()], resamples=4000)
+        width = high - low
+        assert got_low == pytest.approx(low, abs=0.1 * width)
+        assert got_high == pytest.approx(high, abs=0.1 * width)
