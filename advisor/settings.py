@@ -112,12 +112,17 @@ STORE_RETRY_S = Setting(
     "stayed locked or away past its busy timeout; then the record goes to a spill file, which "
     "`advisor sweep --resume` or `advisor import` stores",
     ("parent",))
+MEASURE_S = Setting(
+    "ADVISOR_MEASURE_S", "float > 0", "the device's (4 on a GPU, 1 on a CPU; paired: 2, 1)",
+    "seconds a trial's sampling, and a paired re-measurement's interleaved rounds, last at "
+    "least (their minimum counts of samples and rounds still hold)",
+    ("parent", "child"))
 
 SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
-    STORE_RETRY_S,
+    STORE_RETRY_S, MEASURE_S,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -213,6 +218,13 @@ def recompile_limit() -> int | None:
     return None if value is None else int(value)
 
 
+def measure_s() -> float | None:
+    """The least seconds of sampling asked for, or None: the device's (advisor.child.measure,
+    advisor.stats.Rounds)."""
+    value = _number(MEASURE_S, float)
+    return None if value is None else float(value)
+
+
 def heartbeat_s() -> int:
     return int(_number(HEARTBEAT_S, int) or 5)
 
@@ -279,6 +291,7 @@ def check_for_children() -> None:
     fingerprint_overrides()
     replay_requests()
     recompile_limit()
+    measure_s()
 
 
 def child_env(base: Mapping[str, str] | None = None,

@@ -218,10 +218,11 @@ class Rounds:
     warmup_rounds: int = 10
 
     @classmethod
-    def for_device(cls, device: str) -> Rounds:
+    def for_device(cls, device: str, asked: float | None = None) -> Rounds:
+        """The device's rounds; `asked` (seconds), when given, their least time."""
         if device.startswith("cuda"):
-            return cls()
-        return cls(min_rounds=30, min_time_s=1.0, max_time_s=10.0, warmup_rounds=3)
+            return cls(min_time_s=asked or 2.0)
+        return cls(min_rounds=30, min_time_s=asked or 1.0, max_time_s=10.0, warmup_rounds=3)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

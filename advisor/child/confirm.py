@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from advisor import settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.device_lock import DeviceLock
 from advisor.protocol import ArtifactSpec, ConfirmSpec
@@ -130,7 +131,7 @@ def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
     configs = [CompileConfig.from_dict(c) for c in spec["configs"]]
     shapes = spec["shapes"]
     given = spec.get("rounds")
-    rounds = Rounds(**given) if given else Rounds.for_device(device)
+    rounds = Rounds(**given) if given else Rounds.for_device(device, settings.measure_s())
     # Every config compiles the same forward: room for all of them, no silent eager fallback.
     torch._dynamo.config.recompile_limit = max(64, 8 * len(configs) * len(shapes))
     runners: list[_Runner] = []

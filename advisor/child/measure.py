@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from advisor import settings
 from advisor.errors import WorkloadError
 from advisor.protocol import PHASE_PREFIX
 from advisor.records import GraphBreak
@@ -49,13 +50,14 @@ class SamplingPolicy:
 
     @classmethod
     def for_device(cls, device: str) -> SamplingPolicy:
+        """The device's policy; $ADVISOR_MEASURE_S, when set, its least sampling time."""
         if device.startswith("cuda"):
             # A GPU host's launch rate moves for seconds at a time; a 4 s window spans its
             # states where 1 s lands in one (bench/experiments/launch_noise.py, window_cv.py).
-            return cls(min_time_s=4.0)
+            return cls(min_time_s=settings.measure_s() or 4.0)
         # CPU calls of real models take tens to hundreds of ms: fewer, longer samples.
-        return cls(warmup_iters=5, warmup_max_s=5.0, min_samples=30, max_time_s=10.0,
-                   throughput_calls=5)
+        return cls(warmup_iters=5, warmup_max_s=5.0, min_samples=30,
+                   min_time_s=settings.measure_s() or 1.0, max_time_s=10.0, throughput_calls=5)
 
     def throughput_count(self, median_ms: float) -> int:
         """How many back-to-back calls to time for a call whose sampled median is `median_ms`."""

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from advisor import settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, TrialFailed
 from advisor.protocol import ArtifactSpec, ConfirmSpec
@@ -154,7 +155,7 @@ def confirm(
     spec: ConfirmSpec = {
         "kind": "confirm", "workload_path": path, "device": device,
         "configs": [c.to_dict() for c in configs], "shapes": shapes,
-        "rounds": (rounds or Rounds.for_device(device)).to_dict(),
+        "rounds": (rounds or Rounds.for_device(device, settings.measure_s())).to_dict(),
     }
     trials = {before.baseline.config_key: before.baseline.trial_uuid}
     trials |= {r.config_key: r.trial_uuid for r in picks}

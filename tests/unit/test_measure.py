@@ -33,7 +33,8 @@ def sleeper(seconds: float) -> Callable[[], None]:
     return lambda: time.sleep(seconds)  # the thing being timed, not a wait for anything
 
 
-def test_policy_defaults_per_device() -> None:
+def test_policy_defaults_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ADVISOR_MEASURE_S", raising=False)  # tests/conftest.py sets it
     gpu = SamplingPolicy.for_device("cuda:1")
     assert (gpu.warmup_iters, gpu.min_samples) == (25, 100)  # the article's benchmark
     assert gpu.min_time_s == 4.0  # spans the host's slow and fast spells
@@ -41,6 +42,28 @@ def test_policy_defaults_per_device() -> None:
     assert (cpu.warmup_iters, cpu.min_samples, cpu.throughput_calls) == (5, 30, 5)
     assert cpu.min_time_s == 1.0
     assert SamplingPolicy(**cpu.to_dict()) == cpu
+
+
+def test_the_least_measuring_time_is_a_setting_for_trials_and_paired_rounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from advisor import settings
+    from advisor.errors import ConfigError
+    from advisor.stats import Rounds
+
+    monkeypatch.delenv("ADVISOR_MEASURE_S", raising=False)
+    assert Rounds.for_device("cuda", settings.measure_s()).min_time_s == 2.0
+    assert Rounds.for_device("cpu", settings.measure_s()).min_time_s == 1.0
+    monkeypatch.setenv("ADVISOR_MEASURE_S", "0.5")
+    for device in ("cpu", "cuda"):
+        assert SamplingPolicy.for_device(device).min_time_s == 0.5
+        rounds = Rounds.for_device(device, settings.measure_s())
+        assert rounds.min_time_s == 0.5 and rounds.min_rounds >= 30  # counts still hold
+    assert SamplingPolicy.for_device("cpu").min_samples == 30
+    monkeypatch.setenv("ADVISOR_MEASURE_S", "-1")
+    with pytest.raises(ConfigError, match="ADVISOR_MEASURE_S must be a finite number above 0"):
+        SamplingPolicy.for_device("cpu")
+    with pytest.raises(ConfigError, match="ADVISOR_MEASURE_S"):
+        settings.check_all()  # in the parent, before any child would die of it
 
 
 def test_cpu_timer_uses_perf_counter() -> None:
