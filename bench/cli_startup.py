@@ -18,7 +18,7 @@ value coercion, which a help does not need) and the advisor modules, with their 
 host's load average before and after is kept beside the figures, with its cores, Python, torch
 (read from its installed metadata, never imported), typer and rich: on a loaded host the wall
 times say more about the host than about advisor. Target: every median under 0.3 s on a quiet
-2-core host. (The import budget itself is a test: tests/unit/test_cli_help_imports.py.)
+2-core host. (The import budget itself is a test: tests/cli/test_cli_help_imports.py.)
 
 Writes OUT/cli_startup_<UTC>.json and .md (``--out``, default bench/results; never overwrites).
 Bad arguments: one line on stderr, exit code 2, nothing written.

@@ -17,7 +17,7 @@ DB_HELP = (
 DbOption = typer.Option(None, "--db", help=DB_HELP, show_default=False)
 MAX_ID = 2**31 - 1  # sweep ids are Integer columns (int4 on PostgreSQL)
 # Option defaults that `--help` shows, here so that a help imports neither advisor.traffic,
-# advisor.serving nor advisor.search.launcher (tests/unit/test_cli_help_imports.py holds them
+# advisor.serving nor advisor.search.launcher (tests/cli/test_cli_help_imports.py holds them
 # equal to those modules' own).
 HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
 DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS

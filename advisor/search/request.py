@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 FLAG = "advisor.flag"  # the key of a field's metadata that holds its `Flag`
 
-# Defaults the flags show, the modules' own values (tests/unit/test_cli_help_imports.py checks
+# Defaults the flags show, the modules' own values (tests/cli/test_cli_help_imports.py checks
 # them): constants here, so that `advisor sweep --help` imports none of those modules.
 HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
 DEFAULT_TIMEOUT_S = 900.0  # advisor.search.launcher.DEFAULT_TIMEOUT_S
