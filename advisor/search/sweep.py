@@ -421,6 +421,8 @@ class Sweeper:
             if warmed:
                 records = self.store.trials(sweep_id=sweep_id)
                 rec = answer(self.store, name, fp_hash, calls_per_process=calls)
+            elif (left := self.time_left()) is not None and left <= 1.0:
+                self.left_out.append("the warm start")  # started, and cut by the budget's end
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
         stored = {r["config_key"] for r in records}
