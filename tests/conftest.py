@@ -13,14 +13,17 @@ import pytest
 # The same variable and words as tests/db/conftest.py, which also skips inside its fixtures.
 PG_URL_ENV = "ADVISOR_TEST_PG_URL"
 
-# The suite runs two workers on two cores: each trial child compiles in its own thread instead
-# of starting a pool of compile workers (children inherit this; tests that set it keep theirs).
+# The suite runs two or three workers on two cores: each trial child compiles in its own thread
+# instead of starting a pool of compile workers (children inherit this; tests that set it keep
+# theirs).
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 # Every trial compiles into an empty Inductor cache, where Inductor would first dry-compile and
 # load a test program for each vector ISA the CPU lists (about 7 s of g++ per cold compile on the
 # 2-core machine, more than the model's own kernels). The tests take the CPU's list as it is:
 # the same ISAs are found valid and the same one picked (torch._inductor.cpu_vec_isa), so the
-# kernels compiled and run are the ones a user's trial compiles; only the probe is skipped.
+# kernels compiled and run are the ones a user's trial compiles; only the probe is skipped (but
+# AMX's and AVX512-BF16's own dry compiles, which Inductor runs whatever this says: 1.3 s against
+# 7.4 s, bench/results/trial_fixed_costs_cpu_20261204T200102Z.md).
 os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
 # Every measurement samples for at least a quarter of a second instead of the CPU's second (and
 # still takes its 30 samples or rounds at least): the tests check what the sweeps decide and
