@@ -339,7 +339,8 @@ class _Replay:
         from advisor.child.measure import phase
         from advisor.child.tensors import to_cpu_fp32
 
-        run, plan, rec = self.run, self.plan, self.run.record
+        run, plan = self.run, self.plan
+        rec: TrialRecord = run.record
         keys, seen = plan.bucket_keys(), set[str]()
         outs: dict[int, Any] = {}
         t0 = time.perf_counter()
