@@ -142,7 +142,7 @@ def median_ci(
     uniformly is the order statistic ``floor(U_(k) * n)`` of n uniforms, and U_(k) is
     Beta(k, n - k + 1) (for even n, the next one is U_(k) plus the least of the n - k
     uniforms above it). The same distribution as resampling, at a cost that does not grow with
-    n (a 50,000-sample trial's interval took a second of CPU).
+    n (a CPU trial of a fast call takes tens of thousands of samples).
     """
     import numpy as np
 

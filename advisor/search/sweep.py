@@ -421,7 +421,7 @@ class Sweeper:
             if warmed:
                 records = self.store.trials(sweep_id=sweep_id)
                 rec = answer(self.store, name, fp_hash, calls_per_process=calls)
-            elif (left := self.time_left()) is not None and left <= 1.0:
+            elif self._budget_spent():
                 self.left_out.append("the warm start")  # started, and cut by the budget's end
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
@@ -472,11 +472,15 @@ class Sweeper:
         budget leaves out is named in the outcome's ``left_out``)."""
         if not wanted or self.interrupted:
             return False
-        left = self.time_left()
-        if left is not None and left <= 1.0:
+        if self._budget_spent():
             self.left_out.append(what)
             return False
         return True
+
+    def _budget_spent(self) -> bool:
+        """Whether the budget has (all but) run out: no step after the trials starts."""
+        left = self.time_left()
+        return left is not None and left <= 1.0
 
     @contextlib.contextmanager
     def _bounded(self, left: float | None = None) -> Iterator[None]:
