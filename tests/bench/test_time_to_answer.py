@@ -262,7 +262,9 @@ def test_bad_arguments_are_one_line_and_write_nothing(tmp_path: Path, args: list
 
 @pytest.mark.slow
 def test_a_real_sweep_is_timed_end_to_end(tmp_path: Path) -> None:
-    done = _run("--workload", "tests/sweep/four_dtypes.py", "--sweep-args",
+    # The bf16 copy does a sixth of the fp32 copy's work (computation, not sleep: load slows
+    # both alike), so the answer is known whatever the host's load.
+    done = _run("--workload", "tests/workloads/fp16_stalls.py", "--sweep-args",
                 "--device cpu --modes eager --dtypes fp32,bf16 --no-warm", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     [report] = [json.loads(p.read_text()) for p in tmp_path.glob("time_to_answer_cpu_*.json")]
@@ -271,6 +273,6 @@ def test_a_real_sweep_is_timed_end_to_end(tmp_path: Path) -> None:
     assert (r["rc"], r["stopped"], r["trials"], r["ok"]) == (0, None, 2, 2)
     assert 0 < r["first_result"]["t_s"] < r["wall_s"]
     assert r["targets"]["first_compiled"].startswith("n/a")
-    assert r["final"]["pick"] in {"fp32 + eager", "bf16 + eager"}
+    assert r["final"]["pick"] == "bf16 + eager"
     assert r["within_s"] is not None and r["within_basis"] in {"paired", "medians"}
     assert report["host"]["hostname"] and report["host"]["load_at_end"]
