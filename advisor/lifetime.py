@@ -29,6 +29,18 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+def name_this_process(name: str) -> None:
+    """Give this process the short name `ps`, `top` and psutil's ``name()`` show (its first 15
+    characters: PR_SET_NAME); a no-op where prctl is not there."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        return
+
+
 def alive_here(owner: Any) -> bool | None:
     """Whether the process ``owner`` names (``{"host": ..., "pid": ...}``, as a worker's trial
     or a stopped sweep's marker records it) still runs: None when it names another host or none

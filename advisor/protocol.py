@@ -44,6 +44,7 @@ FINGERPRINT_FIELDS = DEVICE_FIELDS + ENV_FIELDS + EXTRA_FIELDS
 # -- the child process ---------------------------------------------------------------------------
 
 CHILD_MODULE = "advisor.child.main"  # run as ``python -m CHILD_MODULE SPEC.json RESULT.json``
+SERVER_MODULE = "advisor.child.server"  # forks children (``python -m SERVER_MODULE SOCKET_FD``)
 PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
 LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
 
@@ -54,6 +55,13 @@ trial's serving process again, alone (`advisor.child.trial.serving_alone`); prob
 fingerprint (`advisor.fingerprint.collect`); confirm: leaders and eager fp32 re-measured in one
 process; artifact: the warm-start cache artifact saved or loaded (`advisor.child.confirm`)."""
 CHILD_KINDS: tuple[ChildKind, ...] = get_args(ChildKind)
+
+
+def process_name(kind: str) -> str:
+    """The name a child of `kind` gives its process (``ps``'s and psutil's name; 15 characters
+    at most): ``advisor-trial``, ``advisor-probe``... (a child forked from the fork server keeps
+    the server's command line, so this name is what tells the children apart)."""
+    return f"advisor-{kind}"[:15]
 
 
 class _OfWorkload(TypedDict):

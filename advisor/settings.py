@@ -117,12 +117,18 @@ MEASURE_S = Setting(
     "seconds a trial's sampling, and a paired re-measurement's interleaved rounds, last at "
     "least (their minimum counts of samples and rounds still hold)",
     ("parent", "child"))
+FORK_SERVER = Setting(
+    "ADVISOR_FORK_SERVER", "0 or 1", "1",
+    "1: a process forks the children it starts (trials, warm starts, probes, confirmations) "
+    "from one process that imported torch once (advisor.child.server); 0: each child is a "
+    "fresh interpreter",
+    ("parent",))
 
 SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
-    STORE_RETRY_S, MEASURE_S,
+    STORE_RETRY_S, MEASURE_S, FORK_SERVER,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -225,6 +231,16 @@ def measure_s() -> float | None:
     return None if value is None else float(value)
 
 
+def fork_server() -> bool:
+    """Whether children are forked from a fork server (`FORK_SERVER`); ConfigError for a value
+    other than 0 or 1."""
+    text = raw(FORK_SERVER)
+    if text not in (None, "0", "1"):
+        raise ConfigError(f"{FORK_SERVER.name} must be 0 or 1, not {text[:40]!r}: "
+                          "set it to 0 (a fresh process per child) or 1, or unset it")
+    return text != "0"
+
+
 def heartbeat_s() -> int:
     return int(_number(HEARTBEAT_S, int) or 5)
 
@@ -292,6 +308,7 @@ def check_for_children() -> None:
     replay_requests()
     recompile_limit()
     measure_s()
+    fork_server()
 
 
 def child_env(base: Mapping[str, str] | None = None,

@@ -18,7 +18,7 @@ from advisor.child.confirm import child_main
 from advisor.child.measure import phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
-from advisor.lifetime import die_with_parent
+from advisor.lifetime import die_with_parent, name_this_process
 from advisor.protocol import (
     CHILD_KINDS,
     LOCK_WAIT_PHASE,
@@ -26,6 +26,7 @@ from advisor.protocol import (
     ProbeSpec,
     TrialSpec,
     WarmSpec,
+    process_name,
     write_result,
 )
 
@@ -87,6 +88,7 @@ def main(argv: list[str]) -> int:
     # loading may overlap another's measurement); on the CPU the device is the host's cores,
     # so all of the child is device work. A hold that blocks is a phase of its own (the parent
     # times phases: a stall behind other trials' compiles shows as a lock wait).
+    name_this_process(process_name(str(kind)))
     DeviceLock.from_env().on_wait = lambda: phase(LOCK_WAIT_PHASE)
     if not str(spec.get("device", "")).startswith("cuda"):
         DeviceLock.from_env().hold("work")

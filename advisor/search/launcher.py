@@ -1,6 +1,7 @@
 """Run a trial in a fresh process: spawn, watch, time out, kill, classify.
 
-Each trial runs as ``python -m advisor.child.main`` in a new session (its own process group, so a
+Each trial runs as ``python -m advisor.child.main`` (forked from a process that imported torch
+once where it can be: `advisor.search.forkserver`) in a new session (its own process group, so a
 timeout or an interrupt kills Inductor's compile workers too), with its own empty
 ``TORCHINDUCTOR_CACHE_DIR`` (Triton's cache beneath it) so the cold start is honest. A second,
 short process on the same cache dir measures the warm start. Only JSON crosses.
@@ -41,6 +42,7 @@ from advisor.protocol import (
     write_whole,
 )
 from advisor.records import PHASE_ORDER, Fingerprint, PruneBar, TrialRecord, empty_record
+from advisor.search import forkserver
 
 log = logging.getLogger(__name__)
 STDERR_TAIL_CHARS = 4000
@@ -62,9 +64,10 @@ class Child:
         self.spec_path.write_text(json.dumps(spec))
         self.timed_out = False
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in wait()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE, str(self.spec_path),
-             str(self.result_path)],
+        argv = [CHILD_MODULE, str(self.spec_path), str(self.result_path)]
+        self.proc: subprocess.Popen[bytes] | forkserver.ForkedProcess
+        self.proc = forkserver.spawn(argv, env, self._stderr.fileno()) or subprocess.Popen(
+            [sys.executable, "-m", *argv],
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )
         self._t0 = time.monotonic()
@@ -86,8 +89,14 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child's whole process group (compile workers included)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # a forked child not yet in its own session: it alone
+            if self.proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.proc.pid, signal.SIGKILL)
+        except PermissionError:
+            pass
 
     def wait(self, timeout_s: float) -> int:
         try:

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from advisor.db.store import ResultStore
+from advisor.protocol import process_name
 
 ROOT = Path(__file__).resolve().parents[2]
 FOUR = str(ROOT / "tests" / "sweep" / "four_dtypes.py")
@@ -67,14 +68,12 @@ def _workers_of(root: psutil.Process) -> list[psutil.Process]:
 
 
 def _trial_children(worker: psutil.Process) -> list[psutil.Process]:
-    # Trial children run `python -m advisor.child.main SPEC RESULT`; a probe's spec lies in a
-    # /tmp/advisor-probe-* folder (the worker's first child is its device probe).
+    # Trial children name themselves (advisor.protocol.process_name); forked from the worker's
+    # fork server, they are its grandchildren.
     try:
-        children = worker.children()
+        return [p for p in worker.children(recursive=True) if p.name() == process_name("trial")]
     except psutil.Error:
         return []
-    return [p for p in children if "advisor.child.main" in _cmdline(p)
-            and "advisor-probe-" not in " ".join(_cmdline(p))]
 
 
 def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:

@@ -20,6 +20,7 @@ import psutil
 
 from advisor.db.store import ResultStore
 from advisor.errors import StoreError
+from advisor.protocol import process_name
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
@@ -104,11 +105,12 @@ def marked_processes(marker: str) -> list[psutil.Process]:
 
 
 def trial_children(marker: str) -> list[psutil.Process]:
-    """The running `python -m advisor.child.main` children of one marked CLI run."""
+    """The running trial children of one marked CLI run (named by `advisor.protocol.process_name`:
+    forked from the fork server, they keep its command line)."""
     children = []
     for proc in marked_processes(marker):
         try:
-            if "advisor.child.main" in proc.cmdline():
+            if proc.name() == process_name("trial"):
                 children.append(proc)
         except psutil.NoSuchProcess:
             pass

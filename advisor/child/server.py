@@ -1,0 +1,154 @@
+"""The fork server: a process that imports torch and the child's modules once and forks each
+child from there, so that a sweep's children (trials, warm starts, probes, confirmations) do
+not each start an interpreter and import torch again (about 1.3 CPU-seconds a child on a
+2-core host). Started by `advisor.search.forkserver` as ``python -m advisor.child.server``.
+
+A forked child runs exactly what ``python -m advisor.child.main SPEC RESULT`` runs
+(`advisor.child.main.main`), in a session of its own (its process group is what the launcher
+kills), with the environment, working directory and CPU affinity the launcher sends, stdout
+and stderr on the descriptors it sends, and Python's normal exit (atexit, threads joined).
+Nothing here touches a device or runs a torch operation: no CUDA context and no OpenMP pool
+exist before a fork, so each child initialises its own, as a fresh process would. Variables
+that torch or its libraries read at import are the server's; the launcher forks only children
+whose environment differs from the server's in variables read later (`FORKABLE_PREFIXES`).
+
+The wire (the descriptor named on the command line: one end of a Unix SOCK_SEQPACKET pair, a
+JSON document per message): the launcher sends ``{"id", "argv", "env", "cwd", "affinity"}``
+with two descriptors (the child's stdout and stderr); the server answers ``{"id", "pid"}`` once
+it has forked, and ``{"pid", "code"}`` when that child has exited (its exit code, or minus the
+signal that killed it, as `subprocess` reports). When the socket closes (the launcher exited
+or was killed), the server kills every child's process group and exits; its children die with it
+(`advisor.lifetime.die_with_parent`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+from typing import Any
+
+from advisor.lifetime import name_this_process
+
+MAX_MESSAGE = 1 << 20  # bytes: a request carries an environment
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # the launcher is gone: the next read says so
+        sock.send(json.dumps(message).encode())
+
+
+def _kill_all(children: set[int]) -> None:
+    """Kill each child's process group (the child alone if it has none yet) and reap it."""
+    for pid in children:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in children:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _reap(sock: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        _send(sock, {"pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def serve(sock: socket.socket) -> dict[str, Any] | None:
+    """Fork a child for each request until the socket closes. Returns None in the server (it is
+    done: every child killed), and the request in each forked child, whose process is then set
+    up as it asked (`_become`)."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the select through wake_w
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    selector.register(wake_r, selectors.EVENT_READ)
+    children: set[int] = set()
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.fileobj is not sock:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(wake_r, 4096)
+                    continue
+                try:
+                    data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
+                except OSError:
+                    data, fds = b"", []
+                if not data:
+                    _kill_all(children)
+                    return None
+                request = json.loads(data)
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    selector.close()
+                    for fd in (wake_r, wake_w):
+                        os.close(fd)
+                    sock.close()
+                    _become(request, fds)
+                    return dict(request)
+                for fd in fds:
+                    os.close(fd)
+                children.add(pid)
+                _send(sock, {"id": request["id"], "pid": pid})
+            _reap(sock, children)
+    except BaseException:
+        _kill_all(children)
+        raise
+
+
+def _become(request: dict[str, Any], fds: list[int]) -> None:
+    """Turn this forked process into the child the request asks for, before it runs: a session
+    of its own, the default signal handlers, stdout and stderr on the descriptors sent, the
+    environment, directory and affinity given, fresh random states."""
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    out, err = fds
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    for fd in fds:
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    if request.get("affinity"):
+        os.sched_setaffinity(0, request["affinity"])
+    sys.argv = list(request["argv"])
+    if "numpy" in sys.modules:  # Python's own `random` reseeds itself after a fork
+        sys.modules["numpy"].random.seed()
+
+
+def main(argv: list[str]) -> int:
+    """``python -m advisor.child.server FD``: serve on the socket FD."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops its children itself
+    sock = socket.socket(fileno=int(argv[1]))
+    name_this_process("advisor-server")
+    import torch  # noqa: F401 - the import every child would pay: here, once
+
+    from advisor.child import main as child
+
+    request = serve(sock)
+    if request is None:
+        return 0
+    return child.main(sys.argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,217 @@
+"""Children forked from one process that has imported torch once (`advisor.child.server`),
+instead of each started as a fresh interpreter that imports torch again.
+
+`spawn` starts this process's fork server on first use (with the first child's environment and
+this process's CPU affinity) and forks from it every child whose environment differs from that
+one only in variables read after torch's import (`forkable`); it returns None for any other
+child, and when the server is off (`advisor.settings.fork_server`) or gone, and the launcher
+then starts a fresh process as before. A forked child is the same program as a fresh one
+(`advisor.child.main`), in its own session, with the same environment, directory and affinity.
+
+The server lives as long as this process: when it exits or is killed, the socket closes and
+the server kills its children. `ForkedProcess` offers the part of `subprocess.Popen` a launcher
+uses (pid, stdout, poll, wait).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from typing import IO, Any
+
+from advisor import settings
+from advisor.protocol import SERVER_MODULE
+
+log = logging.getLogger(__name__)
+MAX_MESSAGE = 1 << 16
+CLOSE_WAIT_S = 30.0  # for the server to kill its children and exit, before it is killed
+
+# Variables a forked child may have other than the server's: those torch and its libraries
+# read after their import (Inductor's and Triton's when they are imported, in the child;
+# advisor's own when read), not those read at import (OMP_*, MKL_*, TORCH_*, PYTHON*, LD_*...).
+FORKABLE_PREFIXES = ("ADVISOR_", "TORCHINDUCTOR_", "TRITON_")
+
+
+def forkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
+    """Whether a child with `env` may be forked from a server started with `server_env`."""
+    differ = {k for k in env.keys() | server_env.keys() if env.get(k) != server_env.get(k)}
+    return all(k.startswith(FORKABLE_PREFIXES) for k in differ)
+
+
+class _Exit:
+    def __init__(self) -> None:
+        self.code: int | None = None
+        self.done = threading.Event()
+
+    def set(self, code: int) -> None:
+        self.code = code
+        self.done.set()
+
+
+class ForkedProcess:
+    """A child the fork server forked: `subprocess.Popen`'s pid, stdout, poll and wait."""
+
+    def __init__(self, pid: int, stdout: IO[bytes], exit_: _Exit, args: list[str]) -> None:
+        self.pid, self.stdout, self.args = pid, stdout, args
+        self._exit = exit_
+
+    @property
+    def returncode(self) -> int | None:
+        return self._exit.code
+
+    def poll(self) -> int | None:
+        return self._exit.code
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._exit.done.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        assert self._exit.code is not None
+        return self._exit.code
+
+
+class ForkServer:
+    """One `advisor.child.server` process and the socket to it; `spawn` is thread-safe."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = dict(env)
+        self.affinity = os.sched_getaffinity(0)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, start_new_session=True,
+        )
+        theirs.close()
+        self.sock = ours
+        self.dead = False
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._starting: dict[int, tuple[threading.Event, list[int]]] = {}  # id -> (set, [pid])
+        self._exits: dict[int, _Exit] = {}  # pid -> its exit
+        threading.Thread(target=self._read, name="fork-server", daemon=True).start()
+        log.debug("fork server pid %d started", self.proc.pid)
+
+    def spawn(self, argv: list[str], env: Mapping[str, str], stdout: int,
+              stderr: int) -> tuple[int, _Exit] | None:
+        """Fork a child running ``python -m`` `argv` with `env`, stdout and stderr on the given
+        descriptors: its pid and exit; None when it cannot be forked here (the caller starts it
+        fresh)."""
+        if not forkable(env, self.env) or os.sched_getaffinity(0) != self.affinity:
+            return None
+        started = threading.Event()
+        box: list[int] = []
+        with self._lock:
+            if self.dead:
+                return None
+            request_id = next(self._ids)
+            self._starting[request_id] = (started, box)
+            request = {"id": request_id, "argv": argv, "env": dict(env), "cwd": os.getcwd(),
+                       "affinity": sorted(self.affinity)}
+            try:
+                socket.send_fds(self.sock, [json.dumps(request).encode()], [stdout, stderr])
+            except OSError as e:
+                log.info("fork server gone (%s): children start fresh", e)
+                self._starting.pop(request_id, None)
+                return None
+        started.wait()
+        if not box:
+            return None
+        with self._lock:
+            return box[0], self._exits.get(box[0]) or _gone()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(MAX_MESSAGE)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message: dict[str, Any] = json.loads(data)
+            with self._lock:
+                if "id" in message:
+                    event, box = self._starting.pop(message["id"])
+                    self._exits[message["pid"]] = _Exit()
+                    box.append(message["pid"])
+                    event.set()
+                else:
+                    exit_ = self._exits.pop(message["pid"], None)
+                    if exit_ is not None:
+                        exit_.set(message["code"])
+        with self._lock:  # the server died: its children died with it
+            self.dead = True
+            log.info("fork server pid %d ended", self.proc.pid)
+            for event, _ in self._starting.values():
+                event.set()
+            for exit_ in self._exits.values():
+                exit_.set(-9)
+            self._starting.clear()
+            self._exits.clear()
+
+
+def _gone() -> _Exit:
+    """The exit of a child whose server died before this thread looked it up."""
+    exit_ = _Exit()
+    exit_.set(-9)
+    return exit_
+
+
+_server: ForkServer | None = None
+_server_lock = threading.Lock()
+
+
+def spawn(argv: list[str], env: Mapping[str, str], stderr: int) -> ForkedProcess | None:
+    """Fork a child of `argv` (``python -m`` its module and arguments) with `env` and `stderr`,
+    its stdout a pipe (the returned process's ``stdout``), from this process's fork server,
+    started (or started again, once it died) on first use; None: start it fresh."""
+    global _server
+    if not settings.fork_server():
+        return None
+    with _server_lock:
+        if _server is None or _server.dead:
+            try:
+                _server = ForkServer(env)
+            except OSError as e:
+                log.info("fork server failed to start (%s): children start fresh", e)
+                return None
+        server = _server
+    read, write = os.pipe()
+    try:
+        started = server.spawn(argv, env, write, stderr)
+    finally:
+        os.close(write)
+    if started is None:
+        os.close(read)
+        return None
+    pid, exit_ = started
+    return ForkedProcess(pid, os.fdopen(read, "rb"), exit_, argv)
+
+
+def close() -> None:
+    """Stop this process's fork server (its children are killed) and reap it, so that its CPU
+    time and its children's count among this process's children's; the next `spawn` starts
+    another. Run at this process's exit too."""
+    global _server
+    with _server_lock:
+        server, _server = _server, None
+    if server is not None:
+        with contextlib.suppress(OSError):
+            server.sock.shutdown(socket.SHUT_RDWR)
+        try:
+            server.proc.wait(CLOSE_WAIT_S)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait()
+        server.sock.close()
+
+
+atexit.register(close)

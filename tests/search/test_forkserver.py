@@ -1,0 +1,177 @@
+"""Children forked from the fork server (advisor.search.forkserver, advisor.child.server), run
+for real: a forked child is the child a fresh process would be (its own session and name, the
+environment, directory and affinity it was given, its exit code or signal reported), a kill
+reaches its helpers, a server that dies takes its children with it and is started again, and
+the children it cannot fork as they are asked for (another value of a variable read at torch's
+import, the setting off) start fresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from advisor import settings
+from advisor.config import EAGER_FP32
+from advisor.errors import ConfigError
+from advisor.protocol import process_name
+from advisor.search import forkserver
+from advisor.search.launcher import Child, Launcher
+
+HANGS = Path(__file__).resolve().parents[1] / "workloads" / "hangs.py"
+WAIT_S = 300  # a generous bound for a child on a loaded 2-core host: only a hang reaches it
+
+
+@pytest.fixture(autouse=True)
+def _own_server() -> Iterator[None]:
+    """Each test starts this process's fork server afresh and stops it."""
+    forkserver.close()
+    yield
+    forkserver.close()
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {**settings.child_env(), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONUNBUFFERED": "1", **extra}
+
+
+def _probe(tmp_path: Path, name: str, **extra: str) -> Child:
+    workdir = tmp_path / name
+    workdir.mkdir()
+    return Child({"kind": "probe", "device": "cpu"}, workdir, _env(tmp_path, **extra), None)
+
+
+def _wait_for(path: Path) -> str:
+    deadline = time.monotonic() + WAIT_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never written"
+        time.sleep(0.05)
+    return path.read_text()
+
+
+def test_a_forked_probe_gets_its_own_environment_and_reports_its_exit(tmp_path: Path) -> None:
+    plain = _probe(tmp_path, "plain")
+    assert isinstance(plain.proc, forkserver.ForkedProcess)
+    assert plain.wait(WAIT_S) == 0
+    assert (plain.result() or {})["device_kind"] == "cpu"
+    # another value of a variable read after the import: forked too, and the child reads it
+    told = _probe(tmp_path, "told",
+                  ADVISOR_FINGERPRINT_OVERRIDES=json.dumps({"device_name": "Told GPU"}))
+    assert isinstance(told.proc, forkserver.ForkedProcess)
+    assert told.wait(WAIT_S) == 0
+    assert (told.result() or {})["device_name"] == "Told GPU"
+    assert (plain.result() or {})["device_name"] != "Told GPU"
+
+
+def test_a_spec_of_no_known_kind_exits_2_through_the_server(tmp_path: Path) -> None:
+    child = Child({"kind": "nope", "device": "cpu"},  # type: ignore[arg-type,typeddict-item]
+                  tmp_path, _env(tmp_path), None)
+    assert isinstance(child.proc, forkserver.ForkedProcess)
+    assert child.wait(WAIT_S) == 2
+    assert "spec has kind 'nope'" in child.stderr_tail()
+
+
+def test_a_forked_trial_is_a_process_of_its_own_and_a_kill_takes_its_helpers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _probe(tmp_path, "first").wait(WAIT_S) == 0  # the server starts here, in another cwd
+    monkeypatch.chdir(tmp_path)
+    launcher, runner, records, own, helper = _hanging_trial(tmp_path, monkeypatch)
+    try:
+        child = psutil.Process(own)
+        server = forkserver._server
+        assert server is not None and child.ppid() == server.proc.pid  # forked, not started
+        assert os.getsid(own) == own and os.getpgid(helper) == own  # a session of its own
+        assert child.name() == process_name("trial")
+        assert child.cwd() == str(tmp_path)
+        assert child.cpu_affinity() == sorted(os.sched_getaffinity(0))
+    finally:
+        launcher.kill()
+        runner.join(WAIT_S)
+    [record] = records
+    assert record["status"] == "failed" and record["failure_reason"] == "interrupted"
+    _gone(own)
+    _gone(helper)
+
+
+def _hanging_trial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                   ) -> tuple[Launcher, threading.Thread, list[dict[str, object]], int, int]:
+    """A trial of `HANGS` running in a thread: (its launcher, the thread, where its record
+    goes, the trial's pid, its helper's pid)."""
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("ADVISOR_TEST_PIDFILE", str(pidfile))
+    launcher = Launcher(timeout_s=WAIT_S)
+    records: list[dict[str, object]] = []
+    runner = threading.Thread(target=lambda: records.append(
+        dict(launcher.run(HANGS, EAGER_FP32, "cpu", measure_warm=False))))
+    runner.start()
+    own, helper = map(int, _wait_for(pidfile).split())
+    return launcher, runner, records, own, helper
+
+
+def test_a_killed_server_takes_its_children_and_the_next_child_starts_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    launcher, runner, records, own, helper = _hanging_trial(tmp_path, monkeypatch)
+    server = forkserver._server
+    assert server is not None
+    server.proc.kill()  # kill -9: its children die with it (PR_SET_PDEATHSIG)
+    runner.join(WAIT_S)
+    [record] = records
+    assert record["status"] == "failed" and record["failure_reason"] == "crash"
+    _gone(own)
+    _gone(helper)  # the launcher kills the trial's group once it has ended
+    again = _probe(tmp_path, "again")
+    assert isinstance(again.proc, forkserver.ForkedProcess)
+    assert forkserver._server is not None and forkserver._server is not server
+    assert again.wait(WAIT_S) == 0
+
+
+def test_the_server_kills_its_children_when_its_launcher_goes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    launcher, runner, records, own, helper = _hanging_trial(tmp_path, monkeypatch)
+    server = forkserver._server
+    assert server is not None
+    forkserver.close()  # the socket closes, as when the launching process exits or is killed
+    assert server.proc.wait(WAIT_S) == 0
+    _gone(own)
+    _gone(helper)  # the server killed the trial's whole group
+    runner.join(WAIT_S)
+    [record] = records
+    assert record["status"] == "failed"
+
+
+@pytest.mark.parametrize("extra", [{"OMP_NUM_THREADS": "1"}, {"ADVISOR_FORK_SERVER": "0"}],
+                         ids=["read at import", "off"])
+def test_children_it_cannot_fork_start_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             extra: dict[str, str]) -> None:
+    assert isinstance(_probe(tmp_path, "first").proc, forkserver.ForkedProcess)
+    for name, value in extra.items():
+        monkeypatch.setenv(name, value)
+    child = _probe(tmp_path, "fresh")
+    assert isinstance(child.proc, subprocess.Popen)
+    assert child.wait(WAIT_S) == 0 and (child.result() or {})["device_kind"] == "cpu"
+
+
+def test_a_bad_setting_is_one_line_before_any_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADVISOR_FORK_SERVER", "yes")
+    with pytest.raises(ConfigError, match=r"^ADVISOR_FORK_SERVER must be 0 or 1, not 'yes'"):
+        settings.child_env()
+
+
+def _gone(pid: int) -> None:
+    """Wait until `pid` has died (a zombie counts: it runs no more)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        assert time.monotonic() < deadline, f"process {pid} still runs"
+        time.sleep(0.05)
