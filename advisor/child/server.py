@@ -135,19 +135,27 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
         sys.modules["numpy"].random.seed()
 
 
+def preload() -> None:
+    """What every child would import and the server imports once: torch and the child's
+    modules (which leave Inductor, Dynamo and Triton to the child that compiles, and touch no
+    device)."""
+    import torch  # noqa: F401
+
+    import advisor.child.main  # noqa: F401
+
+
 def main(argv: list[str]) -> int:
     """``python -m advisor.child.server FD``: serve on the socket FD."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops its children itself
     sock = socket.socket(fileno=int(argv[1]))
     name_this_process("advisor-server")
-    import torch  # noqa: F401 - the import every child would pay: here, once
-
-    from advisor.child import main as child
-
+    preload()
     request = serve(sock)
     if request is None:
         return 0
-    return child.main(sys.argv)
+    from advisor.child.main import main as child_main
+
+    return child_main(sys.argv)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -175,3 +176,14 @@ def _gone(pid: int) -> None:
             return
         assert time.monotonic() < deadline, f"process {pid} still runs"
         time.sleep(0.05)
+
+
+def test_the_server_imports_torch_and_leaves_compilers_and_devices_to_its_children() -> None:
+    # in a fresh interpreter, as the server does before its first fork (on a GPU host too:
+    # no CUDA context may exist before a fork)
+    code = ("import sys, torch; from advisor.child.server import preload; preload(); "
+            "print([m for m in ('torch._inductor', 'torch._dynamo', 'triton') "
+            "if m in sys.modules], torch.cuda.is_initialized())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=WAIT_S, check=True)
+    assert done.stdout.split("\n")[0] == "[] False", done.stdout + done.stderr
