@@ -2,10 +2,11 @@
 instead of each started as a fresh interpreter that imports torch again.
 
 `spawn` starts this process's fork server on first use (with the first child's environment and
-this process's CPU affinity) and forks from it every child whose environment differs from that
-one only in variables read after torch's import (`forkable`); it returns None for any other
-child, and when the server is off (`advisor.settings.fork_server`) or gone, and the launcher
-then starts a fresh process as before. A forked child is the same program as a fresh one
+this process's CPU affinity) and forks from it every CPU child whose environment differs from
+that one only in variables read after torch's import (`forkable`); it returns None for any other
+child, for a GPU's (not yet proven on a GPU), and when the server is off
+(`advisor.settings.fork_server`) or gone, and the launcher then starts a fresh process as
+before. A forked child is the same program as a fresh one
 (`advisor.child.main`), in its own session, with the same environment, directory and affinity.
 
 The server lives as long as this process: when it exits or is killed, the socket closes and
@@ -169,12 +170,14 @@ _server: ForkServer | None = None
 _server_lock = threading.Lock()
 
 
-def spawn(argv: list[str], env: Mapping[str, str], stderr: int) -> ForkedProcess | None:
-    """Fork a child of `argv` (``python -m`` its module and arguments) with `env` and `stderr`,
-    its stdout a pipe (the returned process's ``stdout``), from this process's fork server,
-    started (or started again, once it died) on first use; None: start it fresh."""
+def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
+          device: str) -> ForkedProcess | None:
+    """Fork a child of `argv` (``python -m`` its module and arguments) for `device` with `env`
+    and `stderr`, its stdout a pipe (the returned process's ``stdout``), from this process's
+    fork server, started (or started again, once it died) on first use; None: start it fresh.
+    A GPU's children start fresh: forking them is not yet proven on a GPU."""
     global _server
-    if not settings.fork_server():
+    if device.startswith("cuda") or not settings.fork_server():
         return None
     with _server_lock:
         if _server is None or _server.dead:

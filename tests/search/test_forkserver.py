@@ -2,7 +2,7 @@
 for real: a forked child is the child a fresh process would be (its own session and name, the
 environment, directory and affinity it was given, its exit code or signal reported), a kill
 reaches its helpers, a server that dies takes its children with it and is started again, and
-the children it cannot fork as they are asked for (another value of a variable read at torch's
+the children it cannot fork as they are asked for (a GPU's, another value of a variable read at torch's
 import, the setting off) start fresh."""
 
 from __future__ import annotations
@@ -187,3 +187,11 @@ def test_the_server_imports_torch_and_leaves_compilers_and_devices_to_its_childr
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=WAIT_S, check=True)
     assert done.stdout.split("\n")[0] == "[] False", done.stdout + done.stderr
+
+
+def test_a_gpus_children_start_fresh(tmp_path: Path) -> None:
+    # not yet proven on a GPU: a CUDA child is a fresh interpreter (here its probe fails: no GPU)
+    child = Child({"kind": "probe", "device": "cuda"}, tmp_path, _env(tmp_path), None)
+    assert isinstance(child.proc, subprocess.Popen)
+    child.wait(WAIT_S)
+    assert forkserver._server is None
