@@ -2,8 +2,8 @@
 for real: a forked child is the child a fresh process would be (its own session and name, the
 environment, directory and affinity it was given, its exit code or signal reported), a kill
 reaches its helpers, a server that dies takes its children with it and is started again, and
-the children it cannot fork as they are asked for (a GPU's, another value of a variable read at torch's
-import, the setting off) start fresh."""
+the children it cannot fork as they are asked for (a GPU's, another value of a variable read
+at torch's import, the setting off) start fresh."""
 
 from __future__ import annotations
 
