@@ -26,6 +26,8 @@ from advisor.protocol import process_name
 from advisor.search import forkserver
 from advisor.search.launcher import Child, Launcher
 
+pytestmark = pytest.mark.slow  # each test starts a fork server and real children (2-10 s)
+
 HANGS = Path(__file__).resolve().parents[1] / "workloads" / "hangs.py"
 WAIT_S = 300  # a generous bound for a child on a loaded 2-core host: only a hang reaches it
 
