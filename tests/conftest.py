@@ -1,6 +1,5 @@
-"""Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), the
-order the tests run in (the long multi-process folders first), and how `-n 2 --dist load`
-shares the tests between the workers."""
+"""Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), and
+how `-n 2 --dist load` shares the tests between the workers."""
 
 from __future__ import annotations
 
@@ -56,18 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("postgres") is not None:
                 item.add_marker(skip)
-    items.sort(key=_rank)  # stable: the order within a rank is the files' own
 
-
-# The folders whose tests run whole sweeps over several processes (the longest tests, many of
-# them waiting on budgets, heartbeats and kills) go first, so that the workers end together on
-# short tests instead of one of them finishing a long test alone.
-FIRST = ("tests/sweep/", "tests/shapes/", "tests/fleet/", "tests/reliability/")
-
-
-def _rank(item: pytest.Item) -> int:
-    return next((i for i, folder in enumerate(FIRST) if item.nodeid.startswith(folder)),
-                len(FIRST))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
