@@ -15,9 +15,11 @@ whose environment differs from the server's in variables read later (`FORKABLE_P
 The wire (the descriptor named on the command line: one end of a Unix SOCK_SEQPACKET pair, a
 JSON document per message): the launcher sends ``{"id", "argv", "env", "cwd", "affinity"}``
 with two descriptors (the child's stdout and stderr); the server answers ``{"id", "pid"}`` once
-it has forked, and ``{"pid", "code"}`` when that child has exited (its exit code, or minus the
-signal that killed it, as `subprocess` reports). When the socket closes (the launcher exited
-or was killed), the server kills every child's process group and exits; its children die with it
+it has forked (``pid`` null, with an ``error``, when it could not: the launcher then starts that
+child fresh), and ``{"pid", "code"}`` when that child has exited (its exit code, or minus the
+signal that killed it, as `subprocess` reports). A forked child that cannot be set up as asked
+exits 1 with its traceback on its stderr. When the socket closes (the launcher exited or was
+killed), the server kills every child's process group and exits; its children die with it
 (`advisor.lifetime.die_with_parent`).
 """
 
@@ -30,6 +32,7 @@ import selectors
 import signal
 import socket
 import sys
+import traceback
 from typing import Any
 
 from advisor.lifetime import name_this_process
@@ -93,19 +96,28 @@ def serve(sock: socket.socket) -> dict[str, Any] | None:
                     _kill_all(children)
                     return None
                 request = json.loads(data)
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError as e:  # no fork now: the launcher starts this child fresh
+                    pid = None
+                    _send(sock, {"id": request["id"], "pid": None, "error": str(e)})
                 if pid == 0:
-                    signal.set_wakeup_fd(-1)
-                    selector.close()
-                    for fd in (wake_r, wake_w):
-                        os.close(fd)
-                    sock.close()
-                    _become(request, fds)
+                    try:
+                        signal.set_wakeup_fd(-1)
+                        selector.close()
+                        for fd in (wake_r, wake_w):
+                            os.close(fd)
+                        sock.close()
+                        _become(request, fds)
+                    except BaseException:  # this child alone fails, never its siblings
+                        traceback.print_exc()
+                        os._exit(1)
                     return dict(request)
                 for fd in fds:
                     os.close(fd)
-                children.add(pid)
-                _send(sock, {"id": request["id"], "pid": pid})
+                if pid is not None:
+                    children.add(pid)
+                    _send(sock, {"id": request["id"], "pid": pid})
             _reap(sock, children)
     except BaseException:
         _kill_all(children)

@@ -139,10 +139,13 @@ class ForkServer:
                 break
             message: dict[str, Any] = json.loads(data)
             with self._lock:
-                if "id" in message:
+                if "id" in message:  # forked (a pid), or not (None: it starts fresh)
                     event, box = self._starting.pop(message["id"])
-                    self._exits[message["pid"]] = _Exit()
-                    box.append(message["pid"])
+                    if message["pid"] is not None:
+                        self._exits[message["pid"]] = _Exit()
+                        box.append(message["pid"])
+                    else:
+                        log.info("fork server could not fork: %s", message.get("error"))
                     event.set()
                 else:
                     exit_ = self._exits.pop(message["pid"], None)

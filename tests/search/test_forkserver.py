@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ import pytest
 from advisor import settings
 from advisor.config import EAGER_FP32
 from advisor.errors import ConfigError
-from advisor.protocol import process_name
+from advisor.protocol import SERVER_MODULE, process_name
 from advisor.search import forkserver
 from advisor.search.launcher import Child, Launcher
 
@@ -197,3 +198,32 @@ def test_a_gpus_children_start_fresh(tmp_path: Path) -> None:
     assert isinstance(child.proc, subprocess.Popen)
     child.wait(WAIT_S)
     assert forkserver._server is None
+
+
+def test_a_child_that_cannot_be_set_up_fails_alone(tmp_path: Path) -> None:
+    # the wire itself: a request whose directory is gone gives a child that exits 1 with its
+    # traceback, and the server forks the next request as before
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())],
+                              pass_fds=(theirs.fileno(),), env=_env(tmp_path))
+    theirs.close()
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"kind": "probe", "device": "cpu"}))
+    try:
+        codes = []
+        for n, cwd in enumerate([str(tmp_path / "gone"), str(tmp_path)]):
+            with open(tmp_path / f"err{n}", "wb") as err, open(os.devnull, "wb") as out:
+                request = {"id": n, "argv": ["x", str(spec), str(tmp_path / f"result{n}.json")],
+                           "env": _env(tmp_path), "cwd": cwd, "affinity": []}
+                socket.send_fds(ours, [json.dumps(request).encode()], [out.fileno(), err.fileno()])
+            started = json.loads(ours.recv(1 << 16))
+            assert started["id"] == n and started["pid"] > 0
+            ended = json.loads(ours.recv(1 << 16))
+            assert ended["pid"] == started["pid"]
+            codes.append(ended["code"])
+        assert codes == [1, 0]
+        assert "FileNotFoundError" in (tmp_path / "err0").read_text()
+        assert json.loads((tmp_path / "result1.json").read_text())["device_kind"] == "cpu"
+    finally:
+        ours.close()
+        assert server.wait(WAIT_S) == 0
