@@ -96,7 +96,8 @@ class ForkServer:
         self.dead = False
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._starting: dict[int, tuple[threading.Event, list[int]]] = {}  # id -> (set, [pid])
+        # request id -> (set once answered, [(pid, its exit)] once forked)
+        self._starting: dict[int, tuple[threading.Event, list[tuple[int, _Exit]]]] = {}
         self._exits: dict[int, _Exit] = {}  # pid -> its exit
         threading.Thread(target=self._read, name="fork-server", daemon=True).start()
         log.debug("fork server pid %d started", self.proc.pid)
@@ -109,7 +110,7 @@ class ForkServer:
         if not forkable(env, self.env) or os.sched_getaffinity(0) != self.affinity:
             return None
         started = threading.Event()
-        box: list[int] = []
+        box: list[tuple[int, _Exit]] = []
         with self._lock:
             if self.dead:
                 return None
@@ -124,10 +125,7 @@ class ForkServer:
                 self._starting.pop(request_id, None)
                 return None
         started.wait()
-        if not box:
-            return None
-        with self._lock:
-            return box[0], self._exits.get(box[0]) or _gone()
+        return box[0] if box else None
 
     def _read(self) -> None:
         while True:
@@ -141,16 +139,16 @@ class ForkServer:
             with self._lock:
                 if "id" in message:  # forked (a pid), or not (None: it starts fresh)
                     event, box = self._starting.pop(message["id"])
-                    if message["pid"] is not None:
-                        self._exits[message["pid"]] = _Exit()
-                        box.append(message["pid"])
+                    if message["pid"] is not None:  # its exit may come before spawn returns
+                        exit_ = self._exits[message["pid"]] = _Exit()
+                        box.append((message["pid"], exit_))
                     else:
                         log.info("fork server could not fork: %s", message.get("error"))
                     event.set()
                 else:
-                    exit_ = self._exits.pop(message["pid"], None)
-                    if exit_ is not None:
-                        exit_.set(message["code"])
+                    ended = self._exits.pop(message["pid"], None)
+                    if ended is not None:
+                        ended.set(message["code"])
         with self._lock:  # the server died: its children died with it
             self.dead = True
             log.info("fork server pid %d ended", self.proc.pid)
@@ -160,13 +158,6 @@ class ForkServer:
                 exit_.set(-9)
             self._starting.clear()
             self._exits.clear()
-
-
-def _gone() -> _Exit:
-    """The exit of a child whose server died before this thread looked it up."""
-    exit_ = _Exit()
-    exit_.set(-9)
-    return exit_
 
 
 _server: ForkServer | None = None
