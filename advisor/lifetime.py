@@ -17,13 +17,8 @@ def die_with_parent() -> None:
     """Ask the kernel to SIGKILL this process when the thread that started it exits
     (PR_SET_PDEATHSIG); if that parent is already gone (reparented to init), exit now. A no-op
     where prctl is not there."""
-    import ctypes
-
     parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    if not _prctl(1, signal.SIGKILL):  # PR_SET_PDEATHSIG
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
@@ -34,11 +29,18 @@ def name_this_process(name: str) -> None:
     characters: PR_SET_NAME); a no-op where prctl is not there."""
     import ctypes
 
+    _prctl(15, ctypes.c_char_p(name.encode()[:15]))  # PR_SET_NAME
+
+
+def _prctl(option: int, arg: object) -> bool:
+    """prctl(2) with one argument, on this process; False where prctl is not there."""
+    import ctypes
+
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(15, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)  # PR_SET_NAME
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
     except (OSError, AttributeError):
-        return
+        return False
+    return True
 
 
 def alive_here(owner: Any) -> bool | None:

@@ -22,6 +22,16 @@ def dated(out: Path, stem: str, stamp: str, ext: str) -> Path:
     return Path(out) / f"{stem}_{stamp}.{ext.lstrip('.')}"
 
 
+def write_dated(out: Path, stem: str, text: str, ext: str = "md") -> Path:
+    """Print ``text``, write it to a new dated file (`dated`, stamped now) and say where."""
+    print(text)
+    path = dated(out, stem, utc_stamp(), ext)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"written {path}")
+    return path
+
+
 def stored_time_s(text: str) -> float:
     """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
     moment = datetime.fromisoformat(text)

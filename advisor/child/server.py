@@ -1,7 +1,8 @@
 """The fork server: a process that imports torch and the child's modules once and forks each
 child from there, so that a sweep's children (trials, warm starts, probes, confirmations) do
-not each start an interpreter and import torch again (about 1.3 CPU-seconds a child on a
-2-core host). Started by `advisor.search.forkserver` as ``python -m advisor.child.server``.
+not each start an interpreter and import torch again (`import torch` alone: 1.5 CPU-seconds a
+child on a 2-core host, bench/results/trial_fixed_costs_cpu_20261204T200102Z.md). Started by
+`advisor.search.forkserver` as ``python -m advisor.child.server``.
 
 A forked child runs exactly what ``python -m advisor.child.main SPEC RESULT`` runs
 (`advisor.child.main.main`), in a session of its own (its process group is what the launcher

@@ -65,10 +65,6 @@ class ForkedProcess:
         self.pid, self.stdout, self.args = pid, stdout, args
         self._exit = exit_
 
-    @property
-    def returncode(self) -> int | None:
-        return self._exit.code
-
     def poll(self) -> int | None:
         return self._exit.code
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, dated, utc_stamp  # noqa: E402
+from bench.common import RESULTS, write_dated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "tests" / "sweep" / "four_dtypes.py"
@@ -54,7 +54,7 @@ def one_sweep(workload: Path, sweep_args: list[str], fork: str) -> dict[str, obj
             "cpu_s": round(after.ru_utime - before.ru_utime
                            + after.ru_stime - before.ru_stime, 2),
             "trials": len(trials), "ok": sum(t.get("status") == "ok" for t in trials),
-            "answer": rec.get("sentence") or rec.get("label") or rec.get("decision")}
+            "answer": rec.get("sentence")}
 
 
 def main() -> None:
@@ -85,11 +85,7 @@ def main() -> None:
               for f, m in med.items()]
     lines.append(f"| forked / fresh | {med['1']['wall_s'] / med['0']['wall_s']:.2f} | "
                  f"{med['1']['cpu_s'] / med['0']['cpu_s']:.2f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = dated(a.out, "fork_server_cpu", utc_stamp(), "md")
-    out.write_text(text)
-    print(f"written {out}")
+    write_dated(a.out, "fork_server_cpu", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, dated, utc_stamp  # noqa: E402
+from bench.common import RESULTS, write_dated  # noqa: E402
 
 WORKLOAD = Path(__file__).resolve().parents[2] / "tests" / "sweep" / "four_dtypes.py"
 IMPORTS = {
@@ -89,11 +89,7 @@ def main() -> None:
     for name, values in seen.items():
         lines.append(f"| {name} | {statistics.median(v[0] for v in values):.2f} | "
                      f"{statistics.median(v[1] for v in values):.2f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = dated(a.out, "trial_fixed_costs_cpu", utc_stamp(), "md")
-    out.write_text(text)
-    print(f"written {out}")
+    write_dated(a.out, "trial_fixed_costs_cpu", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
