@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 import math
 import os
-import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor.config import parse_shape, shape_name
-from advisor.errors import AdvisorError, ConfigError, WorkloadError
+from advisor.errors import AdvisorError, ConfigError
+from advisor.search.launcher import IMPORT_TIMEOUT_S
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
 from advisor.traffic import HOLDOUT
 
@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from advisor.recommendation import Constraints, Recommendation
     from advisor.records import Fingerprint, TrialRecord
     from advisor.search.sweep import SweepOutcome
+    from advisor.workload import DescribedWorkload, WorkloadFacts
 
 log = logging.getLogger(__name__)
 
-IMPORT_TIMEOUT_S = 300.0  # the parent's import of a workload file (the probe's bound too)
 MIN_TIMEOUT_S = 1.0  # a trial starts a Python process: no time limit below this can be met
 MAX_GPU_JOBS = 8
 Notice = Callable[[str], None]
@@ -56,7 +56,7 @@ class SweepPlan:
     """One workload file's sweep, ready to run."""
 
     file: Path
-    loaded: Any  # advisor.workload.LoadedWorkload
+    loaded: DescribedWorkload
     space: Any  # advisor.search.space.Space
     settings: Any  # advisor.search.sweep.SweepSettings
     note: str | None  # said once the whole request is known to be good
@@ -86,7 +86,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.dimensions import parse_options
-    from advisor.search.launcher import Probe
+    from advisor.search.launcher import Probe, describe
     from advisor.search.space import build_space, parse_budget
     from advisor.search.study import SAMPLERS
     from advisor.search.sweep import SweepSettings
@@ -123,7 +123,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         probe = Probe(device, min(r.timeout_s, 300.0))
         plans = []
         for file in r.files:
-            loaded = load_bounded(file, min(r.timeout_s, IMPORT_TIMEOUT_S))
+            loaded = describe(file, min(r.timeout_s, IMPORT_TIMEOUT_S))
             wl = loaded.workload
             dims = parse_shape(r.shape) if r.shape else None
             if dims is not None:
@@ -200,7 +200,7 @@ def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> N
         )
 
 
-def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Path | None,
+def replay_options(file: Path, wl: WorkloadFacts, strategies: list[str], traffic_file: Path | None,
                    shape_given: bool, holdout: float = HOLDOUT) -> list[dict[str, Any]] | None:
     """The traffic (trial spec entries) a replay serves, or None when nothing asks for a replay:
     a `--traffic` file, or a shape strategy other than static (docs/shapes.md). A log's
@@ -217,42 +217,11 @@ def replay_options(file: Path, wl: Any, strategies: list[str], traffic_file: Pat
     if shape_given:
         raise ConfigError("--shape measures one shape, but --traffic and shape strategies replay "
                           "the traffic; drop --shape")
-    if "buckets" in kinds and wl.pad is None:
+    if "buckets" in kinds and not wl.bucketable:
         raise ConfigError(f"{file.name} has no pad() and cut(), which bucketed shape strategies "
                           "need; add them (see advisor.workload) or choose static, dynamic or "
                           "mark_dynamic")
     return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
-
-
-def load_bounded(file: Path, limit_s: float) -> Any:
-    """`load_workload` in the parent, bounded: a workload file that hangs at import (a network
-    download, a lock, an endless loop) fails in one line after ``limit_s`` instead of hanging
-    the sweep. Only the main thread can be interrupted so; elsewhere it is unbounded."""
-    import threading
-
-    from advisor.workload import load_workload
-
-    if threading.current_thread() is not threading.main_thread():
-        return load_workload(file)
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
-    try:
-        return load_workload(file)
-    except WorkloadError as e:
-        if isinstance(e.__cause__, TimeoutError):
-            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
-                                "it download, wait or loop at import?); nothing ran") from None
-        raise
-    except TimeoutError:
-        raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s; nothing "
-                            "ran") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, Any, int]:

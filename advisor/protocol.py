@@ -48,12 +48,14 @@ SERVER_MODULE = "advisor.child.server"  # forks children (``python -m SERVER_MOD
 PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
 LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
 
-ChildKind = Literal["trial", "warm", "alone", "probe", "confirm", "artifact"]
+ChildKind = Literal["trial", "warm", "alone", "probe", "confirm", "artifact", "describe"]
 """trial: one config measured (`advisor.child.trial.TrialRun`); warm: a finished trial's warm
 start, a second process on its cache dir (`advisor.child.trial.warm_start`); alone: a replay
 trial's serving process again, alone (`advisor.child.trial.serving_alone`); probe: the device's
 fingerprint (`advisor.fingerprint.collect`); confirm: leaders and eager fp32 re-measured in one
-process; artifact: the warm-start cache artifact saved or loaded (`advisor.child.confirm`)."""
+process; artifact: the warm-start cache artifact saved or loaded (`advisor.child.confirm`);
+describe: a workload file imported and its facts returned (`advisor.workload.WorkloadFacts`),
+so that the parent never imports it (nor torch)."""
 CHILD_KINDS: tuple[ChildKind, ...] = get_args(ChildKind)
 
 
@@ -122,7 +124,12 @@ class ArtifactSpec(_OfWorkload):
     artifact_b64: NotRequired[str]  # what "load" loads
 
 
-ChildSpec = TrialSpec | WarmSpec | AloneSpec | ProbeSpec | ConfirmSpec | ArtifactSpec
+class DescribeSpec(_OfWorkload):
+    kind: Literal["describe"]  # device: "cpu" (nothing runs on a device)
+
+
+ChildSpec = (TrialSpec | WarmSpec | AloneSpec | ProbeSpec | ConfirmSpec | ArtifactSpec
+             | DescribeSpec)
 
 
 # -- the result file -----------------------------------------------------------------------------

@@ -232,6 +232,45 @@ class LoadedWorkload:
     source_sha256: str
 
 
+@dataclass(frozen=True)
+class WorkloadFacts:
+    """What a sweep's parent needs of a workload, read in a child that imported it
+    (`advisor.search.launcher.describe`), so that the parent never imports the file, nor torch:
+    its name, dtypes, default shape (`Workload.shape`), traffic (weights normalised) and whether
+    it can be padded into buckets (``pad`` and ``cut`` given)."""
+
+    name: str
+    dtypes: tuple[str, ...]
+    shape: dict[str, int]
+    traffic: tuple[tuple[dict[str, int], float], ...]
+    bucketable: bool
+
+    @classmethod
+    def of(cls, wl: Workload) -> WorkloadFacts:
+        return cls(wl.name, tuple(wl.dtypes), wl.shape,
+                   tuple((dict(dims), float(w)) for dims, w in wl.traffic), wl.pad is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "dtypes": list(self.dtypes), "shape": self.shape,
+                "traffic": [[dims, w] for dims, w in self.traffic], "bucketable": self.bucketable}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WorkloadFacts:
+        return cls(str(d["name"]), tuple(d["dtypes"]), dict(d["shape"]),
+                   tuple((dict(dims), float(w)) for dims, w in d["traffic"]),
+                   bool(d["bucketable"]))
+
+
+@dataclass(frozen=True)
+class DescribedWorkload:
+    """A workload's facts together with where they came from: the file (resolved) and the
+    sha256 of the bytes the child imported (`LoadedWorkload`'s, without the workload)."""
+
+    workload: WorkloadFacts
+    path: Path
+    source_sha256: str
+
+
 # path (resolved) -> the sha256 this process checked the file holds: what its children, which
 # import the file again, check it still holds (`pin_sha256`, `checked_sha256`)
 _CHECKED: dict[str, str] = {}
@@ -283,16 +322,22 @@ def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) 
     return Path(path)
 
 
+def read_workload_file(file: Path) -> bytes:
+    """The bytes of a workload file, checked as a file before anything imports it: it exists
+    and is a ``.py`` file. Raises WorkloadError (one line) otherwise."""
+    if not file.is_file():
+        raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
+    if file.suffix != ".py":
+        raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
+    return _source(file)
+
+
 def load_workload(path: str | Path, source_sha256: str | None = None) -> LoadedWorkload:
     """Import a workload file and check it honours the contract. The bytes read once are the
     bytes hashed and imported. ``source_sha256``: the hash the file must have (a child's, the
     one its parent checked); a file that no longer has it is refused before it is imported."""
     file = Path(path)
-    if not file.is_file():
-        raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
-    if file.suffix != ".py":
-        raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")
-    source = _source(file)
+    source = read_workload_file(file)
     found = hashlib.sha256(source).hexdigest()
     if source_sha256 is not None and found != source_sha256:
         raise WorkloadError(

@@ -60,7 +60,6 @@ class _Runner:
         """``shared``: an earlier runner compiled the same graph with the same backend, which
         this one reuses (else compiling no graph means a silent eager fallback: an error)."""
         import torch
-        import torch._dynamo.utils
 
         from advisor.child.measure import Timer
         from advisor.child.prepare import cast_inputs, prepare, torch_dtype
@@ -69,8 +68,10 @@ class _Runner:
         torch.manual_seed(0)
         model = wl.build(device, torch_dtype(config.dtype))
         self.timer = Timer(device, cudagraphs=config.uses_cudagraphs)
-        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-        before = _cache_counts()
+        # Dynamo's counters, read only where something compiles (an eager-only process never
+        # imports Dynamo or Inductor: a second and more on a CPU)
+        graphs = _graphs() if config.compiled else 0
+        before = _cache_counts() if config.compiled else {}
         t0 = time.perf_counter()
         # the trials' settings (their kept caches then hit), cast and compiled as apply does
         fn = prepare(model, config, device)
@@ -83,11 +84,12 @@ class _Runner:
             self.calls.append(call)
         self.timer.sync()
         self.compile_s = time.perf_counter() - t0
-        self.cache = {k: n - before.get(k, 0) for k, n in _cache_counts().items()
-                      if n != before.get(k, 0)}
-        if (config.compiled and not shared
-                and torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs):
-            raise RuntimeError(f"{config.label} compiled no graph (recompile limit?)")
+        self.cache: dict[str, int] = {}
+        if config.compiled:
+            self.cache = {k: n - before.get(k, 0) for k, n in _cache_counts().items()
+                          if n != before.get(k, 0)}
+            if not shared and _graphs() == graphs:
+                raise RuntimeError(f"{config.label} compiled no graph (recompile limit?)")
 
     def time_ms(self, shape: int) -> float:
         from advisor.child.prepare import set_precision
@@ -100,6 +102,13 @@ class _Runner:
 
         set_precision(self.config)
         self.timer.call(self.calls[shape])
+
+
+def _graphs() -> int:
+    """The graphs Dynamo compiled in this process so far."""
+    import torch._dynamo.utils
+
+    return int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
 
 
 def _cache_counts() -> dict[str, int]:
@@ -125,15 +134,18 @@ def _phase(name: str) -> None:
 
 def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
     import torch
-    import torch._dynamo
 
     wl, device, fp = _setup(spec)
     configs = [CompileConfig.from_dict(c) for c in spec["configs"]]
     shapes = spec["shapes"]
     given = spec.get("rounds")
     rounds = Rounds(**given) if given else Rounds.for_device(device, settings.measure_s())
-    # Every config compiles the same forward: room for all of them, no silent eager fallback.
-    torch._dynamo.config.recompile_limit = max(64, 8 * len(configs) * len(shapes))
+    if any(config.compiled for config in configs):
+        import torch._dynamo
+
+        # Every config compiles the same forward: room for all of them, no silent eager
+        # fallback.
+        torch._dynamo.config.recompile_limit = max(64, 8 * len(configs) * len(shapes))
     runners: list[_Runner] = []
     failures: dict[str, str] = {}
     ctx = torch.inference_mode() if wl.inference else contextlib.nullcontext()

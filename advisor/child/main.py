@@ -1,9 +1,10 @@
 """A child process's entry point: ``python -m advisor.child.main SPEC.json RESULT.json``, started
 by `advisor.search.launcher`. The spec's ``kind`` says which child it is (`advisor.protocol`: a
-trial, a warm start, a serving process alone, a probe of the fingerprint, a confirmation or a
-cache artifact); `HANDLERS` runs it. The result is one JSON document, written whole
-(`advisor.protocol.write_result`) so that the parent never reads half of one. A spec of no known
-kind is refused: an error result (``status`` "failed", ``error``) and exit code 2."""
+trial, a warm start, a serving process alone, a probe of the fingerprint, a confirmation, a
+cache artifact, or a workload file's description); `HANDLERS` runs it. The result is one JSON
+document, written whole (`advisor.protocol.write_result`) so that the parent never reads half of
+one. A spec of no known kind is refused: an error result (``status`` "failed", ``error``) and
+exit code 2."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from advisor.child.confirm import child_main
 from advisor.child.measure import phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
+from advisor.errors import WorkloadError
 from advisor.lifetime import die_with_parent, name_this_process
 from advisor.protocol import (
     CHILD_KINDS,
     LOCK_WAIT_PHASE,
     AloneSpec,
+    DescribeSpec,
     ProbeSpec,
     TrialSpec,
     WarmSpec,
@@ -56,10 +59,22 @@ def _probe(spec: ProbeSpec) -> Mapping[str, Any]:
     return fingerprint.collect(spec["device"])  # a failure: no result (the parent says so)
 
 
+def _describe(spec: DescribeSpec) -> Mapping[str, Any]:
+    from advisor.workload import WorkloadFacts, load_workload
+
+    try:
+        loaded = load_workload(spec["workload_path"], spec.get("workload_sha256"))
+    except WorkloadError as e:  # the user's one line, said by the parent
+        return {"status": "failed", "error": str(e)}
+    return {"status": "ok", "workload": WorkloadFacts.of(loaded.workload).to_dict(),
+            "path": str(loaded.path), "source_sha256": loaded.source_sha256}
+
+
 # kind -> the child; each takes its spec type (advisor.protocol), read from the spec file.
 HANDLERS: dict[str, Callable[[Any], Mapping[str, Any]]] = {
     "trial": _trial, "warm": _warm, "alone": _alone, "probe": _probe,
     "confirm": child_main, "artifact": child_main,  # failures come back as data
+    "describe": _describe,
 }
 
 
@@ -86,11 +101,12 @@ def main(argv: list[str]) -> int:
     # Trials sharing the device (advisor.device_lock) take turns to measure, alone. On a GPU
     # each kind of child takes the shared hold where it starts to use the GPU (its imports and
     # loading may overlap another's measurement); on the CPU the device is the host's cores,
-    # so all of the child is device work. A hold that blocks is a phase of its own (the parent
-    # times phases: a stall behind other trials' compiles shows as a lock wait).
+    # so all of the child is device work (but a description's: it imports a file, no more). A
+    # hold that blocks is a phase of its own (the parent times phases: a stall behind other
+    # trials' compiles shows as a lock wait).
     name_this_process(process_name(str(kind)))
     DeviceLock.from_env().on_wait = lambda: phase(LOCK_WAIT_PHASE)
-    if not str(spec.get("device", "")).startswith("cuda"):
+    if kind != "describe" and not str(spec.get("device", "")).startswith("cuda"):
         DeviceLock.from_env().hold("work")
     write_result(result_path, handler(spec))
     return 0

@@ -295,9 +295,9 @@ def resolve_recommendation(
 def _check_workload_file(file: Path, workload: str) -> None:
     """``--confirm --file FILE``: a workload file of `workload`, imported here first (bounded),
     so that a bad one is the user's one line, not a confirmation child that dies of it."""
-    from advisor.api import IMPORT_TIMEOUT_S, load_bounded
+    from advisor.search.launcher import IMPORT_TIMEOUT_S, describe
 
-    name = load_bounded(file, IMPORT_TIMEOUT_S).workload.name
+    name = describe(file, IMPORT_TIMEOUT_S).workload.name
     if name != workload:
         raise ConfigError(f"--file {file} defines workload {name!r}, not {workload!r}: pass the "
                           f"file {workload} was swept with")

@@ -124,8 +124,7 @@ def trial(
     """Run one configuration of a workload in a fresh process and print its record."""
     from advisor.api import check_shape, check_timeout, replay_options  # not for `--help`
     from advisor.devices import resolve_device
-    from advisor.search.launcher import Launcher
-    from advisor.workload import load_workload
+    from advisor.search.launcher import IMPORT_TIMEOUT_S, Launcher, describe
 
     try:
         fmt = output.resolve(fmt, as_json, out)
@@ -138,8 +137,7 @@ def trial(
             options[name] = values[0]
         config = CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic,
                                shapes=shapes, options=options)
-        loaded = load_workload(file)
-        wl = loaded.workload
+        wl = describe(file, min(timeout_s, IMPORT_TIMEOUT_S)).workload
         if dtype not in wl.dtypes:
             raise ConfigError(f"dtype {dtype} is not allowed by {file.name} "
                               f"(allowed: {', '.join(wl.dtypes)})")

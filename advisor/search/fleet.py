@@ -38,7 +38,7 @@ from advisor.search.feed import (
     past_deadline,
     room_for_more,
 )
-from advisor.search.launcher import Launcher
+from advisor.search.launcher import IMPORT_TIMEOUT_S, Launcher, describe
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
 from advisor.search.study import (
@@ -57,7 +57,7 @@ from advisor.search.sweep import (
     screen_above_ms,
     trial_shapes,
 )
-from advisor.workload import load_workload, pin_sha256, workload_sha256
+from advisor.workload import pin_sha256, workload_sha256
 
 if TYPE_CHECKING:
     import optuna
@@ -140,7 +140,8 @@ class Worker:
         too). A worker its sweep started ($ADVISOR_WORKLOAD_CHECKED) compares the file's bytes only:
         the sweep imported and checked that file, and every trial child imports it anyway, so
         the worker's trials start without the import (torch and the model's libraries, seconds).
-        A worker joining from elsewhere imports it here: a broken file fails here, in one line."""
+        A worker joining from elsewhere has it imported by a child first
+        (`advisor.search.launcher.describe`): a broken file fails here, in one line."""
         wl = self.sweep["workload"]
         # The path comes from the database: its bytes are compared BEFORE anything imports it.
         sha256 = workload_sha256(wl["path"])
@@ -151,8 +152,12 @@ class Worker:
             )
         path = Path(wl["path"])
         checked, probed = env_settings.workload_checked(), env_settings.probed_fingerprint()
-        if not checked:
-            path = load_workload(path, sha256).path  # only the bytes just compared
+        if not checked:  # imported by a child (the bytes it hashed: those just compared)
+            described = describe(path, IMPORT_TIMEOUT_S)
+            if described.source_sha256 != sha256:
+                raise WorkloadError(f"{path} changed while this worker checked it; not "
+                                    "imported: leave the workload file as it is")
+            path = described.path
         pin_sha256(path, sha256)  # what its trial children check before importing the file
         # this device, probed by the sweep that started us
         fingerprint = probed or self.launcher.probe(self.device)

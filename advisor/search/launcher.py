@@ -10,6 +10,7 @@ short process on the same cache dir measures the warm start. Only JSON crosses.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from typing import Any, cast
 
 from advisor import settings, tempdirs
 from advisor.config import CompileConfig
-from advisor.errors import TrialFailed
+from advisor.errors import TrialFailed, WorkloadError
 from advisor.protocol import (
     CHILD_MODULE,
     LOCK_WAIT_PHASE,
@@ -36,6 +37,7 @@ from advisor.protocol import (
     ArtifactSpec,
     ChildSpec,
     ConfirmSpec,
+    DescribeSpec,
     TrialSpec,
     WarmSpec,
     read_result,
@@ -43,10 +45,17 @@ from advisor.protocol import (
 )
 from advisor.records import PHASE_ORDER, Fingerprint, PruneBar, TrialRecord, empty_record
 from advisor.search import forkserver
+from advisor.workload import (
+    DescribedWorkload,
+    WorkloadFacts,
+    pin_sha256,
+    read_workload_file,
+)
 
 log = logging.getLogger(__name__)
 STDERR_TAIL_CHARS = 4000
 DEFAULT_TIMEOUT_S = 900.0
+IMPORT_TIMEOUT_S = 300.0  # a workload file's import, to describe it (a probe's bound too)
 
 
 def now_iso() -> str:
@@ -280,6 +289,42 @@ class Probe:
             self.child.kill()
             self.child.wait(self.timeout_s)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def describe(path: str | Path, limit_s: float) -> DescribedWorkload:
+    """A workload file's facts (`advisor.workload.WorkloadFacts`), read by a child that imports
+    it (forked like a trial's), so that this process imports neither the file nor torch. The
+    bytes hashed here are the bytes the child imports (and this process's children after it:
+    `advisor.workload.pin_sha256`). A bad file, an import that fails or takes longer than
+    ``limit_s`` (a download, a lock, an endless loop at import), or a child that dies: a
+    WorkloadError, one line naming the file."""
+    file = Path(path)
+    sha256 = hashlib.sha256(read_workload_file(file)).hexdigest()
+    pin_sha256(file, sha256)
+    workdir = tempdirs.make("describe")
+    child = None
+    try:
+        spec: DescribeSpec = {"kind": "describe", "workload_path": str(file), "device": "cpu",
+                              "workload_sha256": sha256}
+        child = Child(spec, workdir, _child_env(workdir / "inductor-cache", "cpu"), None)
+        code = child.wait(limit_s)
+        result = child.result()
+        if child.timed_out:
+            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
+                                "it download, wait or loop at import?); nothing ran")
+        if result is None:
+            last = (child.stderr_tail().strip().splitlines() or [""])[-1]
+            raise WorkloadError(f"{file}: import failed: {_crash_reason(code, False, False)[1]}"
+                                + (f": {last}" if last else ""))
+        if result.get("status") != "ok":
+            raise WorkloadError(str(result.get("error")))
+        return DescribedWorkload(WorkloadFacts.from_dict(result["workload"]),
+                                 Path(result["path"]), str(result["source_sha256"]))
+    finally:
+        if child is not None and child.proc.poll() is None:  # interrupted meanwhile
+            child.kill()
+            child.wait(5.0)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class Launcher:

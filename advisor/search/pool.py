@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from advisor.records import TrialRecord
     from advisor.search.space import Space
     from advisor.search.sweep import Observer, SweepOutcome, SweepSettings
-    from advisor.workload import LoadedWorkload
+    from advisor.workload import DescribedWorkload
 
 Notice = Callable[[str], None]
 
@@ -53,7 +53,7 @@ class PoolPhases(QuietObserver):
         self.say(text)
 
 
-def measure(store: ResultStore, loaded: LoadedWorkload, space: Space, settings: SweepSettings,
+def measure(store: ResultStore, loaded: DescribedWorkload, space: Space, settings: SweepSettings,
             *, probe: Any, resume: bool | int, workers: int, jobs: int,
             keep_caches: Path | None, confirm: bool, observer: Observer | None,
             notice: Notice) -> SweepOutcome:
@@ -87,7 +87,7 @@ def remove_orphaned_roots() -> list[Path]:
     return tempdirs.remove_orphaned()
 
 
-def _confirm_leaders(store: ResultStore, loaded: LoadedWorkload, device: str,
+def _confirm_leaders(store: ResultStore, loaded: DescribedWorkload, device: str,
                      outcome: SweepOutcome, *, launcher: Launcher,
                      notice: Notice) -> SweepOutcome:
     """--confirm: the sweep's recommendation, decided again on interleaved, paired

@@ -50,7 +50,7 @@ from advisor.search.study import (
     trial_state,
 )
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS, decides
-from advisor.workload import LoadedWorkload
+from advisor.workload import DescribedWorkload
 
 if TYPE_CHECKING:
     import optuna
@@ -234,7 +234,7 @@ class WarmStartBeside:
 class Sweeper:
     """Runs one sweep; see the module docstring."""
 
-    def __init__(self, store: ResultStore, loaded: LoadedWorkload, space: Space,
+    def __init__(self, store: ResultStore, loaded: DescribedWorkload, space: Space,
                  settings: SweepSettings, launcher: Launcher | None = None,
                  observer: Observer | None = None, probe: Probe | None = None,
                  finishing: Callable[[SweepOutcome], SweepOutcome] | None = None) -> None:

@@ -81,6 +81,7 @@ def test_every_kind_reaches_its_own_child(tmp_path: Path) -> None:
                     "shapes": [{"shape": "batch=8", "dims": {"batch": 8}, "weight": 1.0}]},
         "artifact": {**workload, "kind": "artifact", "action": "save",
                      "config": EAGER_FP32.to_dict()},
+        "describe": {**workload, "kind": "describe"},
     }
     assert set(specs) | {"probe"} == set(CHILD_KINDS)  # the probe: its own test above
     procs = {kind: _child(tmp_path, spec, kind) for kind, spec in specs.items()}
@@ -103,6 +104,9 @@ def test_every_kind_reaches_its_own_child(tmp_path: Path) -> None:
         assert results[kind]["status"] == "failed", kind
         assert results[kind]["error_type"] == "WorkloadError", kind
         assert f"in _{kind}_child" in results[kind]["error_tail"], kind
+    described = results["describe"]  # the user's one line, for the parent to say
+    assert described == {"status": "failed",
+                         "error": f"{missing}: no such workload file; pass the path of a .py file"}
 
 
 def test_every_kind_has_a_handler_and_a_spec_type() -> None:

@@ -41,6 +41,14 @@ def advisor_command() -> list[str]:
     return [sys.executable, "-c", "from advisor.cli.main import main; main()"]
 
 
+def modules_at_exit(path: Path, names: tuple[str, ...]) -> list[str]:
+    """An `advisor` command (for `advisor`'s ``command``) that writes to ``path``, as it exits,
+    a JSON object of which of ``names`` its own process imported."""
+    hook = (f"import atexit, json, sys; atexit.register(lambda: open({str(path)!r}, 'w')"
+            f".write(json.dumps({{n: n in sys.modules for n in {list(names)!r}}}))); ")
+    return [sys.executable, "-c", hook + "from advisor.cli.main import main; main()"]
+
+
 def cli_env(marker: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("ADVISOR_DB_URL", None)  # every test names its database, or means the default
@@ -50,11 +58,13 @@ def cli_env(marker: str | None = None) -> dict[str, str]:
 
 
 def advisor(
-    *args: str | Path, cwd: Path, marker: str | None = None, timeout: float = CLI_TIMEOUT_S
+    *args: str | Path, cwd: Path, marker: str | None = None, timeout: float = CLI_TIMEOUT_S,
+    command: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `advisor ARGS` to completion; stdout and stderr captured as text."""
+    """Run `advisor ARGS` to completion (``command``: how, default `advisor_command`); stdout
+    and stderr captured as text."""
     return subprocess.run(
-        [*advisor_command(), *map(str, args)],
+        [*(command or advisor_command()), *map(str, args)],
         cwd=cwd,
         env=cli_env(marker),
         capture_output=True,

@@ -8,6 +8,7 @@ cheap.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import uuid
@@ -24,6 +25,7 @@ from sweep_support import (
     config_keys,
     json_out,
     marked_processes,
+    modules_at_exit,
     open_store,
     sqlite_url,
 )
@@ -45,6 +47,7 @@ class Swept:
     done: subprocess.CompletedProcess[str]
     out: dict[str, Any]
     marker: str
+    imported: dict[str, bool]  # of torch and Inductor, by the sweep's own process
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +55,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Swept:
     cwd = tmp_path_factory.mktemp("sweep")
     url = sqlite_url(cwd / "a.db")
     marker = uuid.uuid4().hex
+    imported = tmp_path_factory.mktemp("hook") / "imported.json"
     done = advisor(
         "sweep",
         MANY_SMALL_OPS,
@@ -66,9 +70,10 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Swept:
         "--json",
         cwd=cwd,
         marker=marker,
+        command=modules_at_exit(imported, ("torch", "torch._inductor")),
     )
     assert done.returncode == 0, done.stderr
-    return Swept(cwd, url, done, json_out(done), marker)
+    return Swept(cwd, url, done, json_out(done), marker, json.loads(imported.read_text()))
 
 
 # --- the sweep itself -------------------------------------------------------------------------
@@ -92,6 +97,11 @@ def test_sweep_prints_json_with_a_recommendation(swept: Swept) -> None:
     assert rec["baseline"]["speedup"] == pytest.approx(1.0)
     assert (rec["n_trials"], rec["n_failed"]) == (2, 0)
     assert config_keys(out["trials"]) == sorted(SPACE.keys())
+
+
+def test_the_sweeps_own_process_never_imports_torch(swept: Swept) -> None:
+    """Its children import the workload and torch (a child describes the file for it)."""
+    assert swept.imported == {"torch": False, "torch._inductor": False}
 
 
 def test_progress_goes_to_stderr(swept: Swept) -> None:
