@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from advisor.traffic import HOLDOUT
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
+    from advisor.dimensions import Value
     from advisor.recommendation import Constraints, Recommendation
     from advisor.records import Fingerprint, TrialRecord
     from advisor.search.sweep import SweepOutcome
@@ -118,6 +119,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         if not (math.isfinite(r.screen) and r.screen >= 0):
             raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         options = parse_options(r.options)
+        check_before_children(r, device, options)
         # The device's probe is a child process (imports torch, initializes the device): it
         # starts now and runs while the workloads load here. Bad input below kills it.
         probe = Probe(device, min(r.timeout_s, 300.0))
@@ -164,6 +166,29 @@ def plan_sweeps(request: SweepRequest) -> Planned:
             probe.close()
         raise
     return Planned(plans, store, probe, jobs, warnings)
+
+
+def check_before_children(r: SweepRequest, device: str,
+                          options: Mapping[str, Sequence[Value]]) -> None:
+    """The request's mistakes that need no workload, said before any child starts (the probe
+    and the workloads' descriptions import torch: seconds, for a typo): the space's flags (any
+    dtype a workload may allow; each workload's own are checked once it is read), the traffic
+    file itself and the holdout share (its dims: once the workload is read), the database
+    URL, and that each workload file is a readable .py file. Raises ConfigError/StoreError/
+    WorkloadError."""
+    from advisor.config import DTYPES
+    from advisor.db.engine import parse_url, resolve_url
+    from advisor.search.space import build_space
+    from advisor.traffic import load_traffic
+    from advisor.workload import read_workload_file
+
+    for file in r.files:
+        read_workload_file(file)
+    build_space(DTYPES, device, r.modes, r.dtypes, r.fullgraph, dynamic=r.dynamic,
+                shapes=list(r.shapes or ["static"]), options=options)
+    if r.traffic is not None:
+        load_traffic(r.traffic).with_holdout(r.holdout)
+    parse_url(resolve_url(r.db))
 
 
 def check_timeout(value: float, flag: str = "--timeout") -> None:
