@@ -3,11 +3,13 @@ instead of each started as a fresh interpreter that imports torch again.
 
 `spawn` starts this process's fork server on first use (with the first child's environment and
 this process's CPU affinity) and forks from it every CPU child whose environment differs from
-that one only in variables read after torch's import (`forkable`); it returns None for any other
-child, for a GPU's (not yet proven on a GPU), and when the server is off
-(`advisor.settings.fork_server`) or gone, and the launcher then starts a fresh process as
-before. A forked child is the same program as a fresh one
-(`advisor.child.main`), in its own session, with the same environment, directory and affinity.
+that one only in variables read after torch's import (`forkable`). A child it cannot serve (a
+variable read at import changed, or this process's affinity) gets a new server, started for it,
+once the old one has no child running; while it has one, and for a GPU's children (not yet
+proven on a GPU), and when the server is off (`advisor.settings.fork_server`) or gone, `spawn`
+returns None and the launcher starts a fresh process as before. A forked child is the same
+program as a fresh one (`advisor.child.main`), in its own session, with the same environment,
+directory and affinity.
 
 The server lives as long as this process: when it exits or is killed, the socket closes and
 the server kills its children. `ForkedProcess` offers the part of `subprocess.Popen` a launcher
@@ -98,12 +100,21 @@ class ForkServer:
         threading.Thread(target=self._read, name="fork-server", daemon=True).start()
         log.debug("fork server pid %d started", self.proc.pid)
 
+    def serves(self, env: Mapping[str, str]) -> bool:
+        """Whether a child with `env`, started from this process now, may be forked here."""
+        return forkable(env, self.env) and os.sched_getaffinity(0) == self.affinity
+
+    def idle(self) -> bool:
+        """No child of this server is being forked or still running."""
+        with self._lock:
+            return not self._starting and not self._exits
+
     def spawn(self, argv: list[str], env: Mapping[str, str], stdout: int,
               stderr: int) -> tuple[int, _Exit] | None:
         """Fork a child running ``python -m`` `argv` with `env`, stdout and stderr on the given
         descriptors: its pid and exit; None when it cannot be forked here (the caller starts it
         fresh)."""
-        if not forkable(env, self.env) or os.sched_getaffinity(0) != self.affinity:
+        if not self.serves(env):
             return None
         started = threading.Event()
         box: list[tuple[int, _Exit]] = []
@@ -165,11 +176,17 @@ def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
     """Fork a child of `argv` (``python -m`` its module and arguments) for `device` with `env`
     and `stderr`, its stdout a pipe (the returned process's ``stdout``), from this process's
     fork server, started (or started again, once it died) on first use; None: start it fresh.
+    A child whose environment or affinity the server cannot serve gets a server of its own
+    (the old one stopped) once the old one has no child running, and starts fresh while it has.
     A GPU's children start fresh: forking them is not yet proven on a GPU."""
     global _server
     if device.startswith("cuda") or not settings.fork_server():
         return None
+    stale = None
     with _server_lock:
+        if (_server is not None and not _server.dead and not _server.serves(env)
+                and _server.idle()):
+            stale, _server = _server, None
         if _server is None or _server.dead:
             try:
                 _server = ForkServer(env)
@@ -177,6 +194,8 @@ def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
                 log.info("fork server failed to start (%s): children start fresh", e)
                 return None
         server = _server
+    if stale is not None:
+        _stop(stale)
     read, write = os.pipe()
     try:
         started = server.spawn(argv, env, write, stderr)
@@ -197,14 +216,19 @@ def close() -> None:
     with _server_lock:
         server, _server = _server, None
     if server is not None:
-        with contextlib.suppress(OSError):
-            server.sock.shutdown(socket.SHUT_RDWR)
-        try:
-            server.proc.wait(CLOSE_WAIT_S)
-        except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait()
-        server.sock.close()
+        _stop(server)
+
+
+def _stop(server: ForkServer) -> None:
+    """Close the server's socket (it kills its children and exits) and reap it."""
+    with contextlib.suppress(OSError):
+        server.sock.shutdown(socket.SHUT_RDWR)
+    try:
+        server.proc.wait(CLOSE_WAIT_S)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        server.proc.wait()
+    server.sock.close()
 
 
 atexit.register(close)

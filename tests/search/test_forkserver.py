@@ -150,16 +150,38 @@ def test_the_server_kills_its_children_when_its_launcher_goes(
     assert record["status"] == "failed"
 
 
-@pytest.mark.parametrize("extra", [{"OMP_NUM_THREADS": "1"}, {"ADVISOR_FORK_SERVER": "0"}],
-                         ids=["read at import", "off"])
-def test_children_it_cannot_fork_start_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             extra: dict[str, str]) -> None:
+def test_the_setting_off_starts_children_fresh(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(_probe(tmp_path, "first").proc, forkserver.ForkedProcess)
-    for name, value in extra.items():
-        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ADVISOR_FORK_SERVER", "0")
     child = _probe(tmp_path, "fresh")
     assert isinstance(child.proc, subprocess.Popen)
     assert child.wait(WAIT_S) == 0 and (child.result() or {})["device_kind"] == "cpu"
+
+
+def test_another_value_read_at_import_gets_a_server_of_its_own_once_the_old_one_is_idle(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _probe(tmp_path, "first").wait(WAIT_S) == 0
+    first = forkserver._server
+    assert first is not None
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # read at torch's import: the first cannot serve
+    launcher, runner, records, own, helper = _hanging_trial(tmp_path, monkeypatch)
+    try:
+        second = forkserver._server
+        assert second is not None and second is not first
+        assert first.proc.poll() == 0  # stopped (it had no child), and reaped
+        assert psutil.Process(own).ppid() == second.proc.pid  # forked from the new one
+        assert psutil.Process(own).environ().get("OMP_NUM_THREADS") == "1"
+        # while the second has a child running, a third value starts fresh
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        fresh = _probe(tmp_path, "fresh")
+        assert isinstance(fresh.proc, subprocess.Popen) and forkserver._server is second
+        assert fresh.wait(WAIT_S) == 0 and (fresh.result() or {})["device_kind"] == "cpu"
+    finally:
+        launcher.kill()
+        runner.join(WAIT_S)
+    _gone(own)
+    _gone(helper)
 
 
 def test_a_bad_setting_is_one_line_before_any_child(monkeypatch: pytest.MonkeyPatch) -> None:
