@@ -121,7 +121,8 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         options = parse_options(r.options)
         check_before_children(r, device, options)
         # The device's probe is a child process (imports torch, initializes the device): it
-        # starts now and runs while the workloads load here. Bad input below kills it.
+        # starts now and runs while the workloads are described (`describe`: a child each, so
+        # that this process never imports them, nor torch). Bad input below kills it.
         probe = Probe(device, min(r.timeout_s, 300.0))
         plans = []
         for file in r.files:
