@@ -293,8 +293,9 @@ def resolve_recommendation(
 
 
 def _check_workload_file(file: Path, workload: str) -> None:
-    """``--confirm --file FILE``: a workload file of `workload`, imported here first (bounded),
-    so that a bad one is the user's one line, not a confirmation child that dies of it."""
+    """``--confirm --file FILE``: a workload file of `workload`, described first by a child that
+    imports it (bounded: `advisor.search.launcher.describe`), so that a bad one is the user's one
+    line, not a confirmation child that dies of it."""
     from advisor.search.launcher import IMPORT_TIMEOUT_S, describe
 
     name = describe(file, IMPORT_TIMEOUT_S).workload.name

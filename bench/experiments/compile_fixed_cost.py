@@ -40,9 +40,11 @@ WRAPPER = """#!/bin/sh
 s=$(date +%s.%N)
 g++ "$@"; rc=$?
 e=$(date +%s.%N)
-kind=kernel
-case "$*" in *c++-header*) kind=header;; esac
-case "$*" in *.main.so*) ;; *) [ "$kind" = kernel ] && kind=probe;; esac
+case "$*" in
+    *c++-header*) kind=header;;
+    *.main.so*) kind=kernel;;
+    *) kind=other;;
+esac
 echo "$kind $(echo "$e - $s" | bc)" >> "$GXX_LOG"
 exit $rc
 """
@@ -72,7 +74,7 @@ def main() -> int:
             calls.setdefault(kind, []).append(float(seconds))
         rows.append(f"| {n} | {wall} | {own} | {kids} | "
                     + " | ".join(f"{len(calls.get(k, []))} x, {sum(calls.get(k, [])):.2f} s"
-                                 for k in ("kernel", "probe", "header")) + " |")
+                                 for k in ("kernel", "other", "header")) + " |")
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     import torch
 
@@ -81,8 +83,8 @@ def main() -> int:
         f"torch {torch.__version__}; {os.cpu_count()} cores; load {load} at the end; "
         "TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_VEC_ISA_OK=1 (as the tests run); a "
         "fresh process and an empty cache each; one run each.", "",
-        "| ops | wall s | own CPU s | children CPU s | g++ kernel | g++ ISA dry compiles "
-        "| g++ precompiled header |",
+        "| ops | wall s | own CPU s | children CPU s | g++ kernel | other g++ calls (ISA dry "
+        "compiles, version checks) | g++ precompiled header |",
         "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""])
     write_dated(args.out, "compile_fixed_cost_cpu", text)
     return 0
