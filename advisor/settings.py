@@ -119,9 +119,9 @@ MEASURE_S = Setting(
     ("parent", "child"))
 FORK_SERVER = Setting(
     "ADVISOR_FORK_SERVER", "0 or 1", "1",
-    "1: a process forks the CPU children it starts (trials, warm starts, probes, "
-    "confirmations) from one process that imported torch once (advisor.child.server; a GPU's "
-    "children start fresh until that is proven on a GPU); 0: each child is a fresh interpreter",
+    "1: a process forks the children it starts (trials, warm starts, probes, confirmations, "
+    "descriptions), a CPU's and a GPU's, from one process that imported torch once "
+    "(advisor.child.server); 0: each child is a fresh interpreter",
     ("parent",))
 
 SETTINGS: tuple[Setting, ...] = (

@@ -2,14 +2,15 @@
 instead of each started as a fresh interpreter that imports torch again.
 
 `spawn` starts this process's fork server on first use (with the first child's environment and
-this process's CPU affinity) and forks from it every CPU child whose environment differs from
-that one only in variables read after torch's import (`forkable`). A child it cannot serve (a
-variable read at import changed, or this process's affinity) gets a new server, started for it,
-once the old one has no child running; while it has one, and for a GPU's children (not yet
-proven on a GPU), and when the server is off (`advisor.settings.fork_server`) or gone, `spawn`
-returns None and the launcher starts a fresh process as before. A forked child is the same
-program as a fresh one (`advisor.child.main`), in its own session, with the same environment,
-directory and affinity.
+this process's CPU affinity) and forks from it every child, a CPU's or a GPU's, whose
+environment differs from that one only in variables read after torch's import (`forkable`). A
+child it cannot serve (a variable read at import changed, or this process's affinity) gets a new
+server, started for it, once the old one has no child running; while it has one, and when the
+server is off (`advisor.settings.fork_server`) or gone, `spawn` returns None and the launcher
+starts a fresh process as before. The server never initialises CUDA nor NVML, so a GPU's child
+makes its own CUDA context after the fork, as a fresh process would (tests/gpu proves it on an
+H200). A forked child is the same program as a fresh one (`advisor.child.main`), in its own
+session, with the same environment, directory and affinity.
 
 The server lives as long as this process: when it exits or is killed, the socket closes and
 the server kills its children. `ForkedProcess` offers the part of `subprocess.Popen` a launcher
@@ -171,16 +172,14 @@ _server: ForkServer | None = None
 _server_lock = threading.Lock()
 
 
-def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
-          device: str) -> ForkedProcess | None:
-    """Fork a child of `argv` (``python -m`` its module and arguments) for `device` with `env`
+def spawn(argv: list[str], env: Mapping[str, str], stderr: int) -> ForkedProcess | None:
+    """Fork a child of `argv` (``python -m`` its module and arguments) with `env`
     and `stderr`, its stdout a pipe (the returned process's ``stdout``), from this process's
     fork server, started (or started again, once it died) on first use; None: start it fresh.
     A child whose environment or affinity the server cannot serve gets a server of its own
-    (the old one stopped) once the old one has no child running, and starts fresh while it has.
-    A GPU's children start fresh: forking them is not yet proven on a GPU."""
+    (the old one stopped) once the old one has no child running, and starts fresh while it has."""
     global _server
-    if device.startswith("cuda") or not settings.fork_server():
+    if not settings.fork_server():
         return None
     stale = None
     with _server_lock:

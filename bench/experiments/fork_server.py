@@ -5,7 +5,9 @@ process under it), its trial count and its answer line, then the medians and the
 
     python bench/experiments/fork_server.py --repeats 3
     python bench/experiments/fork_server.py --workload workloads/reranker.py \\
-        --sweep-args "--device cpu --modes eager --dtypes fp32,bf16"
+        --sweep-args "--device cuda --modes eager --dtypes fp32,bf16"
+
+The file is named by the sweep's --device (fork_server_cpu_*.md, fork_server_cuda_*.md).
 """
 
 from __future__ import annotations
@@ -85,7 +87,9 @@ def main() -> None:
               for f, m in med.items()]
     lines.append(f"| forked / fresh | {med['1']['wall_s'] / med['0']['wall_s']:.2f} | "
                  f"{med['1']['cpu_s'] / med['0']['cpu_s']:.2f} |")
-    write_dated(a.out, "fork_server_cpu", "\n".join(lines) + "\n")
+    args = shlex.split(a.sweep_args)
+    device = args[args.index("--device") + 1] if "--device" in args[:-1] else "auto"
+    write_dated(a.out, f"fork_server_{device}", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

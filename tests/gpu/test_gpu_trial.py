@@ -7,6 +7,7 @@ production; the in-process tests below touch the GPU from the test process on pu
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,9 +17,11 @@ from typing import Any
 
 import pytest
 
+from advisor import settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.fingerprint import add_hashes
-from advisor.search.launcher import Launcher
+from advisor.search import forkserver
+from advisor.search.launcher import Child, Launcher
 
 pytestmark = pytest.mark.gpu
 
@@ -154,6 +157,30 @@ def test_nvml_fingerprint_through_a_probe() -> None:
     assert fp["power_limit_w"] > 0 and fp["sm_clock_max_mhz"] > 0
     assert fp["cuda_runtime_version"] and fp["torch_version"]
     assert add_hashes(dict(fp)) == fp
+
+
+def test_cuda_children_fork_from_a_server_that_never_opened_the_gpu(tmp_path: Path) -> None:
+    # Each forked child makes its own CUDA context and NVML handle; the server, which forks
+    # every child of a sweep, holds no descriptor of the driver's (/dev/nvidia*), before or after
+    env = {**settings.child_env(), "PYTHONUNBUFFERED": "1"}
+    fingerprints = []
+    for n in range(2):
+        workdir = tmp_path / str(n)
+        workdir.mkdir()
+        child = Child({"kind": "probe", "device": "cuda"}, workdir, env, None)
+        assert isinstance(child.proc, forkserver.ForkedProcess)
+        server = forkserver._server
+        assert server is not None
+        assert child.wait(300) == 0, child.stderr_tail()
+        fingerprints.append(child.result() or {})
+        fds = Path(f"/proc/{server.proc.pid}/fd")
+        opened = [os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink()]
+        assert not [path for path in opened if path.startswith("/dev/nvidia")], opened
+    first, second = fingerprints
+    assert first["device_kind"] == "cuda" and first["device_uuid"].startswith("GPU-")
+    assert second["device_uuid"] == first["device_uuid"]
+    # and a compiled trial forked after them runs Triton kernels on the GPU
+    assert_gpu_record(run_trial(TINY_MLP, CompileConfig()))
 
 
 def test_nvml_handle_is_matched_by_uuid() -> None:

@@ -1,9 +1,9 @@
 """Children forked from the fork server (advisor.search.forkserver, advisor.child.server), run
 for real: a forked child is the child a fresh process would be (its own session and name, the
 environment, directory and affinity it was given, its exit code or signal reported), a kill
-reaches its helpers, a server that dies takes its children with it and is started again, and
-the children it cannot fork as they are asked for (a GPU's, another value of a variable read
-at torch's import, the setting off) start fresh."""
+reaches its helpers, a server that dies takes its children with it and is started again, a
+GPU's child is forked as a CPU's is, and the children it cannot fork as they are asked for
+(another value of a variable read at torch's import, the setting off) start fresh."""
 
 from __future__ import annotations
 
@@ -214,12 +214,18 @@ def test_the_server_imports_torch_and_leaves_compilers_and_devices_to_its_childr
     assert done.stdout.split("\n")[0] == "[] False", done.stdout + done.stderr
 
 
-def test_a_gpus_children_start_fresh(tmp_path: Path) -> None:
-    # not yet proven on a GPU: a CUDA child is a fresh interpreter (here its probe fails: no GPU)
+def test_a_gpus_child_is_forked_too(tmp_path: Path) -> None:
+    # the server never touched a device: a CUDA child creates its context after the fork (with
+    # no GPU its probe fails, as a fresh one would; tests/gpu holds what it does on one)
+    import torch
+
     child = Child({"kind": "probe", "device": "cuda"}, tmp_path, _env(tmp_path), None)
-    assert isinstance(child.proc, subprocess.Popen)
-    child.wait(WAIT_S)
-    assert forkserver._server is None
+    assert isinstance(child.proc, forkserver.ForkedProcess)
+    code, result = child.wait(WAIT_S), child.result()
+    if torch.cuda.is_available():
+        assert code == 0 and (result or {})["device_kind"] == "cuda", child.stderr_tail()
+    else:
+        assert code != 0 and result is None
 
 
 def test_a_child_that_cannot_be_set_up_fails_alone(tmp_path: Path) -> None:
