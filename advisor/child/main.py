@@ -20,7 +20,7 @@ from advisor.child.measure import phase
 from advisor.child.trial import TrialRun, serving_alone, tail, warm_start
 from advisor.device_lock import DeviceLock
 from advisor.errors import WorkloadError
-from advisor.lifetime import die_with_parent, name_this_process
+from advisor.lifetime import die_with_parent, end_process, name_this_process
 from advisor.protocol import (
     CHILD_KINDS,
     LOCK_WAIT_PHASE,
@@ -113,4 +113,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    end_process(main(sys.argv))  # the teardown skipped: `advisor.lifetime.end_process`

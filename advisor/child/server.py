@@ -36,7 +36,7 @@ import sys
 import traceback
 from typing import Any
 
-from advisor.lifetime import name_this_process
+from advisor.lifetime import end_process, name_this_process
 
 MAX_MESSAGE = 1 << 20  # bytes: a request carries an environment
 
@@ -172,4 +172,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    end_process(main(sys.argv))  # the teardown skipped: `advisor.lifetime.end_process`
