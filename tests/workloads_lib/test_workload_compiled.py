@@ -17,7 +17,9 @@ SLOW_COMPILE = {"reranker", "embedder", "guardrail", "vision_encoder", "local_lm
 # is the same code compiled again, so one layer and pairs of 64 tokens compile every op of the
 # step (the forward, its backward, clipping, the optimizer) in a fraction of that. The same
 # holds for the seeded transformers whose depth is a module constant (the vision encoder's 12
-# blocks, the decoder's 6 layers): one or two blocks compile every op the full depth does. The
+# blocks, the decoder's 6 layers): one or two blocks compile every op the full depth does, and
+# for the convolutional classifier's 16 bottlenecks (3, 4, 6, 3 a stage: one a stage compiles
+# every shape of kernel the four stages have; without torchvision, which builds its own). The
 # full models are compiled by the sweeps that measure them (bench/, the GPU runs). (The BERT
 # workloads keep their 6 layers: with the MiniLM weights installed, their checkpoint fixes it.)
 # name -> (module globals to set, keys of its CONFIG dict to set, the shape; None: smallest)
@@ -25,6 +27,7 @@ SMALLER: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int] | None]]
     "reward_train": ({}, {"num_hidden_layers": 1}, {"batch": 2, "seq": 64}),
     "vision_encoder": ({"DEPTH": 2}, {}, None),
     "local_lm": ({"LAYERS": 1}, {}, None),
+    "convnet": ({"STAGES": ((64, 1, 1), (128, 1, 2), (256, 1, 2), (512, 1, 2))}, {}, None),
 }
 
 
