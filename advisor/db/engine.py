@@ -12,6 +12,8 @@ import hashlib
 import logging
 import os
 import re
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,7 +142,7 @@ def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={round(busy_s * 1000)}")
         if url.database and url.database != ":memory:" and not read_only:
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _use_wal(cursor, busy_s)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
@@ -151,6 +153,25 @@ def _sqlite_engine(url: URL, read_only: bool = False) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _use_wal(cursor: Any, busy_s: float) -> None:
+    """Put the file in WAL mode unless it is already. Switching needs the file to itself, and
+    SQLite answers "database is locked" at once, without its busy timeout, when another
+    connection is writing to a file still in its first (rollback) mode: waiting could deadlock
+    (several processes opening a new database at once met it on a loaded host). So it is tried
+    again until the busy timeout has passed; once one connection has switched, the rest find
+    the file in WAL mode and switch nothing."""
+    deadline = time.monotonic() + busy_s
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def immutable_url(url: URL) -> URL | None:

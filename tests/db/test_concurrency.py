@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
+import threading
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -51,3 +54,25 @@ def test_eight_processes_writing_at_once_lose_nothing(db_url: str, make: SimpleN
         [best] = store.best_per_workload_device()
         assert best["median_ms"] == min(r["median_ms"] for b in batches for r in b)
         assert [d["n_trials"] for d in store.devices()] == [PROCESSES * TRIALS_EACH]
+
+
+def test_a_new_file_another_connection_is_writing_is_opened_once_it_commits(tmp_path: Path) -> None:
+    # A file still in SQLite's first (rollback) mode with a writer at work: switching it to WAL
+    # is refused at once ("database is locked", no busy wait); the store tries again until the
+    # writer commits, and then finds the file in WAL mode.
+    path = tmp_path / "advisor.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO other VALUES (1)")
+    commit = threading.Timer(0.5, lambda: writer.execute("COMMIT"))
+    commit.start()
+    try:
+        with ResultStore.from_url(f"sqlite:///{path}") as store:
+            assert store.sweeps() == []
+    finally:
+        commit.join()
+        writer.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert check.execute("SELECT x FROM other").fetchall() == [(1,)]
