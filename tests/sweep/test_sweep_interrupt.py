@@ -33,9 +33,16 @@ pytestmark = pytest.mark.slow
 DTYPES = "fp32,bf16,fp16"
 SPACE = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], DTYPES.split(","))
 SWEEP_ARGS = ("sweep", str(FOUR_DTYPES), "--modes", "eager", "--dtypes", DTYPES,
-              "--no-confirm-leaders", "--json")
+              "--screen", "0", "--no-confirm-leaders", "--json")  # every config measured in full
 FIRST_TRIAL_DEADLINE_S = 180
 POLL_S = 0.2
+# Each trial of the interrupted sweep measures in full (no screening: the bf16 and fp16 configs,
+# five times slower than fp32 here, would stop after a short screening run) for 2 s (the suite's
+# 0.25 s elsewhere), so that once a trial is stored the next one's child runs for seconds: long
+# enough for a poll (a store read and a scan of every process) on a loaded 2-core host to see
+# it. Screened, the rest of the sweep took half a second once children ended without their
+# teardown, between two polls (a clean-clone run failed both tests so).
+INTERRUPTED_MEASURE_S = "2"
 
 
 def _wait_for_a_stored_trial_and_a_running_child(
@@ -62,7 +69,7 @@ def _interrupt(
         proc = subprocess.Popen(
             [*advisor_command(), *SWEEP_ARGS, "--db", url],
             cwd=tmp_path,
-            env=cli_env(marker),
+            env={**cli_env(marker), "ADVISOR_MEASURE_S": INTERRUPTED_MEASURE_S},
             stdout=out,
             stderr=err,
         )
