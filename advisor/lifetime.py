@@ -33,9 +33,10 @@ def end_process(code: int) -> NoReturn:
     """Exit with `code` as Python's own exit does (non-daemon threads joined, then the atexit
     handlers, logging's and the weakref finalizers' among them, then stdout and stderr flushed),
     less the interpreter's teardown: freeing every module and object of a process that imported
-    torch costs about a third of a CPU-second, more in a forked child, whose every freed page is
-    first copied from its server's, and a CPU child holds the device lock until it exits. Files
-    still open are closed by the kernel unflushed: a caller writes its results whole first."""
+    torch, in a forked child each page shared with its server copied first (child-heavy tests:
+    a quarter less CPU, bench/results/end_process_ab_cpu_20261205T034104Z.txt), while a CPU
+    child still holds the device lock. Files still open are closed by the kernel unflushed: a
+    caller writes its results whole first."""
     shutdown = getattr(threading, "_shutdown", None)  # what Python's exit runs first
     if shutdown is not None:
         shutdown()

@@ -1,4 +1,5 @@
-"""What the benches share: the dated name every result file gets, and stored timestamps read back.
+"""What the benches share: the dated name every result file gets, stored timestamps read back,
+and the host a run ran on (its cores, load, GPUs, torch and triton).
 
 A result is written under ``OUT/<stem>_<UTC yyyymmddThhmmssZ>.<ext>``, one stamp per run for all
 of its files, so a later run never overwrites an earlier one (bench/results/README.md).
@@ -6,8 +7,13 @@ of its files, so a later run never overwrites an earlier one (bench/results/READ
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
+import platform
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -36,3 +42,46 @@ def stored_time_s(text: str) -> float:
     """A stored timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
     moment = datetime.fromisoformat(text)
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _version(*dists: str) -> str | None:
+    for dist in dists:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def gpus() -> list[dict[str, str]]:
+    """Each GPU nvidia-smi lists: name, driver, max SM clock (empty without nvidia-smi)."""
+    try:
+        out = subprocess.run(
+            [
+                "nvidia-smi",
+                "--query-gpu=name,driver_version,clocks.max.sm",
+                "--format=csv,noheader",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = [[c.strip() for c in line.split(",")] for line in out.stdout.splitlines() if line]
+    return [{"name": r[0], "driver": r[1], "sm_clock_max": r[2]} for r in rows if len(r) == 3]
+
+
+def host_facts() -> dict[str, Any]:
+    """The host a run ran on, at its start: name, cores, load, GPUs, torch, triton, Python."""
+    return {
+        "hostname": platform.node(),
+        "cores": len(os.sched_getaffinity(0)),
+        "load_at_start": [round(x, 2) for x in os.getloadavg()],
+        "gpus": gpus(),
+        "torch": _version("torch"),
+        "triton": _version("triton", "pytorch-triton"),
+        "python": platform.python_version(),
+        "advisor": _version("advisor"),
+    }

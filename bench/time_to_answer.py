@@ -49,10 +49,8 @@ stored fingerprint. Bad arguments: one line on stderr, exit 2, nothing written.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
-import platform
 import shlex
 import signal
 import subprocess
@@ -66,7 +64,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import RESULTS, dated, stored_time_s, utc_stamp  # noqa: E402
+from bench.common import RESULTS, dated, gpus, host_facts, stored_time_s, utc_stamp  # noqa: E402
 
 if TYPE_CHECKING:
     from advisor.recommendation import Recommendation
@@ -436,48 +434,6 @@ def read_back(db: Path, started_s: float) -> dict[str, Any]:
 
 
 # --- the run ----------------------------------------------------------------------------------
-
-
-def _version(*dists: str) -> str | None:
-    for dist in dists:
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
-
-def gpus() -> list[dict[str, str]]:
-    """Each GPU nvidia-smi lists: name, driver, max SM clock (empty without nvidia-smi)."""
-    try:
-        out = subprocess.run(
-            [
-                "nvidia-smi",
-                "--query-gpu=name,driver_version,clocks.max.sm",
-                "--format=csv,noheader",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    rows = [[c.strip() for c in line.split(",")] for line in out.stdout.splitlines() if line]
-    return [{"name": r[0], "driver": r[1], "sm_clock_max": r[2]} for r in rows if len(r) == 3]
-
-
-def host_facts() -> dict[str, Any]:
-    return {
-        "hostname": platform.node(),
-        "cores": len(os.sched_getaffinity(0)),
-        "load_at_start": [round(x, 2) for x in os.getloadavg()],
-        "gpus": gpus(),
-        "torch": _version("torch"),
-        "triton": _version("triton", "pytorch-triton"),
-        "python": platform.python_version(),
-        "advisor": _version("advisor"),
-    }
 
 
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:

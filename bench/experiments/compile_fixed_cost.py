@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import write_dated  # noqa: E402
+from bench.common import RESULTS, host_facts, write_dated  # noqa: E402
 
 CHILD = """
 import resource, sys, time, torch
@@ -52,15 +52,33 @@ exit $rc
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("bench/results"))
+    parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--ops", default="25,100,200")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="compile-fixed-cost-"))
+    host = host_facts()
+    with tempfile.TemporaryDirectory(prefix="compile-fixed-cost-") as tmp:
+        rows = _measure(Path(tmp), [int(x) for x in args.ops.split(",")])
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    text = "\n".join([
+        "# One cold Inductor compile on the CPU (bench/experiments/compile_fixed_cost.py)", "",
+        f"torch {host['torch']}; {host['cores']} cores; load "
+        f"{' '.join(str(x) for x in host['load_at_start'])} at the start, {load} at the end; "
+        "TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_VEC_ISA_OK=1 (as the tests run); a "
+        "fresh process and an empty cache each; one run each.", "",
+        "| ops | wall s | own CPU s | children CPU s | g++ kernel | other g++ calls (ISA dry "
+        "compiles, version checks) | g++ precompiled header |",
+        "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""])
+    write_dated(args.out, "compile_fixed_cost_cpu", text)
+    return 0
+
+
+def _measure(work: Path, ops: list[int]) -> list[str]:
+    """A fresh process compiling each chain into an empty cache under `work`: a row each."""
     wrapper = work / "gxx.sh"
     wrapper.write_text(WRAPPER)
     wrapper.chmod(0o755)
     rows = []
-    for n in [int(x) for x in args.ops.split(",")]:
+    for n in ops:
         log = work / f"gxx-{n}.log"
         env = {**os.environ, "CXX": str(wrapper), "GXX_LOG": str(log),
                "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(dir=work),
@@ -75,19 +93,7 @@ def main() -> int:
         rows.append(f"| {n} | {wall} | {own} | {kids} | "
                     + " | ".join(f"{len(calls.get(k, []))} x, {sum(calls.get(k, [])):.2f} s"
                                  for k in ("kernel", "other", "header")) + " |")
-    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    import torch
-
-    text = "\n".join([
-        "# One cold Inductor compile on the CPU (bench/experiments/compile_fixed_cost.py)", "",
-        f"torch {torch.__version__}; {os.cpu_count()} cores; load {load} at the end; "
-        "TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_VEC_ISA_OK=1 (as the tests run); a "
-        "fresh process and an empty cache each; one run each.", "",
-        "| ops | wall s | own CPU s | children CPU s | g++ kernel | other g++ calls (ISA dry "
-        "compiles, version checks) | g++ precompiled header |",
-        "| --- | --- | --- | --- | --- | --- | --- |", *rows, ""])
-    write_dated(args.out, "compile_fixed_cost_cpu", text)
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

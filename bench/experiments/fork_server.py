@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, write_dated  # noqa: E402
+from bench.common import RESULTS, host_facts, write_dated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "tests" / "sweep" / "four_dtypes.py"
@@ -69,13 +69,16 @@ def main() -> None:
     if a.repeats < 1 or not a.workload.is_file():
         raise SystemExit(f"fork_server: need --repeats >= 1 and a workload file, not "
                          f"{a.repeats} and {a.workload}")
-    load_at_start = os.getloadavg()
+    host = host_facts()
     runs = [one_sweep(a.workload.resolve(), shlex.split(a.sweep_args), fork)
             for _ in range(a.repeats) for fork in ("0", "1")]
     med = {fork: {k: statistics.median(float(str(r[k])) for r in runs if r["fork"] == fork)
                   for k in ("wall_s", "cpu_s")} for fork in ("0", "1")}
-    lines = [f"# fork server, side by side: {os.cpu_count()} cores, load at start "
-             f"{load_at_start}, at end {os.getloadavg()}, python {sys.version.split()[0]}",
+    gpu = "; ".join(f"{g['name']} (driver {g['driver']})" for g in host["gpus"]) or "none"
+    load = " ".join(str(x) for x in host["load_at_start"])
+    lines = [f"# fork server, side by side: host {host['hostname']}, {host['cores']} cores, load "
+             f"{load} at start, {' '.join(f'{x:.2f}' for x in os.getloadavg())} at end; GPU "
+             f"{gpu}; torch {host['torch']}, triton {host['triton']}, python {host['python']}",
              f"# `advisor sweep {a.workload} {a.sweep_args}`, {a.repeats} repeats round robin "
              "(ADVISOR_FORK_SERVER=0 then 1), each on an empty database and caches", "",
              "| run | ADVISOR_FORK_SERVER | wall s | CPU s | trials ok | answer |",
