@@ -85,3 +85,9 @@ def host_facts() -> dict[str, Any]:
         "python": platform.python_version(),
         "advisor": _version("advisor"),
     }
+
+
+def load_span(host: dict[str, Any]) -> str:
+    """``load A B C at the start, D E F at the end``: `host_facts`' load averages, and now's."""
+    start = " ".join(f"{x:.2f}" for x in host["load_at_start"])
+    return f"load {start} at the start, {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end"

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, host_facts, write_dated  # noqa: E402
+from bench.common import RESULTS, host_facts, load_span, write_dated  # noqa: E402
 
 CHILD = """
 import resource, sys, time, torch
@@ -58,11 +58,9 @@ def main() -> int:
     host = host_facts()
     with tempfile.TemporaryDirectory(prefix="compile-fixed-cost-") as tmp:
         rows = _measure(Path(tmp), [int(x) for x in args.ops.split(",")])
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     text = "\n".join([
         "# One cold Inductor compile on the CPU (bench/experiments/compile_fixed_cost.py)", "",
-        f"torch {host['torch']}; {host['cores']} cores; load "
-        f"{' '.join(str(x) for x in host['load_at_start'])} at the start, {load} at the end; "
+        f"torch {host['torch']}; {host['cores']} cores; {load_span(host)}; "
         "TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_VEC_ISA_OK=1 (as the tests run); a "
         "fresh process and an empty cache each; one run each.", "",
         "| ops | wall s | own CPU s | children CPU s | g++ kernel | other g++ calls (ISA dry "

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, host_facts, write_dated  # noqa: E402
+from bench.common import RESULTS, host_facts, load_span, write_dated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "tests" / "sweep" / "four_dtypes.py"
@@ -75,10 +75,9 @@ def main() -> None:
     med = {fork: {k: statistics.median(float(str(r[k])) for r in runs if r["fork"] == fork)
                   for k in ("wall_s", "cpu_s")} for fork in ("0", "1")}
     gpu = "; ".join(f"{g['name']} (driver {g['driver']})" for g in host["gpus"]) or "none"
-    load = " ".join(str(x) for x in host["load_at_start"])
-    lines = [f"# fork server, side by side: host {host['hostname']}, {host['cores']} cores, load "
-             f"{load} at start, {' '.join(f'{x:.2f}' for x in os.getloadavg())} at end; GPU "
-             f"{gpu}; torch {host['torch']}, triton {host['triton']}, python {host['python']}",
+    lines = [f"# fork server, side by side: host {host['hostname']}, {host['cores']} cores, "
+             f"{load_span(host)}; GPU {gpu}; torch {host['torch']}, triton {host['triton']}, "
+             f"python {host['python']}",
              f"# `advisor sweep {a.workload} {a.sweep_args}`, {a.repeats} repeats round robin "
              "(ADVISOR_FORK_SERVER=0 then 1), each on an empty database and caches", "",
              "| run | ADVISOR_FORK_SERVER | wall s | CPU s | trials ok | answer |",

@@ -21,16 +21,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.common import RESULTS, host_facts, write_dated  # noqa: E402
+from bench.common import RESULTS, host_facts, load_span, write_dated  # noqa: E402
 
 CHILD = """
-import time, torch
+import sys, time, torch
 model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.GELU(), torch.nn.Linear(256, 256))
 x = torch.randn(64, 256)
 with torch.inference_mode():
     model(x)
     cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(int(__import__("sys").argv[1])):
+    for _ in range(int(sys.argv[1])):
         model(x)
 print(f"{time.process_time() - cpu:.3f} {time.perf_counter() - wall:.3f} {torch.get_num_threads()}")
 """
@@ -47,7 +47,7 @@ def main() -> int:
     host = host_facts()
     counts = [int(n) for n in args.at_once.split(",")]
     seen: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    threads = set()
+    threads: set[int] = set()
     for _ in range(args.rounds):  # every case once a round, so drifts of the host hit all
         for policy, value in POLICIES.items():
             for n in counts:
@@ -57,12 +57,11 @@ def main() -> int:
     rows = [f"| {policy} | {n} | {len(v)} | {statistics.median(c for c, _ in v):.2f} | "
             f"{statistics.median(w for _, w in v):.2f} |"
             for (policy, n), v in sorted(seen.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     text = "\n".join([
         "# torch processes at once, OpenMP's wait policy (bench/experiments/omp_wait.py)", "",
         f"host {host['hostname']}, {host['cores']} cores; torch {host['torch']}, Python "
-        f"{host['python']}; load {' '.join(str(x) for x in host['load_at_start'])} at the start, "
-        f"{load} at the end; torch threads per process {sorted(threads)}; {args.calls} calls of "
+        f"{host['python']}; {load_span(host)}; torch threads per process {sorted(threads)}; "
+        f"{args.calls} calls of "
         f"a 256-wide two-layer MLP on a 64-row batch per process; {args.rounds} rounds, each "
         "case once a round; medians over every process of a case.", "",
         "| OMP_WAIT_POLICY | processes at once | processes measured | CPU s each | wall s each |",

@@ -23,7 +23,7 @@ SLOW_COMPILE = {"reranker", "embedder", "guardrail", "vision_encoder", "local_lm
 # full models are compiled by the sweeps that measure them (bench/, the GPU runs). (The BERT
 # workloads keep their 6 layers: with the MiniLM weights installed, their checkpoint fixes it.)
 # name -> (module globals to set, keys of its CONFIG dict to set, the shape; None: smallest)
-SMALLER: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int] | None]] = {
+SMALLER: dict[str, tuple[dict[str, object], dict[str, int], dict[str, int] | None]] = {
     "reward_train": ({}, {"num_hidden_layers": 1}, {"batch": 2, "seq": 64}),
     "vision_encoder": ({"DEPTH": 2}, {}, None),
     "local_lm": ({"LAYERS": 1}, {}, None),
