@@ -406,8 +406,14 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
     the top configs and eager fp32 interleaved on this device first."""
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
-    from advisor.recommendation import Constraints, check_policy, nearest_fingerprint, provenance
-    from advisor.recommendation.answers import answer
+    from advisor.recommendation import (
+        Constraints,
+        check_policy,
+        cover,
+        nearest_fingerprint,
+        provenance,
+    )
+    from advisor.recommendation.answers import answer, planned
     from advisor.search.launcher import Launcher
     from advisor.version import __version__
 
@@ -454,6 +460,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
             assert here is not None and device is not None
             rec = _confirm_here(store, workload, here, device, fingerprint, kwargs, top, artifact,
                                 file, notice)
+            rec = cover(rec, planned(store, workload, fingerprint), records)
         else:
             rec = answer(store, workload, fingerprint, records=records, **kwargs)
         staleness = provenance(staleness, records, _source_sha256(file, records), __version__)

@@ -83,13 +83,34 @@ def short_host(host: str) -> str:
     return host if len(host) <= _MAX_HOST else host[: _MAX_HOST - 1] + "~"
 
 
+def cpu_isa_label(fp: Mapping[str, Any]) -> str | None:
+    """What a CPU runs, in a word: the ISA torch dispatches to, ``+AMX`` where the CPU has AMX
+    tiles (``AVX512+AMX``, ``AVX2``); None when unknown or torch's ``DEFAULT``."""
+    isa = fp.get("cpu_isa")
+    if not isa or isa == "DEFAULT":
+        return None
+    return f"{isa}+AMX" if "amx_tile" in str(fp.get("cpu_flags") or "").split() else str(isa)
+
+
+def device_model(fp: Mapping[str, Any]) -> str:
+    """A fingerprint's device model in full, a CPU's with what it runs (`cpu_isa_label`):
+    ``NVIDIA H200``, ``Intel(R) Xeon(R) Processor (AVX512+AMX)``."""
+    name = str(fp.get("device_name") or fp.get("cpu_model") or "unknown device")
+    label = cpu_isa_label(fp) if fp.get("device_kind") == "cpu" else None
+    return f"{name} ({label})" if label else name
+
+
 def device_id(fp: Mapping[str, Any], hosts: Iterable[str | None] | None = None) -> str:
     """The one short name of a fingerprint (a device and its software stack) on every surface:
     ``H200 @gpu-a · 7f023bc2`` (the model in a word, the host that measured it, the
-    fingerprint hash's first 8 characters). Identical hosts share a fingerprint:
-    ``H200 @node-1+3 · 7f023bc2`` names the first of four. ``hosts``: the hosts that measured
-    it (default: the one ``fp`` names); a fingerprint without one is ``H200 · 7f023bc2``."""
+    fingerprint hash's first 8 characters); a CPU's model with what it runs (`cpu_isa_label`:
+    ``Xeon 8480+ AVX512+AMX @cpu-a · 0c1d2e3f``), as a hypervisor may give two CPUs one name.
+    Identical hosts share a fingerprint: ``H200 @node-1+3 · 7f023bc2`` names the first of
+    four. ``hosts``: the hosts that measured it (default: the one ``fp`` names); a fingerprint
+    without one is ``H200 · 7f023bc2``."""
     model = short_model(fp.get("device_name") or fp.get("cpu_model"))
+    label = cpu_isa_label(fp) if fp.get("device_kind") == "cpu" else None
+    model += f" {label}" if label else ""
     found = [fp.get("hostname")] if hosts is None else hosts
     names = sorted({short_host(h) for h in found if h})
     at = f" @{names[0]}" + (f"+{len(names) - 1}" if len(names) > 1 else "") if names else ""
@@ -144,10 +165,9 @@ class DeviceNames:
     def fingerprint_hash(self, device_hash: str, env_hash: str) -> str:
         """The fingerprint hash of a device and stack (as `advisor.fingerprint` derives it,
         unless a sweep stored another)."""
-        from advisor.fingerprint import stable_hash
+        from advisor.fingerprint import combined_hash
 
-        return self._by_parts.get((device_hash, env_hash)) or stable_hash(
-            {"device": device_hash, "env": env_hash})
+        return self._by_parts.get((device_hash, env_hash)) or combined_hash(device_hash, env_hash)
 
     def name(self, fp_hash: str | None, fp: Mapping[str, Any] | None = None) -> str:
         """The short id of the fingerprint ``fp_hash`` (``fp``: its fields, when this store's

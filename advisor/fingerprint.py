@@ -3,8 +3,14 @@
 `collect(device)` returns a plain dict (keys in `DEVICE_FIELDS`, `ENV_FIELDS`, `EXTRA_FIELDS` and
 three hashes). `device_hash` identifies the device model (two identical GPUs share it),
 `env_hash` the software stack, `fingerprint_hash` both: results are compared and recommended per
-fingerprint. GPU facts come from NVML (package nvidia-ml-py), the NVML handle matched to the CUDA
-device by UUID, never by index (NVML ignores CUDA_VISIBLE_DEVICES).
+fingerprint. The recipe is here alone (`add_hashes`, `combined_hash`): a CPU device's hash holds
+what it can run (`CPU_ISA_FIELDS`: the ISA torch dispatches to, AMX and AVX-512 BF16/FP16), so
+that two hosts whose model string a hypervisor masks alike but whose ISA differs are two
+devices; a GPU device's does not (its CPU is named by ``cpu_model``, and the hashes of GPUs
+measured before these fields stay as they were).
+
+GPU facts come from NVML (package nvidia-ml-py), the NVML handle matched to the CUDA device by
+UUID, never by index (NVML ignores CUDA_VISIBLE_DEVICES).
 
 ``ADVISOR_FINGERPRINT_OVERRIDES`` (a JSON object of fields) replaces fields before hashing: it
 simulates another host or stack, for tests and demonstrations of fleet features.
@@ -24,8 +30,15 @@ import threading
 from typing import Any, cast
 
 from advisor import settings
-from advisor.protocol import DEVICE_FIELDS, ENV_FIELDS, EXTRA_FIELDS
+from advisor.protocol import CPU_ISA_FIELDS, DEVICE_FIELDS, ENV_FIELDS, EXTRA_FIELDS
 from advisor.records import Fingerprint, TelemetryFigures
+
+# The /proc/cpuinfo flags that change which kernels run (x86: AVX2, AVX-512 and its BF16/FP16,
+# AMX; Arm: SVE, BF16 and int8 matrix multiply), kept in a fingerprint's ``cpu_flags``.
+CPU_FLAGS = frozenset({
+    "avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16",
+    "amx_int8", "amx_fp16", "sve", "sve2", "bf16", "i8mm",
+})  # fmt: skip
 
 # nvmlDeviceGetCurrentClocksEventReasons bits worth reporting (0x1, idle, is ignored).
 THROTTLE_BITS = {
@@ -50,13 +63,25 @@ def _hashed(key: str, value: Any) -> Any:
     return value
 
 
+def _device_fields(fp: dict[str, Any]) -> dict[str, Any]:
+    """The fields device_hash hashes: `DEVICE_FIELDS`, the CPU's ISA fields only for a CPU
+    device and only when known (a fingerprint from before them hashes as it did)."""
+    fields = {k: _hashed(k, fp.get(k)) for k in DEVICE_FIELDS if k not in CPU_ISA_FIELDS}
+    if fp.get("device_kind") == "cpu":
+        fields.update({k: fp[k] for k in CPU_ISA_FIELDS if fp.get(k) is not None})
+    return fields
+
+
+def combined_hash(device_hash: str, env_hash: str) -> str:
+    """The fingerprint hash of a device and a software stack."""
+    return stable_hash({"device": device_hash, "env": env_hash})
+
+
 def add_hashes(fp: dict[str, Any]) -> dict[str, Any]:
     """Fill in device_hash, env_hash and fingerprint_hash from the fields."""
-    fp["device_hash"] = stable_hash({k: _hashed(k, fp.get(k)) for k in DEVICE_FIELDS})
+    fp["device_hash"] = stable_hash(_device_fields(fp))
     fp["env_hash"] = stable_hash({k: fp.get(k) for k in ENV_FIELDS})
-    fp["fingerprint_hash"] = stable_hash(
-        {"device": fp["device_hash"], "env": fp["env_hash"]}
-    )
+    fp["fingerprint_hash"] = combined_hash(fp["device_hash"], fp["env_hash"])
     return fp
 
 
@@ -66,6 +91,33 @@ def _cpu_model() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
+
+
+def cpu_flags(cpuinfo: str) -> str | None:
+    """The `CPU_FLAGS` of the first processor of a /proc/cpuinfo text (its ``flags`` line on
+    x86, ``Features`` on Arm), sorted and space-separated; None without such a line."""
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("flags", "Features"):
+            return " ".join(sorted(CPU_FLAGS.intersection(value.split())))
+    return None
+
+
+def _cpu_flags() -> str | None:
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        return cpu_flags(f.read())
+    return None
+
+
+def _cpu_isa() -> str | None:
+    """The ISA torch dispatches CPU kernels to (``AVX512``, ``AVX2``, ``DEFAULT``, ...; what
+    $ATEN_CPU_CAPABILITY may lower)."""
+    import torch
+
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):  # a torch without it
+        return None
 
 
 def _software() -> dict[str, Any]:
@@ -99,6 +151,8 @@ def _host() -> dict[str, Any]:
         "cpu_model": _cpu_model(),
         "cpu_cores": os.cpu_count(),
         "host_memory_bytes": psutil.virtual_memory().total,
+        "cpu_isa": _cpu_isa(),
+        "cpu_flags": _cpu_flags(),
     }
 
 

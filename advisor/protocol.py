@@ -30,8 +30,12 @@ if TYPE_CHECKING:
 
 DEVICE_FIELDS = (
     "device_kind", "device_name", "compute_capability", "device_memory_bytes", "sm_count",
-    "cpu_model", "cpu_cores", "host_memory_bytes",
+    "cpu_model", "cpu_cores", "host_memory_bytes", "cpu_isa", "cpu_flags",
 )
+# What the CPU can run, beyond its model string (which a hypervisor may mask): the ISA torch
+# dispatches to and the vector/matrix features that change kernels. Hashed into device_hash for
+# CPU devices only (a GPU's answer is the GPU's), and only when known.
+CPU_ISA_FIELDS = ("cpu_isa", "cpu_flags")
 ENV_FIELDS = (
     "driver_version", "cuda_driver_version", "torch_version", "triton_version",
     "cuda_runtime_version", "cudnn_version", "python_version",

@@ -15,7 +15,7 @@ The types below are the schema (`TrialRecord` and the parts it holds); what they
 - ``kernels_per_call``, ``launches_per_call``, ``kernel_names``: torch.profiler over one call;
   the ``eager_`` ones the same for the fp32 eager reference.
 - ``correct``: every output element within atol + rtol * |reference|; ``passed``: correct and
-  (quality_passed or no quality check).
+  (quality_passed or no quality check or an advisory one: ``quality_advisory`` says why).
 - The store adds ``sweep_id`` and ``sweep_uuid`` to the records it reads back (``sweep`` in an
   export) and keeps keys beyond `empty_record`'s as they were.
 """
@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from advisor.config import ConfigDict
+from advisor.hostload import HostFigures
 
 RECORD_VERSION = 1
 
@@ -69,6 +70,11 @@ class Fingerprint(TypedDict):
     cpu_model: str | None
     cpu_cores: int | None
     host_memory_bytes: int | None
+    # the ISA torch dispatches to (torch.backends.cpu.get_cpu_capability(): "AVX512", "AVX2",
+    # "DEFAULT", ...) and the CPU features that change kernels, sorted, space-separated
+    # ("amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 avx512f"): hashed for CPU devices only
+    cpu_isa: str | None
+    cpu_flags: str | None
     # the software stack (hashed into env_hash)
     driver_version: str | None
     cuda_driver_version: str | None
@@ -306,7 +312,7 @@ class TrialRecord(TypedDict):
     quality_name: str | None
     quality_value: float | None
     quality_threshold: float | None
-    quality_passed: bool | None
+    quality_passed: bool | None  # the combined value against the threshold
     passed: bool | None
     method: str | None  # "cuda_events" | "perf_counter"
     warmup_iters: int | None  # warm-up calls per shape
@@ -316,6 +322,12 @@ class TrialRecord(TypedDict):
     shapes: list[ShapeFigures]  # BucketFigures in a replay
     # present when they apply
     median_ci_ms: NotRequired[list[float]]  # the traffic-weighted median's 95% interval
+    # a quality check's parts (advisor.workload.Quality): how the requests' values combined into
+    # quality_value ("mean", "worst", "p10"), the worst request's value, and why the check only
+    # advises (stand-in weights), when it does: then quality_passed rejects nothing
+    quality_combine: NotRequired[str]
+    quality_worst: NotRequired[float]
+    quality_advisory: NotRequired[str]
     screened_out: NotRequired[ScreenedOut]
     pruned: NotRequired[Pruned]  # status "pruned": the bound it proved
     replay: NotRequired[ReplayFigures]
@@ -327,6 +339,9 @@ class TrialRecord(TypedDict):
     # kernels' time over wall time; no trial records it yet, the priors read it when one does
     # (advisor.search.priors.Profile)
     gpu_busy_share: NotRequired[float]
+    # the host while it measured: other processes' CPU, load, pressure, the threads it ran
+    # with, and whether it was contended (advisor.hostload; such a figure never decides)
+    host: NotRequired[HostFigures]
     # where a record sits in a database (added by the store when it reads records back)
     sweep_id: NotRequired[int | None]
     sweep_uuid: NotRequired[str | None]
@@ -355,6 +370,9 @@ class ConfirmationEntry(TypedDict):
     speedup: NotRequired[float]  # paired over eager fp32: median over rounds of eager / config
     speedup_ci: NotRequired[list[float]]
     samples_ms: NotRequired[list[list[float]]]
+    # the host while the confirmation child measured (the same for every entry of it; kept in
+    # each entry, which the store keeps whole): advisor.hostload
+    host: NotRequired[HostFigures]
 
 
 class Confirmation(TypedDict):

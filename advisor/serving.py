@@ -138,8 +138,8 @@ def flags(replay: ReplayFigures, *, cudagraphs: bool, compiled: bool) -> list[Fl
                  and stream.get("bounded_new_shape") else "")
         flag("new_shapes_persist",
              f"{late:.0%} of the later requests met a shape not seen before, at "
-             f"{stream['new_shape_mean_ms']:.3g} ms each on average "
-             f"(steady state {replay.get('mean_ms', 0):.3g} ms){bound}")
+             f"{units.duration_ms(stream['new_shape_mean_ms'])} each on average "
+             f"(steady state {units.duration_ms(replay.get('mean_ms', 0))}){bound}")
     if compiled and replay.get("recompile_limit_hit"):
         flag("recompile_limit",
              f"dynamo's recompile limit ({replay.get('recompile_limit')}) was reached: later "

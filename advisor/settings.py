@@ -123,12 +123,30 @@ FORK_SERVER = Setting(
     "descriptions), a CPU's and a GPU's, from one process that imported torch once "
     "(advisor.child.server); 0: each child is a fresh interpreter",
     ("parent",))
+QUIET_WAIT_S = Setting(
+    "ADVISOR_QUIET_WAIT_S", "float >= 0", "20 (a CPU), 5 (a GPU)",
+    "seconds a trial or paired re-measurement waits, before measuring, for other processes to "
+    "leave the CPU it needs (advisor.hostload); it measures then either way, and a figure "
+    "measured beside them is stored as contended, which never decides",
+    ("parent", "child"))
+BUSY_SLACK_CORES = Setting(
+    "ADVISOR_BUSY_SLACK_CORES", "float > 0", "0.5",
+    "cores other processes may use beyond those a measurement leaves free before its figure is "
+    "contended (advisor.hostload); a large value records the host's figures without judging "
+    "them (the test suite, whose workers share two cores by design)",
+    ("parent", "child"))
+CPU_THREADS = Setting(
+    "ADVISOR_CPU_THREADS", "int > 0", "the cores the process may use",
+    "torch's intra-op threads in a CPU trial or paired re-measurement (stored with each "
+    "figure)",
+    ("parent", "child"))
 
 SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
-    STORE_RETRY_S, MEASURE_S, FORK_SERVER,
+    STORE_RETRY_S, MEASURE_S, FORK_SERVER, QUIET_WAIT_S, BUSY_SLACK_CORES,
+    CPU_THREADS,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -229,6 +247,29 @@ def measure_s() -> float | None:
     advisor.stats.Rounds)."""
     value = _number(MEASURE_S, float)
     return None if value is None else float(value)
+
+
+def quiet_wait_s(device: str) -> float:
+    """Seconds to wait for a quiet host before measuring on ``device`` (`QUIET_WAIT_S`)."""
+    text = raw(QUIET_WAIT_S)
+    if text is not None and text.strip() in ("0", "0.0"):
+        return 0.0  # no wait
+    value = _number(QUIET_WAIT_S, float)
+    if value is None:
+        return 5.0 if device.startswith("cuda") else 20.0
+    return float(value)
+
+
+def busy_slack_cores() -> float:
+    """`BUSY_SLACK_CORES`: the others' CPU beyond the free cores a figure tolerates."""
+    value = _number(BUSY_SLACK_CORES, float)
+    return 0.5 if value is None else float(value)
+
+
+def cpu_threads() -> int | None:
+    """torch's intra-op threads for a CPU measurement, or None: the cores allowed."""
+    value = _number(CPU_THREADS, int)
+    return None if value is None else int(value)
 
 
 def fork_server() -> bool:

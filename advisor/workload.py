@@ -46,8 +46,25 @@ The parts, and what the advisor does with them:
   receives the fp32 eager outputs and the candidate's outputs (both as returned by the component,
   moved to the CPU and cast to fp32: a tensor, tuple, named tuple, list or dict keeps its type, and
   a dict subclass such as a Hugging Face ``ModelOutput`` stays one, so ``reference.logits``
-  works) and must return a number; it passes when the number is
-  ``>= threshold`` (or ``<=`` when ``higher_is_better`` is False).
+  works) and must return a number. ``fn`` judges one request (one shape's call); the requests'
+  values combine as ``combine`` says, and the check passes when the combined number is
+  ``>= threshold`` (or ``<=`` when ``higher_is_better`` is False):
+
+  - ``combine="mean"`` (default): the traffic-weighted mean of the requests must pass; the
+    worst request is recorded and shown beside it. Adding requests of the same traffic cannot
+    by itself fail a config.
+  - ``combine="worst"``: a floor; every request must pass. Use it only where one bad request
+    is a failure of the task (more requests can only lower the worst).
+  - ``combine="quantile", quantile=q``: the q-quantile request counted from the worst side must
+    pass: the check passes while the requests that fall short hold less than a share q of the
+    traffic (``q=0.1``: fewer than one request in ten).
+
+  ``advisory``: a reason string for a check that measures something other than the task, set
+  when the component runs on stand-in weights (seeded random weights because the trained ones
+  are not installed: its scores are near-ties, so the check measures ties, not the task). The
+  check is still computed, recorded and shown, with the reason beside it, but it rejects
+  nothing: a config's ``passed`` then depends on correctness alone. Set it only on the stand-in
+  path, e.g. ``advisory=None if trained else "seeded random weights (...)"``.
 - ``inference``: True (default) runs every call under ``torch.inference_mode()``; set False for
   training steps that need autograd.
 - ``info()``: optional; returns a dict of facts stored with every result (e.g. which weights).
@@ -99,17 +116,108 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 
 
+COMBINES = ("mean", "worst", "quantile")
+
+
 @dataclass(frozen=True)
 class Quality:
-    """A task-level quality check: ``fn(reference, candidate) -> float`` against a threshold."""
+    """A task-level quality check: ``fn(reference, candidate) -> float`` for each request, the
+    requests' values combined by ``combine`` (`combine_quality`), against a threshold. With
+    ``advisory`` set the check is computed and reported but rejects nothing (see the module
+    docstring)."""
 
     name: str
     fn: Callable[[Any, Any], float]
     threshold: float
     higher_is_better: bool = True
+    combine: str = "mean"
+    quantile: float | None = None
+    advisory: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.combine not in COMBINES:
+            raise WorkloadError(
+                f"Quality {self.name!r}: combine={self.combine!r} is not one of "
+                f"{', '.join(COMBINES)} (mean: the requests' mean must pass; worst: every "
+                "request must; quantile: give quantile=q, the q-quantile request must)")
+        q = self.quantile
+        if self.combine == "quantile" and not (
+            isinstance(q, (int, float)) and not isinstance(q, bool) and 0 < q < 1
+        ):
+            raise WorkloadError(
+                f"Quality {self.name!r}: combine='quantile' needs quantile=q with 0 < q < 1 "
+                f"(0.1: the 10th-percentile request must pass), not {q!r}")
+        if self.combine != "quantile" and q is not None:
+            raise WorkloadError(
+                f"Quality {self.name!r}: quantile={q!r} applies only with combine='quantile'")
+        if self.advisory is not None and not (
+            isinstance(self.advisory, str) and self.advisory.strip()
+        ):
+            raise WorkloadError(
+                f"Quality {self.name!r}: advisory must be a non-empty string (why the check "
+                "only advises) or None")
+
+    @property
+    def rule(self) -> str:
+        """How the requests' values combine, as records and tables show it: ``mean``,
+        ``worst`` or ``p10`` (the 10th-percentile request, counted from the worst)."""
+        if self.combine != "quantile":
+            return self.combine
+        return f"p{float(self.quantile or 0) * 100:g}"
 
     def passes(self, value: float) -> bool:
         return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+    def combined(
+        self, values: Sequence[float], weights: Sequence[float] | None = None
+    ) -> tuple[float, float]:
+        """(the value judged, the worst request's value) of per-request ``values``."""
+        return combine_quality(values, combine=self.combine, quantile=self.quantile,
+                               higher_is_better=self.higher_is_better, weights=weights)
+
+
+def combine_quality(
+    values: Sequence[float],
+    *,
+    combine: str = "mean",
+    quantile: float | None = None,
+    higher_is_better: bool = True,
+    weights: Sequence[float] | None = None,
+) -> tuple[float, float]:
+    """Per-request quality values -> (the value judged, the worst request's value).
+
+    ``weights``: each value's share of the traffic (equal when None, or when they sum to 0).
+    ``mean``: the weighted mean; ``worst``: the worst value; ``quantile``: the weighted
+    ``quantile``-quantile counted from the worst side, the first value, worst first, at which
+    the values so far hold at least that share of the weight (an observed value, never
+    interpolated). A NaN value is the worst there is: both figures are NaN. Adding requests
+    drawn from the same traffic moves ``mean`` and ``quantile`` towards the traffic's own
+    figure; only ``worst`` can fall with every request added."""
+    if not values:
+        raise ValueError("combine_quality needs at least one value")
+    vals = [float(v) for v in values]
+    if any(math.isnan(v) for v in vals):
+        return math.nan, math.nan
+    ws = [1.0] * len(vals) if weights is None else [float(w) for w in weights]
+    if len(ws) != len(vals) or any(w < 0 or not math.isfinite(w) for w in ws):
+        raise ValueError("combine_quality: one finite weight >= 0 per value")
+    total = sum(ws)
+    if total <= 0:
+        ws, total = [1.0] * len(vals), float(len(vals))
+    worst = min(vals) if higher_is_better else max(vals)
+    if combine == "mean":
+        return sum(v * w for v, w in zip(vals, ws, strict=True)) / total, worst
+    if combine == "worst":
+        return worst, worst
+    if combine != "quantile" or quantile is None or not 0 < quantile < 1:
+        raise ValueError(f"combine_quality: combine={combine!r}, quantile={quantile!r}")
+    order = sorted(zip(vals, ws, strict=True), key=lambda vw: vw[0], reverse=not higher_is_better)
+    held = 0.0
+    for value, w in order:
+        held += w / total
+        if held >= quantile - 1e-12:
+            return value, worst
+    return order[-1][0], worst
 
 
 @dataclass(frozen=True)

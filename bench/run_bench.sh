@@ -51,6 +51,7 @@ def version(package):
 
 print(f"torch {version('torch')}, triton {version('triton')}, python {platform.python_version()}")
 PY
+    echo "commit ${GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo 'unknown (no .git: pass GIT_COMMIT)')}"
     echo "command: ${*}"
 }
 LEFT=$(( CALL_S - ($(date +%s) - T0) ))

@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +315,10 @@ def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: in
     return json.loads(done.stdout)
 
 
-def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
+def one_trace(args: argparse.Namespace, kind: str, out: Path,
+              save: Callable[[dict[str, Any]], None] = lambda result: None) -> dict[str, Any]:
+    """One trace: the advisor's sweep, then the harness per config; ``save`` gets the trace's
+    result after the sweep and after each harness process (a run cut short keeps them)."""
     from advisor.config import CompileConfig
     from advisor.serving import served, startup_s
     from advisor.workload import load_workload
@@ -362,15 +366,20 @@ def one_trace(args: argparse.Namespace, kind: str, out: Path) -> dict[str, Any]:
             "boundaries": rp["boundaries"], "ranges": ranges, "serve": unseen,
             "startup": startup_shapes(fit, rp["boundaries"]), "lock": str(out / "serve.lock"),
         }))
+
+    def result() -> dict[str, Any]:
+        return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
+                "served": "after the holdout" if args.unseen else "the holdout",
+                "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
+                "advisor_pick": best, **picks(rows, best)}
+
+    save(result())
     # One server at a time: a lone process on the host, as the advisor's start-ups measured
     # alone are (a pooled sweep re-measures its leaders' after the trials).
-    results = [run_harness(spec, out) for _, spec in specs]
-    for (row, _), got in zip(specs, results, strict=True):
-        compare(row, got)
-    return {"trace": kind, "fit": args.fit, "seen": args.serve, "unseen": len(unseen),
-            "served": "after the holdout" if args.unseen else "the holdout",
-            "distinct_unseen": len({tuple(d.items()) for d in unseen}), "sweep_s": sweep_s,
-            "advisor_pick": best, **picks(rows, best)}
+    for row, spec in specs:
+        compare(row, run_harness(spec, out))
+        save(result())
+    return result()
 
 
 def compare(row: dict[str, Any], got: dict[str, Any]) -> None:
@@ -497,8 +506,9 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                   "| ---: | ---: | --- |"]
         for r in res["rows"]:
             if "predicted_ms" not in r or "harness_ms" not in r:
-                lines.append(f"| {r['config']} | {r.get('status', 'ok')} "
-                             f"{r.get('reason') or r.get('harness_error', '')[-80:]} |")
+                why = r.get("reason") or r.get("harness_error", "")[-80:] or (
+                    "(not served: the run stopped first)" if "predicted_ms" in r else "")
+                lines.append(f"| {r['config']} | {r.get('status', 'ok')} {why} |")
                 continue
             hit = "" if within_goal(r["error"]) else " **miss**"
             lines.append(
@@ -565,6 +575,12 @@ def main() -> None:
     stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
     results: list[dict[str, Any]] = []
     started, last_s = time.monotonic(), 0.0
+
+    def write(traces: list[dict[str, Any]]) -> None:
+        stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "traces": traces},
+                                                        indent=1))
+        stem.with_suffix(".md").write_text(report(traces, meta))
+
     for kind in args.traces.split(","):
         left = args.deadline - (time.monotonic() - started) if args.deadline else None
         if left is not None and left < last_s:
@@ -573,14 +589,13 @@ def main() -> None:
             meta.setdefault("not_started", []).append(kind)
             continue
         t0 = time.monotonic()
-        results.append(one_trace(args, kind, work))
+        # this run's files grow trace by trace and, within one, config by config: a run cut
+        # short keeps what it measured
+        results.append(one_trace(args, kind, work, lambda r: write([*results, r])))
         last_s = time.monotonic() - t0
         print(f"{kind}: pick {results[-1]['advisor_pick']}, harness best "
               f"{results[-1]['harness_best']}", file=sys.stderr)
-        # this run's files grow trace by trace: a run cut short keeps what it measured
-        stem.with_suffix(".json").write_text(
-            json.dumps({"meta": meta, "traces": results}, indent=1))
-        stem.with_suffix(".md").write_text(report(results, meta))
+        write(results)
     print(stem.with_suffix(".md").read_text())
 
 

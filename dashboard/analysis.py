@@ -69,7 +69,8 @@ def device_label(row: dict[str, Any] | pd.Series, names: DeviceNames | None = No
     fp_hash = row.get("fingerprint_hash")
     if not isinstance(fp_hash, str) or not fp_hash:
         fp_hash = names.fingerprint_hash(str(row["device_hash"]), str(row["env_hash"]))
-    return names.name(fp_hash, {k: row.get(k) for k in ("device_name", "cpu_model")})
+    return names.name(fp_hash, {k: row.get(k) for k in ("device_kind", "device_name", "cpu_model",
+                                                         "cpu_isa", "cpu_flags")})
 
 
 def short_groups(groups: pd.DataFrame) -> list[str]:
@@ -282,6 +283,8 @@ def trials_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
             "recompiles": r["recompiles"],
             "peak_mem_mib": peak / 2**20 if peak is not None else None,
             "max_abs_err": r["max_abs_err"], "quality": r["quality_value"],
+            "quality_worst": r.get("quality_worst"),
+            "quality_advisory": r.get("quality_advisory"),  # why the check rejected nothing
             "error": _last_line(r["error_tail"]),
             "sweep": r.get("sweep_id"), "trial_uuid": r["trial_uuid"],
         })  # fmt: skip

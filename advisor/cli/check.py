@@ -88,8 +88,12 @@ def check_cmd(
                else f"the baseline ({base.source}) recommends nothing to compare with")
         typer.echo(f"advisor: {workload}: {why}", err=True)
         raise typer.Exit(exits.FAILURE)
+    if here.decision != "decided":  # what the pick compared rests on, said before the verdict
+        typer.echo(f"advisor: {workload}: the answer here is {here.decision}: "
+                   f"{here.coverage or here.sentence}", err=True)
     if as_json:
-        print_json(outcome.to_dict())
+        print_json(outcome.to_dict() | {"decision_here": here.decision,
+                                        "coverage_here": here.coverage})
     else:
         typer.echo(outcome.sentence)
     if outcome.slower:

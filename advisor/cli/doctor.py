@@ -32,6 +32,7 @@ def doctor(
     try:
         fp = Launcher(timeout_s=300).probe(resolve_device(device))
         checks.append(("torch", True, f"{fp['torch_version']} on {fp['device_name']}"))
+        checks.append(("CPU", True, cpu_line(fp)))
     except AdvisorError as e:
         checks.append(("torch", False, str(e).splitlines()[0]))
     from advisor.presentation.noise import current_load, host_load_warning
@@ -65,3 +66,17 @@ def doctor(
             render.console.print(f"  {key}: {value}")
     if not all(ok for name, ok, _ in checks if name not in ("NVML", *WARN_ONLY)):
         raise typer.Exit(1)
+
+
+def cpu_line(fp: dict[str, Any]) -> str:
+    """The host CPU and what it runs: ``Intel(R) Xeon(R) Processor, torch dispatches to AVX512;
+    AMX, AVX-512 BF16, AVX-512 FP16 (amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 ...)``."""
+    flags = str(fp.get("cpu_flags") or "").split()
+    named = [name for flag, name in (("amx_tile", "AMX"), ("avx512_bf16", "AVX-512 BF16"),
+                                     ("avx512_fp16", "AVX-512 FP16")) if flag in flags]
+    isa = fp.get("cpu_isa")
+    text = f"{fp.get('cpu_model') or 'unknown CPU'}, " + (
+        f"torch dispatches to {isa}" if isa else "ISA unknown (torch does not say)")
+    if fp.get("cpu_flags") is not None:
+        text += f"; {', '.join(named) or 'no AMX, AVX-512 BF16 or FP16'} ({' '.join(flags) or '-'})"
+    return text

@@ -9,7 +9,7 @@ terminal (80 columns keep the config, its figure and its speedup), and name conf
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -50,14 +50,9 @@ def figure(median_ms: float | None, ci: Any = None, noisy: bool | None = None,
 
 
 def interval(ci: Sequence[float] | None) -> str:
-    """A 95% interval in the unit of its low end: ``0.940-0.980 ms``, ``1.20-1.26 s``."""
-    if not ci:
-        return "-"
-    low, high = units.duration_ms(ci[0]), units.duration_ms(ci[1])
-    unit = low.rsplit(" ", 1)[-1]
-    if high.endswith(" " + unit):
-        return f"{low.rsplit(' ', 1)[0]}-{high}"
-    return f"{low}-{high}"
+    """A 95% interval in one unit, its larger end's: ``0.940-0.980 ms``, ``0.813-1.82 s``
+    (`units.interval_ms`)."""
+    return units.interval_ms(ci[0], ci[1]) if ci else "-"
 
 
 _FIGURE = re.compile(r"^[-+~<>]?[0-9.,]+|^-$")  # cells of a right-aligned column
@@ -159,13 +154,14 @@ def trial_record(record: TrialRecord) -> None:
     rows: list[tuple[str, object]] = [
         ("device", record["device"]),
         ("shapes", ", ".join(s["shape"] for s in record["shapes"])),
-        ("median", fmt(record["median_ms"], " ms")),
-        ("p90 / p99", f"{fmt(record['p90_ms'], ' ms')} / {fmt(record['p99_ms'], ' ms')}"),
+        ("median", units.duration_ms(record["median_ms"])),
+        ("p90 / p99",
+         f"{units.duration_ms(record['p90_ms'])} / {units.duration_ms(record['p99_ms'])}"),
         ("samples", ", ".join(str(s["n_samples"]) for s in record["shapes"])
          + f" ({record['method']}, {record['warmup_iters']} warm-up)"),
         ("noisy", fmt(record["noisy"])),
-        ("cold start", fmt(record["cold_compile_s"], " s", 2)),
-        ("warm start", fmt(record["warm_compile_s"], " s", 2)),
+        ("cold start", units.duration_s(record["cold_compile_s"])),
+        ("warm start", units.duration_s(record["warm_compile_s"])),
         ("graphs / breaks", f"{record['graph_count']} / {record['graph_break_count']}"),
         ("recompiles", fmt(record["recompiles"])),
         ("kernels per call", f"{fmt(record['kernels_per_call'])} "
@@ -177,9 +173,7 @@ def trial_record(record: TrialRecord) -> None:
     ]
     quality = record.get("quality_name")
     if quality:
-        rows.append((quality,
-                     f"{record['quality_value']:.4f} (threshold {record['quality_threshold']}, "
-                     f"{'pass' if record['quality_passed'] else 'FAIL'})"))
+        rows.append((quality, quality_text(record)))
     rows.append(("peak memory", fmt((record["peak_mem_bytes"] or 0) / 2**20, " MiB", 1)))
     names = record.get("kernel_names") or []
     rows.append(("kernels", ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")))
@@ -190,6 +184,24 @@ def trial_record(record: TrialRecord) -> None:
     for name, value in rows:
         table.add_row(name, str(value))
     console.print(table)
+
+
+def quality_text(record: Mapping[str, Any]) -> str:
+    """A record's quality check in words: ``0.9870 mean, worst 0.8330 (threshold 0.9, pass)``,
+    and when the check only advised, that it rejected nothing and why."""
+    value, worst = record.get("quality_value"), record.get("quality_worst")
+    combine = record.get("quality_combine") or "worst"  # records before combine rules: the min
+    text = "-" if value is None else f"{value:.4f}"
+    if combine != "worst" and worst is not None:
+        text += f" {combine}, worst {worst:.4f}"
+    elif record.get("quality_combine"):
+        text += f" {combine}"
+    verdict = "pass" if record.get("quality_passed") else "FAIL"
+    advisory = record.get("quality_advisory")
+    if advisory:
+        verdict = ("pass" if record.get("quality_passed") else "below") + (
+            f"; advisory, not used to reject: {advisory}")
+    return f"{text} (threshold {record.get('quality_threshold')}, {verdict})"
 
 
 def phases(records: Sequence[TrialRecord]) -> None:
@@ -217,6 +229,11 @@ def lead_warning(rec: Any) -> None:
         console.print(f"[yellow]warning: {unsafe}[/yellow]")
 
 
+def noise_cell(r: Any) -> str:
+    """A row's flag: ``short`` (screened), ``busy`` (contended), ``noisy``, or nothing."""
+    return "short" if r.short else "busy" if r.contended else "noisy" if r.noisy else ""
+
+
 def recommendation(rec: Any, top: int = 8) -> None:
     """The table of the best configs and the recommendation sentence: every figure with its
     interval and flags, every speedup against the one baseline figure the title names."""
@@ -231,12 +248,13 @@ def recommendation(rec: Any, top: int = 8) -> None:
         rows.append(rec.baseline)
     cells = [[
         short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
-        interval(r.median_ci_ms), "short" if r.short else ("noisy" if r.noisy else ""),
+        interval(r.median_ci_ms), noise_cell(r),
         "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p90_ms),
         units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
         units.duration_s(r.warm_compile_s), fmt(r.kernels_per_call), fmt(r.launches_per_call),
         f"{r.max_abs_err:.1e}" if r.max_abs_err is not None else "-",
-        f"{r.quality_value:.3f}" if r.quality_value is not None else "-",
+        (f"{r.quality_value:.3f}" + ("*" if r.quality_advisory else ""))
+        if r.quality_value is not None else "-",
     ] for r in rows]
     lead_warning(rec)
     console.print(fitted_table(title, columns, cells))

@@ -380,7 +380,7 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
         cells.append([
             render.short_label(r.config), units.ratio(r.speedup), units.duration_ms(r.median_ms),
             render.interval(r.median_ci_ms),
-            "short" if r.short else ("noisy" if r.noisy else ""),
+            render.noise_cell(r),
             "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p99_ms),
             *([units.rate(r.throughput_per_s)] if rate else []),
             units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
@@ -403,5 +403,5 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
         a = rec.artifact
         render.console.print(
             f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB, cold start "
-            f"{render.fmt(a['cold_start_s'], ' s', 1)}, with the artifact "
-            f"{render.fmt(a['warm_start_s'], ' s', 1)} (advisor.apply loads it)")
+            f"{units.duration_s(a['cold_start_s'])}, with the artifact "
+            f"{units.duration_s(a['warm_start_s'])} (advisor.apply loads it)")

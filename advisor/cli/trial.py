@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from advisor import units
 from advisor.cli import output, render
 from advisor.cli.app import app
 from advisor.cli.common import DEFAULT_TIMEOUT_S, HOLDOUT, fail, fail_on
@@ -46,16 +47,16 @@ def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> N
     for column in columns:
         table.add_column(column, justify="left" if column in ("flags", "buckets") else "right")
     for row in rows:
-        figure = render.fmt(row["per_request_ms"], " ms")
+        figure = units.duration_ms(row["per_request_ms"])
         if row["eager_fallbacks"]:
             figure = f"[red]eager fallback ({row['eager_fallbacks']} shapes)[/red]"
         share = row["new_shape_share"]
         table.add_row(
-            row["config"], figure, render.fmt(row["steady_mean_ms"], " ms"),
-            render.fmt(row["stream_mean_ms"], " ms"),
+            row["config"], figure, units.duration_ms(row["steady_mean_ms"]),
+            units.duration_ms(row["stream_mean_ms"]),
             "-" if share is None else f"{row['new_shape_events']} ({share:.0%})",
-            render.fmt(row["new_shape_mean_ms"], " ms"),
-            render.fmt(row["startup_s"], " s", 1) + (" alone" if row["alone"] else ""),
+            units.duration_ms(row["new_shape_mean_ms"]),
+            units.duration_s(row["startup_s"]) + (" alone" if row["alone"] else ""),
             f"{row['padding_waste']:.0%}", str(row["graphs"]), ", ".join(row["flags"]) or "-",
             format_boundaries(row["boundaries"]),
         )

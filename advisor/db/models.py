@@ -49,7 +49,8 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-SWEEP_STATUSES = ("running", "finished", "interrupted", "failed")
+# stopped: the budget ended before every config of its space was measured (resumable)
+SWEEP_STATUSES = ("running", "finished", "stopped", "interrupted", "failed")
 # "Passed" trials (ok and correct): the predicate of the partial index ix_advisor_trials_best,
 # written as queries render it (queries.PASSED) so that both databases use the index.
 PASSED_SQL = {"sqlite": "status = 'ok' AND passed = 1", "postgresql": "status = 'ok' AND passed"}
@@ -83,6 +84,8 @@ class Device(Base):
     cpu_model: Mapped[str | None] = mapped_column(String(256))
     cpu_cores: Mapped[int | None] = mapped_column(Integer)
     host_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    cpu_isa: Mapped[str | None] = mapped_column(String(32))  # torch's CPU capability
+    cpu_flags: Mapped[str | None] = mapped_column(String(256))  # space-separated, sorted
 
 
 class Environment(Base):

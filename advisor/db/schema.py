@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 # The newest revision in migrations/versions; bump it with every new revision (a test checks).
-HEAD = "0004"
+HEAD = "0005"
 VERSION_TABLE = "advisor_alembic_version"
 TABLE_PREFIX = "advisor_"
 _VERSIONS = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), primary_key=True))

@@ -124,11 +124,11 @@ def _finite(value: float) -> float | None:
 
 
 def _ms(f: Figure) -> str:
-    from advisor.units import duration_ms
+    from advisor.units import duration_ms, interval_ms
 
     text = duration_ms(f.median_ms)
     if f.median_ci_ms:
-        text += f" [{duration_ms(f.median_ci_ms[0])} - {duration_ms(f.median_ci_ms[1])}]"
+        text += f" [{interval_ms(f.median_ci_ms[0], f.median_ci_ms[1])}]"
     if f.noisy:
         text += " (noisy)"
     return text
@@ -185,7 +185,8 @@ def figure_of(ranked: Any) -> Figure:
     data: dict[str, Any] = ranked if isinstance(ranked, dict) else ranked.to_dict()
     config = CompileConfig.from_dict(data["config"])
     ci = data.get("median_ci_ms")
-    noisy = data.get("noisy")
+    # a figure measured on a busy host (advisor.hostload) is as unsafe to gate on as a noisy one
+    noisy = data.get("noisy") or data.get("contended") or None
     return Figure(config.key, config.label, float(data["median_ms"]),
                   [float(ci[0]), float(ci[1])] if ci else None,
                   None if noisy is None else bool(noisy))

@@ -36,7 +36,7 @@ def interval_warning(rec: Any) -> str | None:
     """Why a recommendation's figures cannot carry it (None: they can): undecided on noisy
     timings (its sentence), or its headline's figures noisy or too wide to be sure of
     (``rec.doubt``). Shown before the claim, never after it."""
-    if rec.decision == "undecided: noise":
+    if rec.decision in ("undecided: noise", "undecided: host busy"):
         return str(rec.sentence)
     if rec.doubt:
         what = ("even re-measured side by side" if rec.paired else

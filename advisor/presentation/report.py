@@ -31,7 +31,8 @@ from advisor.recommendation import Ranked, Recommendation, flag_legend, to_pytho
 from advisor.records import TrialRecord
 
 STACK_FIELDS = (
-    ("device_name", "device"), ("cpu_model", "CPU"), ("torch_version", "torch"),
+    ("device_name", "device"), ("cpu_model", "CPU"), ("cpu_isa", "CPU ISA"),
+    ("cpu_flags", "CPU features"), ("torch_version", "torch"),
     ("triton_version", "triton"), ("driver_version", "driver"),
     ("cuda_runtime_version", "CUDA"), ("cudnn_version", "cuDNN"),
     ("python_version", "Python"), ("fingerprint_hash", "fingerprint"),
@@ -134,7 +135,7 @@ def _evidence_row(r: Ranked, rec: Recommendation) -> dict[str, str]:
         else "")
     values = (
         r.label + role, units.ratio(r.speedup), units.duration_ms(r.median_ms),
-        f"{units.duration_ms(ci[0])} - {units.duration_ms(ci[1])}" if ci else "-",
+        units.interval_ms(ci[0], ci[1]) if ci else "-",
         "short" if r.short else ("noisy" if r.noisy else ""),
         "paired" if r.confirmed else str(r.n_trials), units.duration_ms(r.p99_ms),
         units.duration_s(r.cold_compile_s) if r.config.compiled else "-",
@@ -303,7 +304,8 @@ def to_html(data: dict[str, Any]) -> str:
     order: the answer and its warnings, the charts, the snippet to paste, then the tables."""
     e = html.escape
     kind = ("none" if data["pick"] is None else
-            "undecided" if data["decision"].startswith("undecided") else "")
+            "undecided" if data["decision"].startswith("undecided")
+            or data["decision"] == "provisional" else "")
     body = [f"<h1>{e(data['workload'])} on {e(data['device'])}</h1>",
             f"<div class=meta>{e(' · '.join(f'{k} {v}' for k, v in data['stack']))}<br>"
             f"generated {e(data['generated_at'])} from {e(data['database'] or 'the store')}"
@@ -425,7 +427,8 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 
 def _tick_text(value: float) -> str:
-    return f"{value:g}"
+    """A tick value as a plain decimal, never an exponent (``0.2``, ``100``, ``2000000``)."""
+    return f"{value:.12f}".rstrip("0").rstrip(".") or "0"
 
 
 def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 340) -> str:

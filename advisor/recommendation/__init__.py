@@ -9,7 +9,7 @@ Each module's docstring holds its part of the contract.
 """
 
 from advisor.recommendation.constraints import Constraints, parse_bytes
-from advisor.recommendation.decide import recommend
+from advisor.recommendation.decide import cover, recommend
 from advisor.recommendation.evidence import (
     NEAR_RATIO,
     STACK_FIELDS,
@@ -40,6 +40,7 @@ from advisor.recommendation.staleness import (
 )
 
 __all__ = [
+    "cover",
     "CONFIRMED_POLICIES",
     "NEAR_RATIO",
     "POLICIES",

@@ -11,9 +11,10 @@ fingerprint the workload was measured on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from advisor.recommendation import Constraints, Recommendation, recommend
+from advisor.config import CompileConfig
+from advisor.recommendation import Constraints, Recommendation, cover, recommend
 from advisor.records import Confirmation, TrialRecord
 
 
@@ -25,6 +26,8 @@ class Store(Protocol):
 
     def confirmations(self, workload: str, fingerprint_hash: str | None = None,
                       limit: int | None = None) -> Sequence[Confirmation]: ...
+
+    def sweeps(self, workload: str | None = None) -> Sequence[dict[str, Any]]: ...
 
 
 def answer(
@@ -42,15 +45,30 @@ def answer(
     if records is None:
         records = store.trials(workload=workload, fingerprint_hash=fingerprint_hash)
     found = store.confirmations(workload, fingerprint_hash, limit=1) if fingerprint_hash else []
-    return recommend(workload, records, fingerprint_hash, policy=policy,
-                     calls_per_process=calls_per_process, constraints=constraints,
-                     confirmation=found[0] if found else None)
+    rec = recommend(workload, records, fingerprint_hash, policy=policy,
+                    calls_per_process=calls_per_process, constraints=constraints,
+                    confirmation=found[0] if found else None)
+    return cover(rec, planned(store, workload, fingerprint_hash), records)
+
+
+def planned(store: Store, workload: str, fingerprint_hash: str | None) -> list[CompileConfig]:
+    """Every config a sweep of ``workload`` on ``fingerprint_hash`` set out to measure (the
+    union of their spaces, as stored with each sweep's settings)."""
+    configs: dict[str, CompileConfig] = {}
+    for sweep in store.sweeps(workload=workload):
+        if sweep.get("fingerprint_hash") != fingerprint_hash:
+            continue
+        for data in (sweep.get("settings") or {}).get("space") or []:
+            config = CompileConfig.from_dict(data)
+            configs.setdefault(config.key, config)
+    return list(configs.values())
 
 
 def pick_label(rec: Recommendation) -> str:
     """The pick in a few words: its label, or why there is none (``undecided: noise``)."""
     if rec.best is not None:
-        return rec.best.label
-    if rec.decision == "undecided: noise":
-        return "undecided: noise"
+        # an answer short of its coverage says so wherever its pick is shown in brief
+        return rec.best.label + (" (provisional)" if rec.decision == "provisional" else "")
+    if rec.decision.startswith("undecided: "):
+        return rec.decision
     return "none"

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from advisor.config import EAGER_FP32
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.hostload import describe
 from advisor.recommendation.constraints import Constraints
 from advisor.recommendation.evidence import (
     NEAR_RATIO,
@@ -50,6 +51,17 @@ from advisor.recommendation.evidence import (
 from advisor.recommendation.policies import TIE_RATIO, BreakEven, Policy, make_policy
 from advisor.records import Confirmation, ConfirmationEntry, TrialRecord
 from advisor.stats import CONFIDENCE, Stats, ordered_tail
+from advisor.units import duration_ms
+
+# Trials of one config whose figures lie more than this far apart were measured in different
+# host regimes (a quiet run and a busy one: 75.8 us and 30.2 ms minutes apart on a loaded
+# 2-core host): the config is flagged (``moved``, noisy), not silently pooled.
+FAR_RATIO = 3.0
+# The paired re-measurement's eager fp32 against its trials': further apart than this, and
+# beyond both intervals, the host changed between the two (a busy re-measurement ran 25x slower
+# than its quiet trials): the re-measurement is not used and no speedup spans the two. Between
+# processes on a quiet host a median moves by up to about 1.7x (docs/performance.md).
+REGIME_RATIO = 2.0
 
 
 def _with_score(r: Ranked, policy: Policy) -> Ranked:
@@ -259,9 +271,17 @@ def recommend(
             source = (f"paired confirmation, {confirmation.get('rounds')} rounds; re-measured "
                       "configs: paired per-round ratios")
     pool = [r for r in ranked if r.confirmed] if conf_info and conf_info["used"] else ranked
-    choice = _choose(pool, pol, baseline)
+    choice = _busy(pool, baseline, workload) or _choose(pool, pol, baseline)
+    if conf_info and conf_info.get("regime") and choice.decision == "decided":
+        choice = replace(choice, decision="undecided: host changed")
+    moved = "; ".join(
+        f"{r.label}'s {r.n_trials} trials lie {r.moved[1] / r.moved[0]:,.0f}x apart "
+        f"({duration_ms(r.moved[0])} to {duration_ms(r.moved[1])}): measured in different host "
+        "regimes, so its pooled figure is flagged noisy"
+        for r in [*ranked, *([baseline] if baseline else [])] if r.moved and not r.confirmed)
     # each note a sentence of its own
-    note = " ".join(n if n.endswith(".") else n + "." for n in (choice.note, conf_note) if n)
+    note = " ".join(n if n.endswith(".") else n + "."
+                    for n in (choice.note, conf_note, moved) if n)
     eager = [r for r in ranked if not r.config.compiled]
     return Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
@@ -275,7 +295,41 @@ def recommend(
         contenders=choice.contenders, decision=choice.decision, undecided=choice.undecided,
         eager_best=min(eager, key=lambda r: r.median_ms) if eager else None,
         baseline_source=source,
+        compiled_measured=len({r["config_key"] for r in records
+                               if CompileConfig.from_dict(r["config"]).compiled}),
     )
+
+
+def _busy(pool: list[Ranked], baseline: Ranked | None, workload: str) -> _Choice | None:
+    """No pick when a figure that could decide was measured on a busy host only (contended:
+    advisor.hostload), whichever it is: contention slows a figure by anything up to 25x, so
+    the leader's lead, a rival's place and the baseline's speedup all rest on it."""
+    busy = [r for r in [*pool, *([baseline] if baseline is not None else [])] if r.contended]
+    if not busy:
+        return None
+    worst = busy[0]
+    names = ", ".join(dict.fromkeys(r.label for r in busy))
+    note = (f"cannot decide here: host busy ({worst.host} while {names} measured); no pick "
+            "from contended figures: measure again on a quiet host (the same `advisor sweep "
+            f"FILE` again, or `advisor recommend {workload} --confirm`)")
+    return _Choice(None, note, [], "undecided: host busy", [r.label for r in busy])
+
+
+def cover(rec: Recommendation, planned: Sequence[CompileConfig],
+          records: Sequence[TrialRecord]) -> Recommendation:
+    """``rec`` with its coverage: the configs its sweeps planned (``planned``) that none of
+    ``records`` measured (a failed, rejected, screened or pruned trial measured its config:
+    it is out by a reason or a bound). "Decided" (or a tie, or an equivalence) is earned only
+    when none is left: an unmeasured config could still beat the pick, so the answer is then
+    "provisional", the best the measured configs support, saying what it rests on without."""
+    measured = {r["config_key"] for r in records}
+    keys = {c.key: c for c in planned}
+    left = [c for key, c in keys.items() if key not in measured]
+    decision = rec.decision
+    if left and decision in ("decided", "tie", "equivalent"):
+        decision = "provisional"
+    return replace(rec, planned=len(keys), unmeasured=[c.label for c in left],
+                   unmeasured_compiled=sum(1 for c in left if c.compiled), decision=decision)
 
 
 def _paired(entry: ConfirmationEntry | None) -> float | None:
@@ -308,7 +362,12 @@ def _pooled(recs: list[TrialRecord], base_ms: float | None, calls: int | None) -
     true, and raising the p99 to it would show a figure nobody measured."""
     full = [r for r in recs if not r.get("screened_out")]
     use = full or recs
+    quiet = [r for r in use if not _contended(r)]  # a quiet host's figures supersede the rest
+    busy = not quiet
+    use = quiet or use
     figures = sorted(deciding_ms(r, calls) for r in use)
+    moved = [figures[0], figures[-1]] if figures[0] > 0 and (
+        figures[-1] / figures[0] > FAR_RATIO) else None
     figure = statistics.median(figures)
     steady = statistics.median(steady_ms(r) for r in use)
     tails = [[float(v) for r in use if (v := r.get("p90_ms")) is not None],
@@ -327,11 +386,23 @@ def _pooled(recs: list[TrialRecord], base_ms: float | None, calls: int | None) -
     return replace(
         one, median_ms=figure, median_ci_ms=ci, n_trials=len(use), short=not full,
         steady_ms=steady, p90_ms=p90, p99_ms=p99,
-        noisy=any(bool(r.get("noisy")) for r in use),
+        noisy=any(bool(r.get("noisy")) for r in use) or moved is not None,
+        contended=busy, host=_host_of(use) if busy else "", moved=moved,
         speedup=base_ms / figure if base_ms and figure else None,
         break_even_calls_fp32=_pays_off(one, figure, base_ms),
         break_even_calls=_pays_off(one, figure, base_ms),
     )
+
+
+def _contended(rec: TrialRecord) -> bool:
+    host = rec.get("host")
+    return bool(host and host.get("contended"))
+
+
+def _host_of(recs: Sequence[TrialRecord]) -> str:
+    """The busiest host the records were measured on, in words (advisor.hostload)."""
+    hosts = [h for r in recs if (h := r.get("host"))]
+    return describe(max(hosts, key=lambda h: h["others_cores"])) if hosts else ""
 
 
 def _pays_off(r: Ranked, figure_ms: float, eager_ms: float | None) -> int | None:
@@ -347,6 +418,24 @@ def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ran
     eager = [r.median_ms for r in ranked if not r.config.compiled]
     best_eager = min([*eager, *([base_ms] if base_ms else [])], default=None)
     return [replace(r, break_even_calls=_pays_off(r, r.median_ms, best_eager)) for r in ranked]
+
+
+def _regime_change(baseline: Ranked | None, entry: ConfirmationEntry | None) -> str:
+    """Why the paired re-measurement and the trials ran in two host regimes ("" when they did
+    not): eager fp32's paired median and its trials' further apart than `REGIME_RATIO` and
+    beyond both intervals. Then no speedup spans the two and the paired figures are not used."""
+    if baseline is None or entry is None or not entry.get("median_ms"):
+        return ""
+    paired, trials = entry["median_ms"], baseline.median_ms
+    ratio = max(paired, trials) / min(paired, trials)
+    if ratio <= REGIME_RATIO or overlaps(baseline.median_ci_ms or [trials, trials],
+                                         entry.get("median_ci_ms") or [paired, paired]):
+        return ""
+    return (f"the host changed between the trials and the paired re-measurement: eager fp32 "
+            f"measured {duration_ms(trials)} in its trials and {duration_ms(paired)} paired "
+            f"({ratio:.1f}x apart, beyond both intervals), so no speedup spans the two and the "
+            "paired figures are not used; measure again on a quiet host (`advisor recommend "
+            "--confirm`)")
 
 
 def _confirmed(
@@ -373,6 +462,15 @@ def _confirmed(
 
     eager_entry = entries.get(EAGER_FP32.key)
     base_ms = eager_entry["median_ms"] if eager_entry else None
+    host = eager_entry.get("host") if eager_entry else None
+    if host and host.get("contended"):
+        return ranked, baseline, info, (
+            f"the paired re-measurement ran on a busy host ({describe(host)}), so it is not "
+            "used; run `advisor recommend --confirm` on a quiet host")
+    changed = _regime_change(baseline, eager_entry)
+    if changed:
+        info["regime"] = changed
+        return ranked, baseline, info, changed
 
     def apply(r: Ranked) -> Ranked:
         e = entries.get(r.config_key)
@@ -385,6 +483,7 @@ def _confirmed(
             r, median_ms=e["median_ms"], median_ci_ms=e.get("median_ci_ms"),
             p90_ms=p90, p99_ms=p99,
             speedup_ci=e.get("speedup_ci"), confirmed=True, short=False,
+            contended=False, host="", moved=None,
             noisy=any(Stats(s).noisy for s in e.get("samples_ms") or [] if s),
             n_trials=r.n_trials,
         )

@@ -25,6 +25,7 @@ from advisor.dimensions import simplicity as dimension_simplicity
 from advisor.records import Flag, TrialRecord
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO, WIDE_INTERVAL
+from advisor.units import duration_ms
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence (a config's median moves between processes by more than its interval says:
@@ -77,6 +78,18 @@ class Ranked:
     noisy: bool | None = None  # a pooled trial (or the confirmation) flagged its timing noisy
     short: bool = False  # only a screened (short, SCREEN_SAMPLES-call) measurement: never ties
     break_even_calls_fp32: int | None = None  # calls until compiling pays off vs eager fp32
+    # every figure pooled was measured beside other processes' CPU work (advisor.hostload):
+    # it never decides; ``host`` says what the host was doing ("" when quiet)
+    contended: bool = False
+    host: str = ""
+    # its trials' figures lie more than `FAR_RATIO` apart ([lowest, highest]): flagged, not
+    # silently pooled (then also ``noisy``)
+    moved: list[float] | None = None
+    # the quality check's parts (advisor.workload.Quality): how requests combined, the worst
+    # request, and why the check only advised (stand-in weights) when it did
+    quality_combine: str | None = None
+    quality_worst: float | None = None
+    quality_advisory: str | None = None
 
     @property
     def config_key(self) -> str:
@@ -130,6 +143,13 @@ class Recommendation:
     # set by the caller while a sweep of this workload on this fingerprint still runs: the
     # answer is provisional, from the trials finished so far ("" when none runs)
     provisional: str = ""
+    # the coverage (advisor.recommendation.decide.cover): the configs its sweeps planned, the
+    # labels of those never measured (decided only when none is left), and how many compiled
+    # configs were measured at all ("compiling does not pay off" needs one)
+    planned: int = 0
+    unmeasured: list[str] = field(default_factory=list)
+    unmeasured_compiled: int = 0
+    compiled_measured: int = 0
 
     @property
     def leader(self) -> Ranked | None:
@@ -197,9 +217,24 @@ class Recommendation:
         return "; ".join(reasons)
 
     @property
+    def coverage(self) -> str:
+        """What the answer rests on: ``measured 1 of 6 configs; not measured: ...`` ("" when
+        its sweeps planned nothing it has not measured)."""
+        if not self.unmeasured:
+            return ""
+        names = ", ".join(self.unmeasured[:5])
+        if len(self.unmeasured) > 5:
+            names += f" and {len(self.unmeasured) - 5} more"
+        return (f"measured {self.planned - len(self.unmeasured)} of {self.planned} configs; "
+                f"not measured: {names}")
+
+    @property
     def sentence(self) -> str:
-        """The evidence in one sentence; noisy evidence says so before any number."""
+        """The evidence in one sentence; noisy evidence says so before any number, and an
+        answer short of its coverage says it is provisional first."""
         text = self._sentence()
+        if self.decision == "provisional":
+            text = f"provisional ({self.coverage}): {text}"
         if self.best is not None and self.best.figure == "process":
             text += f" [{self.decided_by}; steady state {_ms(self.best.steady_ms)}]"
         if self.doubt:
@@ -213,6 +248,12 @@ class Recommendation:
             return (f"undecided: noise. {lead.label} ({_with_ci(lead)}) cannot be told apart from "
                     f"{', '.join(self.undecided)} on noisy timings; measure again on a quiet host "
                     "or run `advisor recommend --confirm`")
+        if self.decision == "undecided: host busy":
+            busy = [r for r in [*self.ranked, *([self.baseline] if self.baseline else [])]
+                    if r.contended]
+            where = f" ({busy[0].host})" if busy and busy[0].host else ""
+            return (f"cannot decide here: host busy{where}; no pick from figures measured beside "
+                    "other processes' work: measure again on a quiet host")
         if self.best is None:
             if self.n_excluded:
                 return (f"no config of {self.workload} meets the constraints "
@@ -236,13 +277,7 @@ class Recommendation:
             return text + ("; no compiled config is faster beyond the noise, and it compiles "
                            "nothing (see the note)")
         if not b.config.compiled and base is not None:
-            compiled = [r for r in self.ranked if r.config.compiled]
-            text = f"{b.label}: {b.median_ms:.3g} ms; compiling does not pay off here"
-            if compiled:
-                c = compiled[0]
-                text += f" (fastest compiled: {c.label}, {c.median_ms:.3g} ms"
-                text += f", {c.speedup:.2f}x)" if c.speedup else ")"
-            return text
+            return self._eager_sentence(b)
         text = f"{b.label}: {b.median_ms:.3g} ms"
         if base is not None and b.speedup is not None:
             text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
@@ -253,6 +288,30 @@ class Recommendation:
             text += f", {calls}"
             if base is not None and _per_call(base):
                 text += f" vs {_per_call(base)}"
+        return text
+
+    def _eager_sentence(self, b: Ranked) -> str:
+        """An eager pick: "compiling does not pay off" only when compiled configs were measured
+        and lost; never beside a faster passing compiled config."""
+        text = f"{b.label}: {duration_ms(b.median_ms)}"
+        compiled = [r for r in self.ranked if r.config.compiled]
+        if not self.compiled_measured:
+            return text + ("; compiling was not measured" + (
+                f" ({self.unmeasured_compiled} compiled configs not measured)"
+                if self.unmeasured_compiled else ""))
+        if compiled and compiled[0].median_ms < b.median_ms and self.decision != "tie":
+            c = compiled[0]
+            return text + (f"; {c.label} measured {duration_ms(c.median_ms)}, faster on its "
+                           "figure (see the note)")
+        if self.unmeasured_compiled:
+            text += (f"; no measured compiled config pays off here ({self.unmeasured_compiled}"
+                     " compiled configs not measured)")
+        else:
+            text += "; compiling does not pay off here"
+        if compiled:
+            c = compiled[0]
+            text += f" (fastest compiled: {c.label}, {duration_ms(c.median_ms)}"
+            text += f", {c.speedup:.2f}x)" if c.speedup else ")"
         return text
 
     def _speedup_text(self, r: Ranked) -> str:
@@ -300,6 +359,8 @@ class Recommendation:
             c = min(paying, key=lambda r: r.break_even_calls or 0)
             text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
                      f"pays off after {c.break_even_calls:,} calls)")
+        elif not self.compiled_measured:
+            text += "; compiling was not measured"
         else:
             text += "; compiling does not pay off here"
         return text
@@ -312,24 +373,31 @@ class Recommendation:
         data["ranked"] = [r.to_dict() for r in self.ranked]
         data["sentence"] = self.sentence
         data["decided_by"] = self.decided_by
+        data["coverage"] = self.coverage
         return data
 
 
 def flag_legend(rows: Sequence[Ranked]) -> str:
     """What the flags of an evidence table mean, for the flags its ``rows`` show ("" for none):
-    every table that shows ``short``, ``noisy`` or ``paired`` prints this beside it."""
+    every table that shows ``short``, ``noisy`` or ``paired`` prints this beside it, and it
+    says when a row's quality check only advised (`advisor.workload.Quality.advisory`)."""
     parts = []
     if any(r.short for r in rows):
         parts.append("short = measured only by the short screening run (screened out as "
                      "clearly slower than the best so far; --screen 0 measures every config "
                      "in full)")
-    if any(r.noisy and not r.short for r in rows):
+    if any(r.contended and not r.short for r in rows):
+        parts.append("busy = measured only while other processes used the CPU it needed "
+                     "(stored with the host's figures; such a figure never decides)")
+    if any(r.noisy and not r.short and not r.contended for r in rows):
         parts.append(f"noisy = its timings' spread (IQR) exceeded {NOISE_IQR_RATIO:.0%} of its "
                      "median")
     if any(r.confirmed for r in rows):
         parts.append("paired = re-measured interleaved with eager fp32 in one process (its "
                      "speedup is the paired one); the other rows' speedups come from separate "
                      "trials, not paired")
+    for advisory in dict.fromkeys(r.quality_advisory for r in rows if r.quality_advisory):
+        parts.append(f"quality* = its quality check is advisory, not used to reject: {advisory}")
     return "; ".join(parts)
 
 
@@ -416,6 +484,8 @@ def rank_record(
         kernels_per_call=rec.get("kernels_per_call"),
         launches_per_call=rec.get("launches_per_call"), max_abs_err=rec.get("max_abs_err"),
         quality_name=rec.get("quality_name"), quality_value=rec.get("quality_value"),
+        quality_combine=rec.get("quality_combine"), quality_worst=rec.get("quality_worst"),
+        quality_advisory=rec.get("quality_advisory"),
         trial_uuid=cast(str, rec["trial_uuid"]),  # the store gives every trial one
         median_ci_ms=[float(ci[0]), float(ci[1])] if ci else None,
         throughput_per_s=traffic_throughput(rec.get("shapes") or []),

@@ -206,6 +206,8 @@ def summarize(
             "compiled_from_kept_cache": config.compiled and config.key in kept,
             "compile_cache": (result.get("compile_cache") or {}).get(config.key),
         }
+        if result.get("host"):
+            entry["host"] = result["host"]
         mine = samples.get(config.key)
         if mine is None:
             entry["failure"] = (result.get("failures") or {}).get(config.key, "not measured")

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from advisor.config import CompileConfig
+from advisor.devices import device_model
 from advisor.recommendation import recommend, steady_ms
 from advisor.records import Fingerprint
 from advisor.search.space import Space
+from advisor.units import duration_ms
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
@@ -33,7 +35,7 @@ class FleetPick:
     @property
     def reason(self) -> str:
         return (f"fleet: best on {self.device_name} ({self.relation}, fingerprint "
-                f"{self.fingerprint_hash[:8]}, {self.median_ms:.3f} ms there)")
+                f"{self.fingerprint_hash[:8]}, {duration_ms(self.median_ms)} there)")
 
 
 def _relation(fp: dict[str, Any], mine: Fingerprint) -> str | None:
@@ -67,7 +69,8 @@ def fleet_picks(store: ResultStore, workload: str, source_sha256: str | None,
         record = next(r for r in records if r["trial_uuid"] == best.trial_uuid)
         config = CompileConfig.from_dict(record["config"])
         if config in space.configs and all(p.config != config for p in picks):
-            name = fp.get("device_name") or fp.get("cpu_model") or fp["device_hash"][:8]
+            name = device_model(fp) if fp.get("device_name") or fp.get("cpu_model") \
+                else fp["device_hash"][:8]
             picks.append(FleetPick(config, fp["fingerprint_hash"], relation, str(name),
                                    steady_ms(record)))
     return picks

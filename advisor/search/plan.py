@@ -1,7 +1,8 @@
 """The order a budgeted sweep tries configs in, each with the reason it comes when it does.
 
-First the eager fp32 baseline (the correctness oracle, whose profile the priors read), then the
-fleet's best configs for this workload (`advisor.search.neighbours`), then the share of the space
+First the eager fp32 baseline (the correctness oracle, whose profile the priors read), then every
+other eager config (cheap: no compile), then the fleet's best configs for this workload
+(`advisor.search.neighbours`), then the share of the space
 the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes
 (`advisor.search.study.make_sampler`). Without priors (``priors=False``) only the baseline is
 queued and the sampler does the rest. Pure: the caller (the sweep, or the pool's feeder) queues
@@ -22,6 +23,7 @@ from advisor.search.space import Space
 
 PRIOR_SHARE = 0.5  # of the space, queued in the priors' order before the sampler takes over
 BASELINE_REASON = "baseline: eager fp32, the correctness oracle; its profile sets the priors"
+EAGER_REASON = "cheap first: an eager dtype, seconds to measure and nothing to compile"
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,15 @@ class Plan:
 
     def opening(self) -> list[Step]:
         """What runs before the baseline's profile is known: the baseline (the correctness
-        oracle, cheap, and what every speedup is measured against), then the fleet's picks."""
+        oracle, cheap, and what every speedup is measured against), then every other eager
+        config of the space (seconds each, nothing to compile: under a budget, bf16 eager
+        often beats fp32 eager by 2x on a CPU, and an answer without them would be "eager fp32"
+        by default), then the fleet's picks."""
         steps = [Step(EAGER_FP32, BASELINE_REASON)] if EAGER_FP32 in self.space.configs else []
-        steps += [Step(p.config, p.reason) for p in self.fleet if p.config != EAGER_FP32]
+        steps += [Step(c, EAGER_REASON) for c in self.space.configs
+                  if not c.compiled and c != EAGER_FP32]
+        queued = {s.config.key for s in steps}
+        steps += [Step(p.config, p.reason) for p in self.fleet if p.config.key not in queued]
         return steps[:self.cap]
 
     def ranked(self, records: Iterable[TrialRecord], exclude: Collection[str | None]

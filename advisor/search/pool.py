@@ -28,7 +28,7 @@ from advisor.search.launcher import Launcher
 from advisor.search.study import fail_orphans, open_study
 from advisor.search.sweep import Heartbeat, QuietObserver, Sweeper
 from advisor.serving import pruned_text
-from advisor.units import duration_ms
+from advisor.units import duration_ms, duration_s
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
@@ -105,9 +105,10 @@ def _confirm_leaders(store: ResultStore, loaded: DescribedWorkload, device: str,
     if a is None:
         notice(f"no warm-start artifact saved: {done.artifact_note}")
     else:
-        warm = "" if a["warm_start_s"] is None else f", with the artifact {a['warm_start_s']:.1f} s"
+        warm = ("" if a["warm_start_s"] is None
+                else f", with the artifact {duration_s(a['warm_start_s'])}")
         notice(f"warm-start artifact: {a['size_bytes'] / 2**10:.0f} KiB saved, cold start "
-               f"{a['cold_start_s']:.1f} s{warm}")
+               f"{duration_s(a['cold_start_s'])}{warm}")
     outcome.recommendation = done.recommendation
     return outcome
 
@@ -178,7 +179,7 @@ def pool_progress(store: ResultStore, sweep_id: int, planned: int,
         passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
         best = min(passed, key=steady_ms) if passed else None
         best_text = (f"best {CompileConfig.from_dict(best['config']).label} "
-                     f"{best['median_ms']:.3f} ms" if best else "no passing config yet")
+                     f"{duration_ms(best['median_ms'])}" if best else "no passing config yet")
         notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
                f"{best_text}")
 

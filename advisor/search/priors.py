@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from advisor.config import CompileConfig
 from advisor.records import TrialRecord
+from advisor.units import duration_ms
 
 # Host time eager PyTorch spends per op (dispatch + launch), by device kind: what turns a launch
 # count into a share of the eager wall time.
@@ -71,7 +72,7 @@ class Profile:
     def describe(self) -> str:
         if not self.known:
             return "baseline profile unknown"
-        ops = f"{self.ops_per_call} ops per call in {self.eager_ms:.3f} ms"
+        ops = f"{self.ops_per_call} ops per call in {duration_ms(self.eager_ms)}"
         return f"~{self.launch_share:.0%} of eager time launching ({ops})"
 
 

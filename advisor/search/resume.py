@@ -19,7 +19,7 @@ from advisor.errors import ConfigError
 from advisor.search.request import Resume, resume_checks
 from advisor.search.space import Space
 
-RESUMABLE = ("interrupted", "running", "dead")
+RESUMABLE = ("interrupted", "stopped", "running", "dead")
 
 # flag -> what it sets, read from (settings, space): the `resume` of each flag's declaration
 _FLAG_VALUES: dict[str, Resume] = resume_checks()

@@ -38,6 +38,7 @@ from advisor.search.confirm import confirm
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, sampler_reason
+from advisor.search.resume import RESUMABLE
 from advisor.search.space import Space
 from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.search.study import (
@@ -271,7 +272,7 @@ class Sweeper:
         if resume:
             candidates = [
                 s for s in self.store.sweeps(workload=name)
-                if s["status"] in ("interrupted", "running", "dead")
+                if s["status"] in RESUMABLE
                 and s.get("fingerprint_hash") == fingerprint["fingerprint_hash"]
                 and (isinstance(resume, bool) or s["id"] == resume)
             ]
@@ -376,8 +377,12 @@ class Sweeper:
         except BaseException:
             self.store.finish_sweep(sweep_id, "interrupted")
             raise
+        if self.interrupted:
+            outcome.status = "interrupted"
+        elif outcome.stopped_by == "budget" and outcome.unmeasured:
+            outcome.status = "stopped"  # resumable: the configs the budget left are still due
         try:
-            self.store.finish_sweep(sweep_id, "interrupted" if self.interrupted else status)
+            self.store.finish_sweep(sweep_id, outcome.status)
         except StoreError as e:
             mark_ended(self.store, sweep_id, e)
             raise
@@ -766,8 +771,15 @@ def screen_above_ms(store: ResultStore, sweep_id: int, config: CompileConfig,
     if not factor or config == EAGER_FP32:
         return None
     best = [steady_ms(r) for r in store.trials(sweep_id=sweep_id)
-            if r["status"] == "ok" and r.get("passed") and not r.get("screened_out")]
+            if r["status"] == "ok" and r.get("passed") and not r.get("screened_out")
+            and not contended(r)]  # a figure taken on a busy host screens nothing out
     return factor * min(best) if best else None
+
+
+def contended(record: TrialRecord) -> bool:
+    """Whether a trial measured beside other processes' CPU work (advisor.hostload)."""
+    host = record.get("host")
+    return bool(host and host.get("contended"))
 
 
 def prune_bar(store: ResultStore, sweep_id: int, config: CompileConfig,
@@ -782,7 +794,8 @@ def prune_bar(store: ResultStore, sweep_id: int, config: CompileConfig,
         return None
     calls = get("calls_per_process") or DEFAULT_CALLS_PER_PROCESS
     best = [deciding_ms(r, calls) for r in store.trials(sweep_id=sweep_id)
-            if r["status"] == "ok" and r.get("passed") and decides(r.get("replay"))]
+            if r["status"] == "ok" and r.get("passed") and decides(r.get("replay"))
+            and not contended(r)]
     if not best:
         return None
     return {"above_ms": (1 + PRUNE_MARGIN) * min(best), "calls_per_process": calls,

@@ -110,7 +110,7 @@ def latency_per_device() -> None:
         tooltip=ui.tooltips(["group", "config",
                              alt.Tooltip("p50_ms:Q", format=".3~r", title="p50 (ms)"),
                              alt.Tooltip("p50_ci:N", title="p50 95% CI"), "noisy",
-                             alt.Tooltip("eager_p50_ms:Q", format=".3f",
+                             alt.Tooltip("eager_p50_ms:Q", format=".3~r",
                                          title="eager fp32 p50 (ms)"),
                              alt.Tooltip("speedup:Q", format=".2f", title="speedup (x)")]),
     )  # fmt: skip
@@ -196,7 +196,7 @@ def software_upgrade() -> None:
         x=alt.X("p50_ms:Q"), y=alt.Y("config:N", scale=in_order),
         color=alt.Color("when:N", title="stack"),
         tooltip=ui.tooltips(["config", "when",
-                             alt.Tooltip("p50_ms:Q", format=".3f", title="p50 (ms)"),
+                             alt.Tooltip("p50_ms:Q", format=".3~r", title="p50 (ms)"),
                              alt.Tooltip("change_pct:Q", format="+.1f", title="change (%)")]),
     )  # fmt: skip
     ui.chart(alt.layer(line, dots, data=long).properties(**ui.rows()))

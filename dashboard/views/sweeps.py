@@ -66,7 +66,7 @@ def show_sweeps(live: bool) -> None:
             ),
             y=alt.Y("p50_ms:Q", title="p50 latency (ms)"),
             tooltip=ui.tooltips(
-                ["trial", "config", "outcome", alt.Tooltip("p50_ms:Q", format=".3f")]
+                ["trial", "config", "outcome", alt.Tooltip("p50_ms:Q", format=".3~r")]
             ),
         )
     )

@@ -54,18 +54,26 @@ counts[4].metric("Speedup (paired)" if rec.paired else "Speedup (separate trials
 if rec.best is not None:
     st.caption(f"Recommended p50: {ui.noise_line(rec.best)}.")
 unsafe = interval_warning(rec)
-if unsafe and rec.decision != "undecided: noise":  # before the claim, never after it
+no_pick = ("undecided: noise", "undecided: host busy")
+if unsafe and rec.decision not in no_pick:  # before the claim, never after it
     st.warning(unsafe, icon=":material/blur_on:")
-if rec.decision == "undecided: noise":
+if rec.decision in no_pick:
     st.warning(rec.sentence, icon=":material/blur_on:")
 elif rec.best is None:
     st.error(rec.sentence)
+elif rec.decision == "provisional":  # not every config measured: no green box
+    st.warning(f"Recommended so far: {rec.sentence}")
+    if rec.note:
+        st.caption(rec.note)
 else:
     st.success(f"Recommended: {rec.sentence}")
     if rec.note:
         st.caption(rec.note)
 
 st.subheader("Trials")
+for advisory in dict.fromkeys(r["quality_advisory"] for r in records if r.get("quality_advisory")):
+    st.info(f"The quality check is advisory, not used to reject: {advisory}.",
+            icon=":material/info:")
 filters = st.columns(3)
 outcomes = filters[0].multiselect("Outcome", sorted(trials["outcome"].unique()),
                                   placeholder="all")  # fmt: skip
@@ -188,8 +196,8 @@ if shapes["shape"].nunique() > 1:
             y=alt.Y("shape:N", title="traffic shape"),
             yOffset=alt.YOffset("run:N"),
             color=alt.Color("run:N", title="run"),
-            tooltip=ui.tooltips(["shape", "weight", "run", alt.Tooltip("p50_ms:Q", format=".3f"),
-                                 alt.Tooltip("p99_ms:Q", format=".3f")]),
+            tooltip=ui.tooltips(["shape", "weight", "run", alt.Tooltip("p50_ms:Q", format=".3~r"),
+                                 alt.Tooltip("p99_ms:Q", format=".3~r")]),
         ).properties(**ui.rows(22))
     )  # fmt: skip
 
@@ -219,6 +227,6 @@ if not replay.empty:
                 y=alt.Y("strategy:N", title="shape strategy"),
                 yOffset=alt.YOffset("figure:N"),
                 color=alt.Color("figure:N", title="figure"),
-                tooltip=ui.tooltips(["strategy", "figure", alt.Tooltip("ms:Q", format=".3f")]),
+                tooltip=ui.tooltips(["strategy", "figure", alt.Tooltip("ms:Q", format=".3~r")]),
             ).properties(**ui.rows(22))
         )  # fmt: skip

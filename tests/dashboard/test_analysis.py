@@ -107,6 +107,22 @@ def test_outcome_names_failures_and_rejections() -> None:
     ) == "rejected: top10_overlap below threshold"  # fmt: skip
 
 
+def test_trials_frame_shows_the_worst_request_and_an_advisory_quality_check() -> None:
+    from advisor.config import CompileConfig
+    from advisor.records import empty_record
+
+    record = empty_record()
+    eager = CompileConfig(mode="eager")
+    record.update(status="ok", passed=True, trial_uuid="t", config=eager.to_dict(),
+                  config_key=eager.key, started_at="2026-10-03T10:00:00+00:00", median_ms=1.0,
+                  quality_name="top10_overlap", quality_value=0.95, quality_worst=0.8,
+                  quality_passed=False, quality_advisory="seeded random weights: near-ties")
+    [row] = analysis.trials_frame([record]).to_dict("records")
+    assert row["outcome"] == "ok"  # advisory: the check below its threshold rejected nothing
+    assert (row["quality"], row["quality_worst"]) == (0.95, 0.8)
+    assert row["quality_advisory"] == "seeded random weights: near-ties"
+
+
 def _fleet() -> pd.DataFrame:
     rows = []
     for group, model, env, medians in (

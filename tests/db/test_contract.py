@@ -300,9 +300,20 @@ def test_workloads_and_devices(store: ResultStore, make: SimpleNamespace) -> Non
         **{k: one[k] for k in ("device_kind", "device_name", "compute_capability")},
         **{k: one[k] for k in ("device_memory_bytes", "sm_count", "cpu_model", "cpu_cores")},
         "host_memory_bytes": one["host_memory_bytes"],
+        "cpu_isa": None, "cpu_flags": None,  # a GPU fingerprint of before they were probed
         "n_trials": 2,
     }
     assert devices[make.fingerprint(2)["device_hash"]]["n_trials"] == 1
+
+
+def test_a_devices_cpu_isa_and_flags_are_columns(store: ResultStore, make: SimpleNamespace) -> None:
+    cpu = make.fingerprint(7, device_kind="cpu", device_name="Intel Xeon Processor",
+                           cpu_isa="AVX512", cpu_flags="amx_tile avx2 avx512f")
+    store.add_trial(make.record(1, fingerprint=cpu))
+    (device,) = store.devices()
+    assert (device["cpu_isa"], device["cpu_flags"]) == ("AVX512", "amx_tile avx2 avx512f")
+    (record,) = store.trials()
+    assert record["fingerprint"]["cpu_isa"] == "AVX512"
 
 
 def test_best_config_per_workload_and_device(store: ResultStore, make: SimpleNamespace) -> None:

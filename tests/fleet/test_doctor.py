@@ -27,3 +27,6 @@ def test_doctor_reports_an_unreachable_database_in_one_line() -> None:
     report = json.loads(done.stdout)
     database = next(c for c in report["checks"] if c["name"] == "database")
     assert not database["ok"] and "secret" not in done.stdout + done.stderr
+    # the device is checked all the same, its CPU named with the ISA torch dispatches to
+    cpu, isa = next(c for c in report["checks"] if c["name"] == "CPU"), report["fingerprint"]
+    assert isa["cpu_isa"] and f"torch dispatches to {isa['cpu_isa']}" in cpu["detail"]

@@ -227,8 +227,8 @@ def test_eager_winning_says_compiling_does_not_pay_off() -> None:
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.config.mode == "eager"
     assert rec.sentence == (
-        "fp32 + eager: 1 ms; compiling does not pay off here "
-        "(fastest compiled: fp32 + default, 2 ms, 0.50x)"
+        "fp32 + eager: 1.00 ms; compiling does not pay off here "
+        "(fastest compiled: fp32 + default, 2.00 ms, 0.50x)"
     )
 
 
@@ -646,7 +646,9 @@ def test_paired_speedups_that_overlap_beyond_the_tie_ratio_are_equivalent_past_e
 
 
 def test_a_speedup_interval_holding_one_is_undecided_against_eager() -> None:
-    conf = confirmation(("eager", "fp32", 2.0, [1.0, 1.0]), ("max-autotune", "fp32", 1.8,
+    # eager fp32 paired near its trials' 10 ms (one host regime: advisor.recommendation.decide
+    # REGIME_RATIO), the pick's paired speedup interval holding 1
+    conf = confirmation(("eager", "fp32", 9.0, [1.0, 1.0]), ("max-autotune", "fp32", 1.8,
                                                              [0.97, 1.2]))
     rec = recommend("w", SWEPT, confirmation=conf)
     assert rec.decision == "undecided" and rec.undecided == ["fp32 + eager"]

@@ -112,8 +112,8 @@ def test_intervals_clear_of_each_other_by_the_threshold_fail(stacks: str) -> Non
     assert done.exit_code == exits.SLOWER == 3, done.output
     line = done.stdout.strip()
     assert line.startswith("reranker: FAIL: slower by more than 5.0%: bf16 + reduce-overhead: "
-                           "1.20 ms [1.18 ms - 1.22 ms] on this stack vs 0.960 ms "
-                           "[0.950 ms - 0.970 ms] on ")
+                           "1.20 ms [1.18-1.22 ms] on this stack vs 0.960 ms "
+                           "[0.950-0.970 ms] on ")
     # the least slowdown the intervals allow, 1.18 / 0.97, and the most, 1.22 / 0.95
     assert line.endswith(", 21.6% to 28.4% slower (95% intervals)")
     verdict = _verdict(_check(stacks, HASH["old"], "--against", HASH["new"], "--json"))
@@ -207,7 +207,7 @@ def test_a_37x_swing_on_a_noisy_host_cannot_tell(swing: tuple[str, Path]) -> Non
     line = done.stdout.strip()
     assert line.startswith("tiny-mlp: cannot tell, not a pass (the timings on the baseline are "
                            "noisy; measure again on a quiet host): fp32 + eager: 25.4 ms "
-                           "[24.9 ms - 26.0 ms] on this stack vs 941 ms [263 ms - 3.05 s] (noisy) "
+                           "[24.9-26.0 ms] on this stack vs 941 ms [0.263-3.05 s] (noisy) "
                            "on ")
     assert "ok" not in line
     verdict = _verdict(run("check", "tiny-mlp", "--db", here, "--fingerprint", HASH["cpu"],

@@ -66,7 +66,7 @@ def test_a_budgeted_sweep_counts_its_budget_down_then_names_the_step() -> None:
         observer.started(1, 5, 0, 600.0)
         observer.trial_started(EAGER)
         clock.now += 90
-        assert observer.time_left() == "8.5 min of budget left"
+        assert observer.time_left() == "8.50 min of budget left"
         observer.trial_finished(ok(1.0), 1.0)
         observer.phase("re-measuring fp32 + eager, bf16 + eager side by side")
         clock.now += 2

@@ -114,7 +114,7 @@ def test_pareto_and_bars_on_hand_made_rows() -> None:
 
 @pytest.mark.parametrize("ms, text", [
     (1220.0, "1.22 s"), (0.96, "0.960 ms"), (12.345, "12.3 ms"), (0.037, "37.0 µs"),
-    (150_000.0, "2.5 min"), (None, "-"), (float("nan"), "-"), (999.0, "999 ms"),
+    (150_000.0, "2.50 min"), (None, "-"), (float("nan"), "-"), (999.0, "999 ms"),
 ])
 def test_durations_in_human_units(ms: float | None, text: str) -> None:
     assert units.duration_ms(ms) == text
@@ -124,4 +124,4 @@ def test_rates_and_sizes_in_human_units() -> None:
     assert units.rate(1000 / 1220.0) == "0.820/s"  # a call above one second is not 0 calls/s
     assert units.rate(41.23) == "41.2/s" and units.rate(12345.6) == "12,346/s"
     assert units.rate(0) == "-" and units.size(200_000_000) == "191 MiB"
-    assert units.duration_s(31.04) == "31.0 s" and units.duration_s(0.2) == "0.200 s"
+    assert units.duration_s(31.04) == "31.0 s" and units.duration_s(0.2) == "200 ms"

