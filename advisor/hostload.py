@@ -25,26 +25,10 @@ import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypedDict
-
 from advisor import settings
+from advisor.records import HostFigures
 
 QUIET_PROBE_S = 0.5  # one look at the host before measuring
-
-
-class HostFigures(TypedDict):
-    """The host while one figure was measured (stored with it as ``host``)."""
-
-    cores: int  # the cores this process may run on (its affinity)
-    online_cores: int  # the host's
-    threads: int  # torch's intra-op threads for a CPU figure; 1 on a GPU (the launching thread)
-    others_cores: float  # CPU other processes used over the measurement, in cores
-    load_start: float  # the 1-minute load average at the start and the end
-    load_end: float
-    psi_some: float | None  # the share of the measurement some task waited for a CPU (PSI)
-    wall_s: float
-    contended: bool
-    waited_s: float  # waiting for quiet before measuring (`wait_for_quiet`)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from advisor.config import ConfigDict
-from advisor.hostload import HostFigures
 
 RECORD_VERSION = 1
 
@@ -139,6 +138,21 @@ class BucketFigures(ShapeFigures):
     requests: int  # requests of the stream it served
     shapes_served: int  # distinct shapes padded to it
     eager: bool  # it ran eagerly (past dynamo's recompile limit)
+
+
+class HostFigures(TypedDict):
+    """The host while one figure was measured (stored with it as ``host``; advisor.hostload)."""
+
+    cores: int  # the cores this process may run on (its affinity)
+    online_cores: int  # the host's
+    threads: int  # torch's intra-op threads for a CPU figure; 1 on a GPU (the launching thread)
+    others_cores: float  # CPU other processes used over the measurement, in cores
+    load_start: float  # the 1-minute load average at the start and the end
+    load_end: float
+    psi_some: float | None  # the share of the measurement some task waited for a CPU (PSI)
+    wall_s: float
+    contended: bool
+    waited_s: float  # waiting for quiet before measuring (`wait_for_quiet`)
 
 
 class GraphBreak(TypedDict):

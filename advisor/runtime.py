@@ -174,6 +174,9 @@ def _lookup(
                  constraints=constraints, records=records)
     if rec.best is None:
         return f"no recommendation for {name}: {rec.sentence}"
+    if rec.decision not in ("decided", "tie", "equivalent"):  # what the pick rests on, said
+        log.warning("apply(%s): the recommendation is %s: %s", name, rec.decision,
+                    rec.coverage or rec.note or rec.sentence)
     key = rec.best.config_key
     artifact = None
     if use_artifact and staleness is None and rec.best.config.compiled:

@@ -100,7 +100,7 @@ CODE_DIGEST=$(find advisor bench workloads migrations tests -name '*.py' -type f
 
 head_lines() {  # what every log starts with
     echo "host $(hostname), $(nproc) cores, start $(date -u +%FT%TZ)"
-    echo "uptime:$(uptime)"
+    echo "uptime: $(uptime 2>/dev/null || echo "(no uptime) load $(cut -d" " -f1-3 /proc/loadavg)")"
     if command -v nvidia-smi >/dev/null; then
         nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm,clocks.max.sm \
             --format=csv,noheader | sed 's/^/gpu /'

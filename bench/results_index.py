@@ -189,18 +189,27 @@ def group_of(name: str, cited: dict[str, list[str]]) -> str | None:
     return best
 
 
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def table() -> str:
     files = kept_files()
     cited = citations(files, citing_texts())
     rows = ["| file | date (UTC) | machine | load | command | commit | cited by |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
+    named = {p.name: [q.name for q in files if q != p and p.name in _text(q)] for p in files}
     for path in files:
         rel = path.relative_to(RESULTS).as_posix()
         f = fields(path)
         by = ", ".join(cited[path.name])
-        if not by:
-            group = group_of(path.name, cited)
-            by = f"its run's `{group}`" if group else "none"
+        group = group_of(path.name, cited)
+        if not by and group:
+            by = f"its run's `{group}`"
+        elif not by and named[path.name]:
+            by = "named by " + ", ".join(f"`{n}`" for n in named[path.name])
+        elif not by:
+            by = "none"
         cells = [f"`{rel}`", f["date"], f["machine"], f["load"], f"`{f['command']}`"
                  if f["command"] != UNKNOWN else UNKNOWN, f["commit"], by]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

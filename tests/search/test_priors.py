@@ -9,7 +9,7 @@ import pytest
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError
 from advisor.search.neighbours import FleetPick
-from advisor.search.plan import BASELINE_REASON, PRIOR_SHARE, Plan
+from advisor.search.plan import BASELINE_REASON, EAGER_REASON, PRIOR_SHARE, Plan
 from advisor.search.priors import (
     COMPILE_COST,
     HOST_US_PER_OP,
@@ -158,12 +158,15 @@ def _pick(config: CompileConfig) -> FleetPick:
 def test_plan_opens_with_the_baseline_then_the_fleet() -> None:
     # the baseline first: the correctness oracle, cheap, and what every speedup is against
     fleet = _pick(CompileConfig(mode="reduce-overhead", dtype="fp16"))
-    plan = Plan(GPU_SPACE, "cuda", [fleet], priors=True, n_trials=5)
+    plan = Plan(GPU_SPACE, "cuda", [fleet], priors=True, n_trials=8)
     steps = plan.opening()
-    assert [s.config for s in steps] == [EAGER_FP32, fleet.config]
+    # cheap first: every other eager dtype (seconds each, nothing to compile) before the fleet's
+    eager = [c for c in GPU_SPACE.configs if not c.compiled and c != EAGER_FP32]
+    assert eager and [s.config for s in steps] == [EAGER_FP32, *eager, fleet.config]
     assert steps[0].reason == BASELINE_REASON
-    assert steps[1].reason.startswith("fleet: best on NVIDIA H200 (same device, another stack")
-    assert plan.quota == math.ceil(PRIOR_SHARE * len(GPU_SPACE)) and plan.cap == 5
+    assert all(s.reason == EAGER_REASON for s in steps[1:-1])
+    assert steps[-1].reason.startswith("fleet: best on NVIDIA H200 (same device, another stack")
+    assert plan.quota == math.ceil(PRIOR_SHARE * len(GPU_SPACE)) and plan.cap == 8
 
 
 def test_plan_ranks_from_the_stored_baseline_and_leaves_out_what_is_done() -> None:
@@ -179,7 +182,8 @@ def test_plan_ranks_from_the_stored_baseline_and_leaves_out_what_is_done() -> No
 def test_without_priors_only_the_baseline_is_planned() -> None:
     fleet = _pick(CompileConfig(mode="default", dtype="fp16"))
     plan = Plan(GPU_SPACE, "cuda", [fleet], priors=False)
-    assert [s.config for s in plan.opening()] == [EAGER_FP32]
+    eager = [c for c in GPU_SPACE.configs if not c.compiled and c != EAGER_FP32]
+    assert [s.config for s in plan.opening()] == [EAGER_FP32, *eager]  # no fleet, no priors
     assert plan.ranked([_baseline(3.7, 118, 119)], set()) == [] and plan.quota == 0
 
 
