@@ -25,6 +25,7 @@ import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
 from advisor import settings
 from advisor.records import HostFigures
 

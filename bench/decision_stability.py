@@ -26,9 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, dated, host_facts, load_span, utc_stamp
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: bench/ is a package of the repository
+
+from bench.common import RESULTS, dated, host_facts, load_span, utc_stamp  # noqa: E402
+
 AGREEING = ("decided", "tie", "equivalent")
 NEIGHBOURS = {
     "quiet": None,
@@ -114,7 +116,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, host: dict[str,
     lines = [f"# Decision stability: the main job, {args.runs} run(s) per condition",
              "",
              f"- when: {stamp}; host: {host['hostname']}, {host['cores']} cores; "
-             f"GPUs: {', '.join(g['name'] + ' (driver ' + g['driver'] + ')' for g in host['gpus']) or 'none'}; "
+             f"GPUs: {_gpus(host)}; "
              f"torch {host['torch']}, triton {host['triton']}, Python {host['python']}",
              f"- command: `advisor sweep {args.workload} --device {args.device} --json"
              f"{' ' + ' '.join(args.extra) if args.extra else ''}` on a fresh SQLite database "
@@ -145,6 +147,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, host: dict[str,
     lines += [f"{i}. [{r['condition']}] {r['sentence'] or r.get('error', '')}"
               for i, r in enumerate(rows, 1)]
     return "\n".join(lines) + "\n"
+
+
+def _gpus(host: dict[str, Any]) -> str:
+    return ", ".join(f"{g['name']} (driver {g['driver']})" for g in host["gpus"]) or "none"
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ UNKNOWN = "not recorded"
 HEAD_LINES = 12
 # Where citations are looked for: the pages and the code (not the results themselves).
 CITING = ("README.md", "docs/", "bench/", "advisor/", "tests/", "dashboard/", "workloads/")
+NOT_CITING = ("bench/results/", "tests/docs/")  # the results themselves; the tests of this index
 
 STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 ISO = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(?::\d{2})?(?:\.\d+)?(?:Z|\+00:00)?")
@@ -61,7 +62,9 @@ def head_text(path: Path) -> str:
                              if not isinstance(v, dict | list) or k in ("command", "argv",
                                                                          "load", "loadavg"))
         return ""
-    return "\n".join(text.splitlines()[:HEAD_LINES])
+    # A log's own lines, not the data rows a meter wrote under them (one JSON object a line).
+    return "\n".join(line for line in text.splitlines()[:HEAD_LINES]
+                     if not line.lstrip().startswith("{"))
 
 
 def _flat(value: object) -> str:
@@ -110,7 +113,8 @@ def _command(head: str, path: Path) -> str:
     for line in head.splitlines():
         m = COMMAND.match(line.strip())
         if m:
-            return _short(m.group(1).strip())
+            span = re.search(r"`([^`]+)`", m.group(1))
+            return _short(span.group(1) if span else m.group(1).strip())
         if path.suffix == ".json" and line.startswith(("command: ", "argv: ")):
             return _short(line.split(": ", 1)[1])
     span = SPAN.search(head)
@@ -118,7 +122,7 @@ def _command(head: str, path: Path) -> str:
 
 
 def _short(command: str, width: int = 90) -> str:
-    command = command.strip("` ")
+    command = command.replace("`", "'").strip("' ")
     return command if len(command) <= width else command[: width - 3] + "..."
 
 
@@ -129,7 +133,7 @@ def citing_texts() -> dict[str, str]:
     texts = {}
     for rel in sorted(set(listed.split())):
         path = ROOT / rel
-        if (not rel.startswith(CITING) or rel.startswith("bench/results/") or not path.is_file()
+        if (not rel.startswith(CITING) or rel.startswith(NOT_CITING) or not path.is_file()
                 or path.suffix not in (".md", ".py", ".sh", ".txt", ".toml")):
             continue
         texts[rel] = path.read_text(encoding="utf-8", errors="replace")

@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 from advisor import hostload, settings
 from advisor.errors import WorkloadError
 from advisor.protocol import PHASE_PREFIX
-from advisor.records import GraphBreak
+from advisor.records import GraphBreak, HostFigures
 
 LAUNCH_NAMES = frozenset(
     {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
@@ -299,7 +299,7 @@ class HostWatch:
         self.device, self.threads = device, threads
         self.waited_s = 0.0
         self.start: hostload.Snapshot | None = None
-        self.figures: hostload.HostFigures | None = None
+        self.figures: HostFigures | None = None
 
     def quiet_first(self) -> bool:
         """Wait for quiet (`settings.quiet_wait_s`); True when the host is quiet now."""
@@ -311,7 +311,7 @@ class HostWatch:
     def begin(self) -> None:
         self.start = hostload.snapshot()
 
-    def end(self) -> hostload.HostFigures:
+    def end(self) -> HostFigures:
         assert self.start is not None
         self.figures = hostload.between(self.start, hostload.snapshot(), self.threads,
                                         self.waited_s)
