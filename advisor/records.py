@@ -189,6 +189,18 @@ class Pruned(TypedDict):
     reason: str
 
 
+class Stopped(TypedDict):
+    """A trial the sweep's budget (or the user) stopped before it finished (status "stopped"):
+    what it got through and, where its served requests prove one, a lower bound of its
+    process-life cost; it has no measured figure."""
+
+    lower_bound_ms: float | None  # None: nothing it served bounds its cost
+    requests_served: int
+    requests_total: int
+    phase: str  # the phase it was in when stopped
+    reason: str
+
+
 class Flag(TypedDict):
     """What a serving process of a config meets and must be told (advisor.serving.flags)."""
 
@@ -271,8 +283,9 @@ class ReplayFigures(TypedDict):
 # --- the record --------------------------------------------------------------------------------
 
 # ok: measured; failed: see failure_reason; pruned: a replay stopped once proven worse than
-# the sweep's best (``pruned``; no measured figure, never a failure, never a pick)
-Status = Literal["ok", "failed", "pruned"]
+# the sweep's best (``pruned``; no measured figure, never a failure, never a pick); stopped: cut
+# by the budget's end before it finished (``stopped``; no measured figure, not a failure)
+Status = Literal["ok", "failed", "pruned", "stopped"]
 # A trial's phases, in order: waiting in a pooled sweep's queue for a worker, the child's start
 # (the interpreter, advisor's and torch's imports), the workload file's import, building the
 # model and the eager reference, waiting for the device lock (other trials' compiles or
@@ -344,6 +357,7 @@ class TrialRecord(TypedDict):
     quality_advisory: NotRequired[str]
     screened_out: NotRequired[ScreenedOut]
     pruned: NotRequired[Pruned]  # status "pruned": the bound it proved
+    stopped: NotRequired[Stopped]  # status "stopped": how far it got, its bound where proven
     replay: NotRequired[ReplayFigures]
     device_wait_s: NotRequired[float]  # waiting for turns on a shared device
     # where the trial's time went, by phase (`PHASE_ORDER`; advisor.search.launcher times them)

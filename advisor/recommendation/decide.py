@@ -322,7 +322,13 @@ def cover(rec: Recommendation, planned: Sequence[CompileConfig],
     it is out by a reason or a bound). "Decided" (or a tie, or an equivalence) is earned only
     when none is left: an unmeasured config could still beat the pick, so the answer is then
     "provisional", the best the measured configs support, saying what it rests on without."""
-    measured = {r["config_key"] for r in records}
+    measured = {r["config_key"] for r in records if r["status"] != "stopped"}
+    pick = rec.best or rec.leader
+    for r in records:  # a stopped trial is out only by a bound that puts it above the pick
+        stopped = r.get("stopped")
+        bound = stopped["lower_bound_ms"] if stopped else None
+        if r["status"] == "stopped" and pick is not None and bound and bound > pick.median_ms:
+            measured.add(r["config_key"])
     keys = {c.key: c for c in planned}
     left = [c for key, c in keys.items() if key not in measured]
     decision = rec.decision
