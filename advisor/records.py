@@ -199,6 +199,31 @@ class Stopped(TypedDict):
     requests_total: int
     phase: str  # the phase it was in when stopped
     reason: str
+    # what a next run's budget is estimated from (advisor.sizing.next_budget): the seconds from
+    # the child's start to the stop, those spent serving the stream, the trial's share of the
+    # budget, and the process the bound is priced over
+    elapsed_s: NotRequired[float]
+    stream_s: NotRequired[float]
+    share_s: NotRequired[float | None]
+    calls_per_process: NotRequired[int]
+
+
+class SteadySample(TypedDict):
+    """What a replay's steady state was measured on (advisor.sizing.plan_steady): ``shapes`` of
+    the ``of_shapes`` distinct shapes the stream executed (every one, or a sample stratified by
+    size and weighted by the traffic, ``sampled``), ``draws`` per pass, ``passes``; the fp32
+    eager reference checked the same shapes. ``mean_ci_ms``: the 95% interval of the steady
+    mean a sample gives (None: every shape timed); ``time_share_s``: the seconds the steady
+    state and reference were sized to (None: no budget)."""
+
+    shapes: int
+    of_shapes: int
+    draws: int
+    passes: int
+    sampled: bool
+    seed: int
+    mean_ci_ms: list[float] | None
+    time_share_s: float | None
 
 
 class Flag(TypedDict):
@@ -278,6 +303,7 @@ class ReplayFigures(TypedDict):
     cudagraph_mem_bytes: int | None  # reserved by the compiled graphs, CUDA-graph modes only
     stream: NotRequired[StreamFigures]
     flags: NotRequired[list[Flag]]
+    steady_sample: NotRequired[SteadySample]  # what the steady state was measured on
 
 
 # --- the record --------------------------------------------------------------------------------

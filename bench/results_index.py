@@ -41,6 +41,7 @@ CORES = re.compile(r"(\d+) (?:usable )?(?:cores|vCPUs|CPUs)|^(?:cores|cpus): (\d
 CPU_MODEL = re.compile(r"(Intel\(R\) Xeon\(R\)|AMD EPYC)")
 GPU = re.compile(r"(NVIDIA [A-Z]\w*(?: \w+)?|H200|H100)")
 COMMAND = re.compile(r"^#?\s*(?:command|Command|Each sweep):\s*(.+)$")
+EXTENSION = r"\.(?:json|md|txt|log|csv|\*|\{)"  # a run's name written with its file type
 SPAN = re.compile(r"`([^`\n]*(?:python|advisor|bash)[^`\n]*)`")
 
 
@@ -168,8 +169,7 @@ def citations(files: list[Path], texts: dict[str, str]) -> dict[str, list[str]]:
         for name, archived in names.items():
             stem = name.rsplit(".", 1)[0]
             if (re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text)
-                    or re.search(r"(?<![\w/-])" + re.escape(stem) + r"\.(?:json|md|txt|log|csv|\*|\{)",
-                                 text)
+                    or re.search(r"(?<![\w/-])" + re.escape(stem) + EXTENSION, text)
                     or (not archived and any(fnmatch.fnmatch(name, p) for p in patterns))
                     or (not archived and any(name.endswith(s) and name.split("_")[0] in text
                                              for s in shorts))):

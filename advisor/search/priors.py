@@ -24,8 +24,9 @@ from advisor.units import duration_ms
 HOST_US_PER_OP = {"cuda": 20.0, "cpu": 5.0}
 UNKNOWN_LAUNCH_SHARE = 0.4  # before (or without) the baseline's profile
 # Relative compile cost per mode (one `default` compile = 1); a trial's fixed cost (process
-# start, build, reference, measurement) on top. H200, torch 2.11: max-autotune 40-100 s of
-# compile against seconds for default on the same models (FIELD-NOTES, DESIGN).
+# start, build, reference, measurement) on top. H200, torch 2.11, the reranker: the max-autotune
+# modes compiled cold in 56.8-105.3 s against 11.5-13.8 s for default
+# (bench/results/h200_runs6_7_trials.txt).
 COMPILE_COST = {"eager": 0.0, "default": 1.0, "reduce-overhead": 1.1,
                 "max-autotune-no-cudagraphs": 5.0, "max-autotune": 5.5}
 TRIAL_FIXED_COST = 0.5
@@ -98,27 +99,30 @@ def _gpu(p: Profile) -> bool:
 PRIORS: tuple[Prior, ...] = (
     Prior("fusion", lambda c, p: c.compiled,
           lambda p: _removing(0.5 * p.launch_share),
-          "Inductor fuses pointwise chains: ~119 kernels eager -> ~68 launches compiled for a "
-          "MiniLM BERT (H200); fp32 default 2.7 ms vs eager 3.7 ms (DistilBERT, H200)"),
+          "Inductor fuses pointwise chains: fp32 eager 116 launches per call, fp16 + default 67 "
+          "(reranker 50x128, H200, bench/results/h200_trial_vs_plain.md); fp32 default 5.312 ms "
+          "(screened) vs eager 5.835 ms (h200_runs6_7_trials.txt, sweep 1)"),
     Prior("cuda-graphs", lambda c, p: _gpu(p) and c.uses_cudagraphs,
           lambda p: _removing(0.8 * p.launch_share),
-          "launch-bound components gain most from CUDA graphs: 118 launches -> 2, fp16 "
-          "reduce-overhead 0.478 ms vs fp32 eager 3.7 ms (DistilBERT 8x64, H200)"),
+          "launch-bound components gain most from CUDA graphs: 116 launches -> 2, fp32 + "
+          "reduce-overhead 4.698 ms vs fp32 eager 5.756 ms (reranker, H200, "
+          "h200_trial_vs_plain.md)"),
     Prior("half-precision", lambda c, p: _gpu(p) and c.dtype in HALF,
           lambda p: _removing(0.75 * (1.0 - p.launch_share)),
-          "tensor cores and half the bytes shorten kernel time by ~4x: bf16 + reduce-overhead "
-          "0.96 ms vs fp32 compiled 4.9 ms (MiniLM reranker 50x128, H200)"),
+          "tensor cores and half the bytes shorten kernel time by ~4x: fp16 + max-autotune "
+          "0.910 ms vs fp32 + max-autotune 4.840 ms (reranker 50x128, H200, "
+          "h200_runs6_7_trials.txt, sweep 1)"),
     Prior("tf32", lambda c, p: _gpu(p) and c.dtype == "tf32",
           lambda p: _removing(0.3 * (1.0 - p.launch_share)),
           "TF32 runs fp32 matmuls on tensor cores; the rest of the kernels are unchanged"),
     Prior("autotune", lambda c, p: c.mode in TWINS,
           lambda p: _removing(0.1 * (1.0 - p.launch_share)),
-          "autotuning only reschedules kernels: max-autotune 0.67 ms vs reduce-overhead 0.48 "
-          "(DistilBERT, H200), slower than default in fp32 (MiniLM reranker, H200)"),
+          "autotuning only reschedules kernels: fp16 max-autotune 0.910 vs reduce-overhead "
+          "1.067 ms, then 0.857 vs 1.076 (reranker, H200, h200_runs6_7_trials.txt)"),
     Prior("dynamic", lambda c, p: c.compiled and c.dynamic == "true",
           lambda p: 0.9,
-          "dynamic kernels are slower than static ones: PyTorch amp geomeans 1.11-1.27 dynamic "
-          "vs 1.31-1.51 static + CUDA graphs (2023)"),
+          "dynamic kernels are slower than static ones: PyTorch's 2023 dashboard, amp geomeans "
+          "1.11-1.27 dynamic vs 1.31-1.51 static + CUDA graphs (no raw file here)"),
 )
 
 

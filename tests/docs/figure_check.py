@@ -13,7 +13,8 @@ fenced block. A unit's figures must each be found in one of the raw files the un
   ``7 min 57 s`` matches 477 s, ``0:07:57`` or ``7m57s``;
 - a figure derived from others says so by arithmetic: ``A + B = C``, ``A / B = C``, ``A - B = C``
   or ``A * B = C`` (each of A, B found in a cited file, C what the arithmetic gives, rounded);
-- a figure that no kept file holds carries ``(no raw file)`` after it in its sentence;
+- a figure that no kept file holds carries ``(no raw file)`` (or ``(no raw file: why)``) after
+  it in its sentence;
 - what is not a measurement is written in a code span (flags, settings: ``--budget 2m``) or
   named by the word after it (``a 3% target``, ``the 10-minute aim``).
 
@@ -37,7 +38,7 @@ NO_FILE = "(no raw file)"
 NOT_RESULTS = {"README.md", "MANIFEST.sha256"}  # the folder's index and checksums
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_UNIT = (r"CPU-seconds|CPU-s|CPU\s+seconds|seconds|ms|us|s|min|MB|MiB|GiB|GB|KiB|x|%")
+_UNIT = r"CPU-seconds|CPU-s|CPU\s+seconds|seconds|ms|us|s|min|MB|MiB|GiB|GB|KiB|%"  # "5.80x": tight
 _SIGNED = rf"[+\-\u2212]?(?:{_NUM})"
 # "7 min 57 s" (a time in minutes and seconds), or "NUM[-NUM] UNIT".
 FIGURE = re.compile(
@@ -45,11 +46,14 @@ FIGURE = re.compile(
     rf"|(?<![\w.])(?P<a>{_SIGNED})(?:\s*(?:-|\u2013|to|\.\.)\s*(?P<b>{_SIGNED}))?"
     rf"(?:(?P<tight>x|%)|\s?(?P<unit>{_UNIT}))(?![\w-])"
 )
+# A number that is a target, a limit or a confidence level, not a measurement: named so by the
+# word after it ("a 3% target", "the 95% interval") or before it ("at most 30 s", "within 2% of").
 NOT_MEASURED = re.compile(r"\s*(?:-?\s*)(?:targets?|aims?|goals?|limits?|deadlines?|budgets?|"
-                          r"thresholds?|cap)\b", re.IGNORECASE)
-TARGET_BEFORE = re.compile(r"(?:target|aim|goal|limit|deadline|threshold)s?\s+(?:of\s+)?$",
-                           re.IGNORECASE)
-CODE_SPAN = re.compile(r"`[^`\n]*`")
+                          r"thresholds?|cap|intervals?|CI|confidence)\b", re.IGNORECASE)
+TARGET_BEFORE = re.compile(r"(?:(?:target|aim|goal|limit|deadline|threshold)s?\s+(?:of\s+)?"
+                           r"|at most\s+|at least\s+|<=\s*|\u2264\s*)$", re.IGNORECASE)
+WITHIN = re.compile(r"within\s+$")  # "within 2% of the leader": a rule's margin
+CODE_SPAN = re.compile(r"`[^`]*`")  # may run over a line break, as in markdown
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*```(\w*)")
 HEADING = re.compile(r"^(#+)\s+(.*\S)\s*$")
@@ -149,8 +153,11 @@ def sections(text: str, headings: list[str]) -> str:
     keep = [False] * len(lines)
     level = 0
     on = False
+    fenced = False
     for n, line in enumerate(lines):
-        head = HEADING.match(line)
+        if FENCE.match(line):
+            fenced = not fenced
+        head = None if fenced else HEADING.match(line)
         if head:
             depth = len(head.group(1))
             if on and depth <= level:
@@ -173,6 +180,8 @@ def citations(root: Path, text: str) -> list[str]:
     candidates.extend(re.findall(r"(?<![\w/.])(?:\.\./)?bench/results/[\w.{},*/-]+", text))
     for cand in candidates:
         cand = cand.split("#")[0].rstrip(".,;:)")
+        if "<" in cand or cand.endswith(("_", "-")):
+            continue  # a name's template (``cli_startup_<UTC>.json``), not a file
         for name in _expand(cand):
             if name.startswith("..._") or name.startswith("…_"):
                 resolved = _sibling(name.split("_", 1)[1], found, files)
@@ -201,11 +210,12 @@ def _expand(name: str) -> list[str]:
 
 def _sibling(suffix: str, found: list[str], files: dict[str, Path]) -> str | None:
     """``..._031323Z.txt`` after ``fast_lane_cpu_20261205T030718Z.txt``: the kept file ending
-    so that shares the longest start with the name cited before it."""
-    if not found:
-        return None
-    prev = found[-1]
+    so that shares the longest start with the name cited before it (with no name before it: the
+    only kept file ending so, if there is one)."""
     ends = [f for f in files if f.endswith(suffix)]
+    if not found:
+        return ends[0] if len(ends) == 1 else None  # the one kept file ending so
+    prev = found[-1]
 
     def shared(name: str) -> int:
         n = 0
@@ -227,7 +237,8 @@ def figures(text: str) -> list[Figure]:
     for m in FIGURE.finditer(clean):
         after = clean[m.end():]
         before = clean[: m.start()]
-        if NOT_MEASURED.match(after) or TARGET_BEFORE.search(before):
+        if (NOT_MEASURED.match(after) or TARGET_BEFORE.search(before)
+                or (WITHIN.search(before) and re.match(r"\s+of\b", after))):
             continue
         if m.group("m") is not None:
             total = Decimal(m.group("m")) * 60 + Decimal(m.group("s"))
@@ -383,7 +394,7 @@ def _marked_no_file(clean: str, fig: Figure) -> bool:
     rest = clean[fig.end:]
     stop = SENTENCE_END.search(rest)
     sentence = rest[: stop.start()] if stop else rest
-    return NO_FILE in sentence
+    return NO_FILE.rstrip(")") in sentence  # "(no raw file)", "(no raw file: an example)"
 
 
 def check_page(root: Path, page: str, headings: list[str] | None = None,
@@ -409,6 +420,8 @@ def result_links(root: Path, page: str) -> list[str]:
             r"(?<![\w/.])(?:\.\./)?bench/results/[\w.{},*/-]*[\w*}]", text):
         target = target.split("#")[0]
         if "bench/results" not in target and "results/" not in target:
+            continue
+        if "<" in target or target.endswith(("_", "-")):
             continue
         for name in _expand(target):
             base = (path.parent / name) if name.startswith(("..", "results")) else root / name
