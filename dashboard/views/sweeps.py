@@ -23,8 +23,8 @@ def show_sweeps(live: bool) -> None:
     counts = st.columns(4)
     counts[0].metric("Running", len(running))
     counts[1].metric("Finished", int((sweeps["status"] == "finished").sum()))
-    counts[2].metric("Stopped, interrupted or failed",  # stopped: the budget ended first
-                     int(sweeps["status"].isin(["stopped", "interrupted", "failed"]).sum()))  # fmt: skip
+    ended = sweeps["status"].isin(["stopped", "interrupted", "failed"])  # stopped: by the budget
+    counts[2].metric("Stopped, interrupted or failed", int(ended.sum()))
     counts[3].metric("Trials", f"{int(sweeps['trials'].sum()):,}")
 
     for sweep in running.itertuples():
