@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor import paths
 from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
-from advisor.search.launcher import IMPORT_TIMEOUT_S
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
 from advisor.traffic import HOLDOUT
 
@@ -80,9 +80,10 @@ class Planned:
             self.probe.close()
 
 
-def plan_sweeps(request: SweepRequest) -> Planned:
-    """Check every flag, load each workload (bounded), build its space and settings; start the
-    device's probe. Raises ConfigError/WorkloadError (nothing written, the probe ended)."""
+def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
+    """Check every flag, load each workload (bounded: `settings.import_timeout_s`; a long
+    import said through ``notice``), build its space and settings; start the device's probe.
+    Raises ConfigError/WorkloadError (nothing written, the probe ended)."""
     from advisor import settings as env_settings
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
@@ -119,6 +120,7 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         if not (math.isfinite(r.screen) and r.screen >= 0):
             raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         options = parse_options(r.options)
+        check_holdout(r.holdout, r.traffic, "--holdout" in r.given_flags and not r.resume)
         check_before_children(r, device, options)
         # The device's probe is a child process (imports torch, initializes the device): it
         # starts now and runs while the workloads are described (`describe`: a child each, so
@@ -126,7 +128,8 @@ def plan_sweeps(request: SweepRequest) -> Planned:
         probe = Probe(device, min(r.timeout_s, 300.0))
         plans = []
         for file in r.files:
-            loaded = describe(file, min(r.timeout_s, IMPORT_TIMEOUT_S))
+            loaded = describe(file, env_settings.import_timeout_s(r.timeout_s),
+                              _importing(file, notice))
             wl = loaded.workload
             dims = parse_shape(r.shape) if r.shape else None
             if dims is not None:
@@ -178,7 +181,7 @@ def check_before_children(r: SweepRequest, device: str,
     URL, and that each workload file is a readable .py file. Raises ConfigError/StoreError/
     WorkloadError."""
     from advisor.config import DTYPES
-    from advisor.db.engine import parse_url, resolve_url
+    from advisor.db.engine import check_sqlite_path, parse_url, resolve_url
     from advisor.search.space import build_space
     from advisor.traffic import load_traffic
     from advisor.workload import read_workload_file
@@ -189,7 +192,25 @@ def check_before_children(r: SweepRequest, device: str,
                 shapes=list(r.shapes or ["static"]), options=options)
     if r.traffic is not None:
         load_traffic(r.traffic).with_holdout(r.holdout)
-    parse_url(resolve_url(r.db))
+    if r.shape:
+        parse_shape(r.shape)  # its dims: once the workload is read
+    check_sqlite_path(parse_url(resolve_url(r.db)), folder_needed=True)
+
+
+def _importing(file: Path, notice: Notice | None) -> Callable[[float], None] | None:
+    """`describe`'s ``on_wait``: "importing FILE (12 s)" through ``notice``."""
+    if notice is None:
+        return None
+    return lambda seconds: notice(f"importing {file} ({seconds:.0f} s)")
+
+
+def check_holdout(holdout: float, traffic: Path | None, given: bool = False) -> None:
+    """``--holdout`` applies to a ``--traffic`` log only: given (or not the default) without
+    one, it is refused naming both (a replay of declared traffic holds nothing out)."""
+    if traffic is None and (given or holdout != HOLDOUT):
+        shown = f"{holdout:g}" if isinstance(holdout, float) else str(holdout)
+        raise ConfigError(f"--holdout {shown} applies only with --traffic (the share of a traffic "
+                          "log that replays serve): give --traffic FILE, or drop --holdout")
 
 
 def check_timeout(value: float, flag: str = "--timeout") -> None:
@@ -201,19 +222,12 @@ def check_timeout(value: float, flag: str = "--timeout") -> None:
 
 
 def check_keep_caches(path: Path) -> None:
-    """``--keep-caches DIR``: a directory that is, or can be created, and written; checked
-    before anything is stored (its first use comes after the sweep's row). Nothing created."""
-    if str(path) in ("", "."):
-        raise ConfigError("--keep-caches names no directory (it would fill the working "
-                          "directory with caches): name one, e.g. --keep-caches caches")
-    existing = next(p for p in (path, *path.parents) if p.exists() or p == Path(p.anchor))
-    if existing.exists() and not existing.is_dir():
-        where = "is a file" if existing == path else f"lies under the file {existing}"
-        raise ConfigError(f"--keep-caches {path} {where}, not a directory: name a directory "
-                          "(it is created if missing)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"--keep-caches {path}: cannot write in {existing} (permission "
-                          "denied); name a directory you may write to")
+    """``--keep-caches DIR``: a directory that is, or can be created, and written by this user
+    (tried for real: `advisor.paths.creatable_folder`); checked before anything is stored (its
+    first use comes after the sweep's row). Nothing created."""
+    from advisor import paths
+
+    paths.creatable_folder(path, "--keep-caches")
 
 
 def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:
@@ -256,6 +270,7 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url, resolve_url
     from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
+    from advisor.lifetime import alive_here
     from advisor.search.resume import contradiction, resumable, stored_plan
     from advisor.search.spill import ended
     from advisor.search.sweep import SweepSettings
@@ -267,11 +282,16 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     if found is None:
         raise ConfigError(f"no interrupted sweep of {workload} to resume in {display_url(db)}; "
                           "run it without --resume")
-    # its heartbeat is fresh: its process is alive, unless it left on a store error (a spill)
+    # its process runs on this host (its owner), or, on another, its heartbeat is fresh: it is
+    # alive, unless it left on a store error (a spill)
     if found["status"] == "running" and not ended(resolve_url(db), found["id"]):
+        owner = found.get("owner") or {}
+        here = alive_here(owner)
+        why = (f"its process {owner.get('pid')} runs on this host" if here
+               else "its heartbeat is recent")
         raise ConfigError(
-            f"sweep {found['id']} of {workload} is running (its heartbeat is recent): another "
-            f"process is measuring it; resume it once that stops, or once it is reported dead "
+            f"sweep {found['id']} of {workload} is running ({why}): another process is "
+            f"measuring it; resume it once that stops, or once it is reported dead "
             f"(no heartbeat for {sweep_dead_after_s():.0f} s)")
     settings, space = stored_plan(found, SweepSettings)
     refused = contradiction(found["id"], given, settings, space)
@@ -378,7 +398,7 @@ def sweep(workload: str | Path, request: SweepRequest | None = None, *,
         raise ConfigError(f"advisor.sweep: unknown argument(s) {', '.join(sorted(unknown))}; "
                           "see advisor.api.SweepRequest")
     request = replace(request or SweepRequest(), files=(Path(workload),), **flags)
-    planned = plan_sweeps(request)
+    planned = plan_sweeps(request, notice)
     try:
         for text in planned.warnings:
             notice(f"warning: {text}")
@@ -398,12 +418,14 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
               fingerprint: str | None = None, policy: str = "latency",
               calls_per_process: int | None = None, constraints: Constraints | None = None,
               confirm: bool = False, top: int = 3, artifact: bool = True,
-              file: Path | None = None, notice: Notice = _log_notice) -> Recommendation:
+              file: Path | None = None, notice: Notice = _log_notice,
+              timeout_s: float | None = None) -> Recommendation:
     """The recommendation for ``workload`` on this device's fingerprint (or ``fingerprint``),
     with staleness, provenance and the stored artifact filled in: what `advisor recommend`,
     `report` and `check` show. Measured only on another stack: that stack's answer, the
     differences named in ``staleness`` (and said through ``notice``). ``confirm``: re-measure
-    the top configs and eager fp32 interleaved on this device first."""
+    the top configs and eager fp32 interleaved on this device first, each child process
+    killed after ``timeout_s`` (default: a trial's, `launcher.DEFAULT_TIMEOUT_S`)."""
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
     from advisor.recommendation import (
@@ -420,8 +442,11 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
     check_policy(policy, calls_per_process)
     if top < 1:
         raise ConfigError("--top must be at least 1")
-    if file is not None and not file.is_file():
-        raise ConfigError(f"{file}: no such workload file")
+    if timeout_s is not None:
+        check_timeout(timeout_s)
+    launcher = Launcher() if timeout_s is None else Launcher(timeout_s)
+    if file is not None:
+        paths.readable_file(file, "--file", missing=f"{file}: no such workload file")
     store = ResultStore.from_url(db, read_only=True)
     try:
         if workload not in store.workloads():
@@ -430,7 +455,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
         here: Fingerprint | None = None
         if fingerprint is None or confirm:
             device = resolve_device(device)
-            here = Launcher().probe(device)
+            here = launcher.probe(device)
         staleness = None
         if fingerprint is None:
             assert here is not None
@@ -459,7 +484,7 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
         if confirm:
             assert here is not None and device is not None
             rec = _confirm_here(store, workload, here, device, fingerprint, kwargs, top, artifact,
-                                file, notice)
+                                file, notice, launcher)
             rec = cover(rec, planned(store, workload, fingerprint), records)
         else:
             rec = answer(store, workload, fingerprint, records=records, **kwargs)
@@ -490,7 +515,7 @@ def _source_sha256(file: Path | None, records: Sequence[TrialRecord]) -> str | N
 
     path = file or next((Path(p) for r in reversed(records)
                          if (p := (r.get("workload") or {}).get("path"))), None)
-    if path is None or not path.is_file():
+    if path is None or not paths.quietly_exists(path):
         return None
     try:
         return workload_sha256(path)
@@ -500,9 +525,8 @@ def _source_sha256(file: Path | None, records: Sequence[TrialRecord]) -> str | N
 
 def _confirm_here(store: ResultStore, workload: str, here: Fingerprint, device: str,
                   fingerprint: str, kwargs: dict[str, Any], top: int, artifact: bool,
-                  file: Path | None, notice: Notice) -> Recommendation:
+                  file: Path | None, notice: Notice, launcher: Any) -> Recommendation:
     from advisor.search.confirm import confirm_and_save
-    from advisor.search.launcher import Launcher
 
     if here["fingerprint_hash"] != fingerprint:
         raise ConfigError(f"--confirm measures on this device (fingerprint "
@@ -510,7 +534,7 @@ def _confirm_here(store: ResultStore, workload: str, here: Fingerprint, device: 
                           "drop --fingerprint or run it there")
     outcome = confirm_and_save(
         store, workload, here, device, save=artifact, top=top, workload_path=file,
-        launcher=Launcher(), on_phase=lambda name: notice(f"confirming: {name}"), **kwargs,
+        launcher=launcher, on_phase=lambda name: notice(f"confirming: {name}"), **kwargs,
     )
     if artifact and outcome.artifact is None:
         notice(f"no warm-start artifact saved: {outcome.artifact_note}")

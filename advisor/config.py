@@ -232,8 +232,12 @@ EAGER_FP32 = CompileConfig(mode="eager", dtype="fp32")
 
 
 
+MAX_DIM = 2**24  # a dim's largest size (a tensor dim past it is a typo, not a request)
+
+
 def parse_shape(text: str) -> dict[str, int]:
-    """Parse ``batch=50,seq=128`` into ``{"batch": 50, "seq": 128}``."""
+    """Parse ``batch=50,seq=128`` into ``{"batch": 50, "seq": 128}``: positive whole sizes of
+    at most `MAX_DIM`, the bound a traffic file's dims have too."""
     dims: dict[str, int] = {}
     for part in text.split(","):
         name, sep, value = part.strip().partition("=")
@@ -242,12 +246,18 @@ def parse_shape(text: str) -> dict[str, int]:
             raise ConfigError(
                 f"bad shape {text!r}: write it as name=int pairs, e.g. batch=50,seq=128"
             )
+        digits = value.strip()
+        if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) > len(str(MAX_DIM)):
+            digits = str(MAX_DIM + 1)  # int() of 5,000 digits raises; past the bound anyway
         try:
-            size = int(value)
+            size = int(digits)
         except ValueError:
-            raise ConfigError(f"bad shape {text!r}: {name} must be a whole number") from None
+            raise ConfigError(f"bad shape {text[:80]!r}: {name} must be a whole number") from None
         if size <= 0:
-            raise ConfigError(f"bad shape {text!r}: {name} must be positive")
+            raise ConfigError(f"bad shape {text[:80]!r}: {name} must be positive")
+        if size > MAX_DIM:
+            raise ConfigError(f"bad shape {text[:80]!r}: {name} {value.strip()[:40]} is above the "
+                              f"most advisor takes ({MAX_DIM:,}); give the request's real size")
         if name in dims:
             raise ConfigError(f"bad shape {text!r}: {name} is given twice")
         dims[name] = size

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import IO
 
 from advisor import settings
+from advisor.errors import ConfigError
 
 _PROCESS_LOCK: DeviceLock | None = None
 
@@ -99,9 +100,9 @@ class DeviceLock:
         self.release()
         t0 = time.perf_counter()
         told = [False]
-        with open(self.path + ".turnstile", "a") as turnstile:
+        with self._open(".turnstile") as turnstile:
+            main = self._open("")  # kept open while held
             self._flock(turnstile, fcntl.LOCK_EX, told)  # in line behind a waiting measurement
-            main = open(self.path, "a")  # noqa: SIM115 - kept open while held
             self._flock(main, fcntl.LOCK_EX if mode == "measure" else fcntl.LOCK_SH, told)
         self._main, self.mode = main, mode
         waited = time.perf_counter() - t0
@@ -110,6 +111,17 @@ class DeviceLock:
         self._since = time.time()
         if mode == "measure":
             self._pin()
+
+    def _open(self, suffix: str) -> IO[str]:
+        """The lock file (or its turnstile, ``suffix``) opened; a path that cannot be is the
+        user's one line naming the variable (not a probe or trial that dies of it)."""
+        assert self.path is not None
+        try:
+            return open(self.path + suffix, "a")  # noqa: SIM115 - the caller closes it
+        except OSError as e:
+            raise ConfigError(f"{settings.DEVICE_LOCK.name}={self.path}: cannot open the lock "
+                              f"file ({e.strerror or e}): name a lock file in a folder you may "
+                              "write to, or unset it") from None
 
     def _flock(self, file: IO[str], operation: int, told: list[bool]) -> None:
         """Take `operation` on `file`; when it would block, say so once (`on_wait`) first."""

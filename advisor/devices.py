@@ -29,17 +29,26 @@ def cuda_device_count() -> int:
     return count
 
 
+def check_device_name(requested: str | None) -> None:
+    """``requested`` is written as a device is (cpu, cuda or cuda:N), whether or not this host
+    has it; ConfigError otherwise."""
+    if requested is None or requested in ("cpu", "cuda"):
+        return
+    index = requested.partition(":")[2] if requested.startswith("cuda:") else None
+    if not (index and index.isascii() and index.isdigit()):
+        raise ConfigError(f"bad device {requested!r}: write cuda, cuda:N or cpu")
+
+
 def resolve_device(requested: str | None) -> str:
     """`requested` checked, or cuda when a GPU is present, else cpu."""
     count = cuda_device_count()
     if requested is None:
         return "cuda" if count else "cpu"
+    check_device_name(requested)
     if requested == "cpu":
         return "cpu"
     if requested == "cuda" or requested.startswith("cuda:"):
         index = requested.partition(":")[2]
-        if index and not index.isdigit():
-            raise ConfigError(f"bad device {requested!r}: write cuda, cuda:N or cpu")
         if count == 0:
             raise ConfigError(
                 f"device {requested} asked for, but no CUDA GPU is visible; use --device cpu"

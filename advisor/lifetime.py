@@ -68,15 +68,44 @@ def _prctl(option: int, arg: object) -> bool:
 
 def alive_here(owner: Any) -> bool | None:
     """Whether the process ``owner`` names (``{"host": ..., "pid": ...}``, as a worker's trial
-    or a stopped sweep's marker records it) still runs: None when it names another host or none
-    (this host cannot tell: the caller decides); on this host False only when no such process
-    exists (one we may not signal, or an unreadable pid, counts as alive)."""
+    or a stopped sweep's marker records it; `owner`'s ``started`` too) still runs: None when it
+    names another host or none (this host cannot tell: the caller decides); on this host False
+    only when no such process exists, or (``started`` given) the pid is another process's,
+    started at another time (one we may not signal, or an unreadable pid, counts as alive)."""
     if not isinstance(owner, dict) or owner.get("host") != socket.gethostname():
         return None
     try:
-        os.kill(int(owner["pid"]), 0)
+        pid = int(owner["pid"])
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, KeyError, TypeError, ValueError):
         return True
+    started = owner.get("started")
+    if isinstance(started, (int, float)) and not isinstance(started, bool):
+        now = started_at(pid)
+        return now is None or abs(now - started) < 1.0  # a pid reused: not the owner
     return True
+
+
+def started_at(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch, psutil's `create_time`); None
+    when it cannot be read."""
+    import psutil
+
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.Error, OSError):
+        return None
+
+
+def owner() -> dict[str, Any]:
+    """This process as a sweep's owner (`alive_here` reads it): its host, pid and start time."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": started_at(os.getpid())}
+
+
+def owner_gone(found: Any) -> bool:
+    """Whether the owner ``found`` names is known to be gone: it ran on this host and its
+    process is no more (`alive_here` False). Another host's, or none: False (its heartbeat
+    tells)."""
+    return alive_here(found) is False

@@ -51,6 +51,9 @@ CHILD_MODULE = "advisor.child.main"  # run as ``python -m CHILD_MODULE SPEC.json
 SERVER_MODULE = "advisor.child.server"  # forks children (``python -m SERVER_MODULE SOCKET_FD``)
 PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
 LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
+# a child's stdout line ``ADVISOR_PROGRESS {json}``: how far its phase got (advisor.child.measure
+# .Ticker: phase, done, total, unit, phase_s, elapsed_s), every few seconds while it runs
+PROGRESS_PREFIX = "ADVISOR_PROGRESS "
 
 ChildKind = Literal["trial", "warm", "alone", "probe", "confirm", "artifact", "describe"]
 """trial: one config measured (`advisor.child.trial.TrialRun`); warm: a finished trial's warm
@@ -90,6 +93,15 @@ class TrialSpec(_OfWorkload):
     screen_above_ms: float | None
     prune: PruneBar | None
     prune_file: NotRequired[str]  # the bar, rewritten by the parent while the child runs
+    # a budgeted sweep's trial: the seconds from ``started_at`` that its replay is sized to (its
+    # share of the budget) and that it must end within (the launcher kills it then); the child
+    # stops itself before the limit and returns a "stopped" record (advisor.child.replay)
+    time_budget_s: NotRequired[float]
+    time_limit_s: NotRequired[float]
+    # where the child keeps its progress (the last ``ADVISOR_PROGRESS`` state, and what it would
+    # store if stopped now), read by the launcher when it kills the child at its time limit
+    progress_file: NotRequired[str]
+    calls_per_process: NotRequired[int]  # the process a stopped replay's bound is priced over
 
 
 class _SecondProcess(_OfWorkload):

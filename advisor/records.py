@@ -203,7 +203,7 @@ class Stopped(TypedDict):
     # the child's start to the stop, those spent serving the stream, the trial's share of the
     # budget, and the process the bound is priced over
     elapsed_s: NotRequired[float]
-    stream_s: NotRequired[float]
+    stream_s: NotRequired[float | None]
     share_s: NotRequired[float | None]
     calls_per_process: NotRequired[int]
 

@@ -80,6 +80,26 @@ def pruned_text(pruned: Mapping[str, Any]) -> str:
     return f"pruned: at least {units.duration_ms(pruned.get('lower_bound_ms'))} a request"
 
 
+def stopped_text(stopped: Mapping[str, Any]) -> str:
+    """How every surface shows a trial its time stopped (advisor.records.Stopped): where it
+    was, how far its stream got, and its bound where what it served proves one; never a
+    measured figure."""
+    phase = str(stopped.get("phase") or "?")
+    served, total = stopped.get("requests_served") or 0, stopped.get("requests_total") or 0
+    if phase == "replaying" or (phase in ("measuring", "profiling", "reference") and total):
+        where = f"after {served} of {total} requests" + (
+            "" if phase == "replaying" else f", while {phase}")
+    elif phase == "start-up":
+        where = "in its start-up"
+    elif phase == "reference":
+        where = "while running its fp32 eager reference"
+    else:
+        where = f"while {phase}"
+    bound = stopped.get("lower_bound_ms")
+    return f"stopped by the budget {where}" + (
+        f": at least {units.duration_ms(bound)} a request" if bound is not None else "")
+
+
 def served(stream: StreamFigures) -> StreamFigures | ServedAlone:
     """The start-up and stream that price a serving process: those measured again alone when
     the sweep did (``alone``: its trials ran at once, paying start-ups and new shapes beside

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -135,6 +137,12 @@ BUSY_SLACK_CORES = Setting(
     "contended (advisor.hostload); a large value records the host's figures without judging "
     "them (the test suite, whose workers share two cores by design)",
     ("parent", "child"))
+IMPORT_TIMEOUT_S = Setting(
+    "ADVISOR_IMPORT_TIMEOUT_S", "float > 0", "300",
+    "seconds a workload file's import may take when advisor reads it first (sweep, trial, "
+    "worker, `recommend --confirm --file`; at most the command's `--timeout`); the wait is "
+    "said every few seconds",
+    ("parent",))
 CPU_THREADS = Setting(
     "ADVISOR_CPU_THREADS", "int > 0", "the cores the process may use",
     "torch's intra-op threads in a CPU trial or paired re-measurement (stored with each "
@@ -146,7 +154,7 @@ SETTINGS: tuple[Setting, ...] = (
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
     STORE_RETRY_S, MEASURE_S, FORK_SERVER, QUIET_WAIT_S, BUSY_SLACK_CORES,
-    CPU_THREADS,
+    CPU_THREADS, IMPORT_TIMEOUT_S,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -163,19 +171,21 @@ def is_set(setting: Setting, env: Mapping[str, str] | None = None) -> bool:
     return setting.name in (os.environ if env is None else env)
 
 
-def _number(setting: Setting, cast: type[int] | type[float]) -> int | float | None:
-    """The variable as a finite number above 0, or None when unset; NaN, infinity, 0, a
-    negative number or text raise ConfigError naming the variable."""
+def _number(setting: Setting, cast: type[int] | type[float],
+            zero: bool = False) -> int | float | None:
+    """The variable as a finite number above 0 (``zero``: at least 0), or None when unset;
+    NaN, infinity, 0, a negative number or text raise ConfigError naming the variable."""
     text = raw(setting)
     if text is None:
         return None
     try:
-        value = cast(text) if len(text) <= 40 else 0  # int() of thousands of digits raises
+        value = cast(text) if len(text) <= 40 else -1  # int() of thousands of digits raises
     except ValueError:
-        value = 0
-    if not math.isfinite(value) or value <= 0:
+        value = -1
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
         example = f" (e.g. {setting.default})" if setting.default.isdigit() else ""
-        raise ConfigError(f"{setting.name} must be a finite number above 0 ({setting.type}), "
+        least = "at least 0" if zero else "above 0"
+        raise ConfigError(f"{setting.name} must be a finite number {least} ({setting.type}), "
                           f"not {text[:40]!r}: set it to one{example} or unset it")
     return value
 
@@ -194,14 +204,40 @@ def _json_object(setting: Setting) -> dict[str, Any] | None:
 
 
 def _cores(setting: Setting) -> set[int]:
-    """Cores named in the variable ("15" or "14,15"); none when unset, "none" or not numbers."""
+    """Cores named in the variable ("15" or "14,15"); none when unset or "none". Anything else
+    (text, a negative index) raises ConfigError naming the variable."""
     text = (raw(setting) or "").strip()
     if text in ("", "none"):
         return set()
-    try:
-        return {int(c) for c in text.split(",") if c.strip()}
-    except ValueError:
-        return set()
+    parts = [c.strip() for c in text.split(",")]
+    if not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
+        raise ConfigError(f"{setting.name} must name CPU cores as comma-separated indices "
+                          f"(15, or 14,15) or none, not {text[:40]!r}: fix it or unset it")
+    return {int(p) for p in parts}
+
+
+def _host_cores(setting: Setting, most: int | None = None) -> set[int]:
+    """`_cores`, each a core of this host (0 to its CPU count - 1), at most ``most`` of them."""
+    cores = _cores(setting)
+    count = os.cpu_count() or 1
+    past = sorted(c for c in cores if c >= count)
+    if past:
+        raise ConfigError(f"{setting.name}={raw(setting)!s:.40}: this host has no core {past[0]} "
+                          f"(its cores are 0 to {count - 1}): name one of them or unset it")
+    if most is not None and len(cores) > most:
+        raise ConfigError(f"{setting.name}={raw(setting)!s:.40} names {len(cores)} cores; it "
+                          f"takes at most {most} (the one a measurement moves onto) or none")
+    return cores
+
+
+def _text(setting: Setting) -> str | None:
+    """The variable's text, None when unset; set but empty raises ConfigError (a path or a
+    hash that names nothing is a mistake, not "unset")."""
+    text = raw(setting)
+    if text is None and is_set(setting):
+        raise ConfigError(f"{setting.name} is set but empty: give it a {setting.type} or unset "
+                          "it")
+    return text
 
 
 def db_url() -> str | None:
@@ -210,9 +246,30 @@ def db_url() -> str | None:
 
 
 def log_level() -> str | None:
-    """$ADVISOR_LOG_LEVEL upper-cased, or None: the CLI then logs nothing (but at -v)."""
+    """$ADVISOR_LOG_LEVEL upper-cased, or None: the CLI then logs nothing (but at -v); a name
+    that is not a level raises ConfigError."""
     text = raw(LOG_LEVEL)
-    return text.strip().upper() if text else None
+    if not text:
+        return None
+    level = text.strip().upper()
+    import logging
+
+    if not isinstance(logging.getLevelName(level), int):
+        raise ConfigError(f"{LOG_LEVEL.name}={level[:40]!r} is not a log level: use DEBUG, INFO, "
+                          "WARNING or ERROR")
+    return level
+
+
+URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_db_url() -> None:
+    """$ADVISOR_DB_URL looks like a database URL (``scheme://...``); the store parses it
+    (`advisor.db.engine.parse_url`) before it opens anything."""
+    text = raw(DB_URL)
+    if text is not None and not URL_SCHEME.match(text):
+        raise ConfigError(f"{DB_URL.name} is not a database URL ({text[:40]!r}): use "
+                          "sqlite:///path.db or postgresql+psycopg://user:password@host:port/db")
 
 
 def fingerprint_overrides() -> dict[str, Any]:
@@ -250,11 +307,9 @@ def measure_s() -> float | None:
 
 
 def quiet_wait_s(device: str) -> float:
-    """Seconds to wait for a quiet host before measuring on ``device`` (`QUIET_WAIT_S`)."""
-    text = raw(QUIET_WAIT_S)
-    if text is not None and text.strip() in ("0", "0.0"):
-        return 0.0  # no wait
-    value = _number(QUIET_WAIT_S, float)
+    """Seconds to wait for a quiet host before measuring on ``device`` (`QUIET_WAIT_S`; 0: no
+    wait)."""
+    value = _number(QUIET_WAIT_S, float, zero=True)
     if value is None:
         return 5.0 if device.startswith("cuda") else 20.0
     return float(value)
@@ -264,6 +319,13 @@ def busy_slack_cores() -> float:
     """`BUSY_SLACK_CORES`: the others' CPU beyond the free cores a figure tolerates."""
     value = _number(BUSY_SLACK_CORES, float)
     return 0.5 if value is None else float(value)
+
+
+def import_timeout_s(timeout_s: float | None = None) -> float:
+    """Seconds a workload's import may take (`IMPORT_TIMEOUT_S`), at most ``timeout_s`` (the
+    command's --timeout) when given."""
+    value = float(_number(IMPORT_TIMEOUT_S, float) or 300.0)
+    return value if timeout_s is None else min(value, timeout_s)
 
 
 def cpu_threads() -> int | None:
@@ -307,7 +369,7 @@ def store_retry_s() -> float:
 
 
 def device_lock() -> str | None:
-    return raw(DEVICE_LOCK)
+    return _text(DEVICE_LOCK)
 
 
 def measure_core() -> set[int]:
@@ -319,15 +381,57 @@ def reserved_cores() -> set[int]:
 
 
 def keep_caches() -> str | None:
-    return raw(KEEP_CACHES)
+    return _text(KEEP_CACHES)
 
 
 def probed_fingerprint() -> Fingerprint | None:
     return cast("Fingerprint | None", _json_object(PROBED_FINGERPRINT))  # a sweep's probe
 
 
+SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
 def workload_checked() -> str | None:
-    return raw(WORKLOAD_CHECKED)
+    """The sha256 a sweep handed its workers (64 hex digits); anything else raises
+    ConfigError."""
+    text = _text(WORKLOAD_CHECKED)
+    if text is not None and not SHA256.fullmatch(text):
+        raise ConfigError(f"{WORKLOAD_CHECKED.name} must be a sha256 (64 hex digits), not "
+                          f"{text[:40]!r}: a sweep sets it for its workers; unset it")
+    return text
+
+
+def check_device_lock() -> None:
+    """$ADVISOR_DEVICE_LOCK names a lock file this user can open for writing: not a folder, in
+    a folder that exists and that it may enter and write in (a trial opens it, creating it if
+    needed: a probe that died of it once said only "probing cpu failed")."""
+    path = device_lock()
+    if path is None:
+        return
+    from advisor import paths
+
+    what = f"{DEVICE_LOCK.name}="
+    found = paths.lookup(path, what)
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        raise ConfigError(f"{what}{path} is a directory: name a lock file (any path in a folder "
+                          "you may write to), or unset it")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{what}{path}: the folder {folder} does not exist: name a lock file "
+                          "in a folder that does, or unset it")
+    if not os.access(path if found is not None else folder, os.W_OK):
+        raise ConfigError(f"{what}{path}: permission denied (this user, {paths.user()}, cannot "
+                          "write it): name a lock file in a folder you may write to, or unset it")
+
+
+def check_keep_caches() -> None:
+    """$ADVISOR_KEEP_CACHES is a folder this user can make and write in
+    (`advisor.paths.creatable_folder`)."""
+    path = keep_caches()
+    if path is not None:
+        from advisor import paths
+
+        paths.creatable_folder(path, f"{KEEP_CACHES.name}=")
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -336,8 +440,10 @@ def check_all() -> None:
     naming the variable now, before a command writes anything (a sweep reads its heartbeat
     interval only once its row is stored)."""
     for reader in (heartbeat_s, heartbeat_grace_s, sweep_heartbeat_s, sweep_dead_after_s,
-                   db_busy_timeout_s, store_retry_s, probed_fingerprint):
+                   db_busy_timeout_s, store_retry_s, import_timeout_s, probed_fingerprint,
+                   log_level, check_db_url, workload_checked, check_keep_caches):
         reader()
+    _host_cores(RESERVED_CORES)
     check_for_children()
 
 
@@ -350,6 +456,11 @@ def check_for_children() -> None:
     recompile_limit()
     measure_s()
     fork_server()
+    quiet_wait_s("cpu")
+    busy_slack_cores()
+    cpu_threads()
+    _host_cores(MEASURE_CORE, most=1)
+    check_device_lock()
 
 
 def child_env(base: Mapping[str, str] | None = None,

@@ -34,18 +34,18 @@ import csv
 import io
 import math
 import random
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.config import shape_name
+from advisor.config import MAX_DIM, shape_name
 from advisor.errors import ConfigError
 
 COUNT_COLUMN = "count"
 TRACE_SEED = 0
 HOLDOUT = 0.5  # the share of a log that replays serve; the earlier rest is what they fit on
-MAX_DIM = 2**24  # a dim's largest size (a tensor dim past it is a typo, not a request)
 MAX_REQUESTS = 1_000_000  # a log's requests, counts included (replays serve a few hundred)
 
 
@@ -292,16 +292,19 @@ def parse_traffic(text: str, source: str = "traffic", dims: Sequence[str] | None
 
 def load_traffic(path: str | Path, dims: Sequence[str] | None = None) -> Traffic:
     """Read and parse a traffic CSV file (see the module docstring)."""
+    from advisor import paths
+
     file = Path(path)
-    if not file.is_file():
+    found = paths.lookup(file, "--traffic")  # a folder this user cannot enter: one line
+    if found is None or stat.S_ISDIR(found.st_mode):  # a pipe or a device: read, bounded
         raise ConfigError(
             f"{file}: no such traffic file; pass a CSV with a header naming the "
             "dims and one row per request"
         )
+    data = paths.read_bounded(file, "--traffic", paths.TRAFFIC_MAX_BYTES,
+                              fix="sample the log (every Nth request) instead")
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError(f"{file}: not a UTF-8 text file; save the traffic as CSV") from None
-    except OSError as e:
-        raise ConfigError(f"{file}: cannot be read ({e.strerror or e})") from None
     return parse_traffic(text, str(file), dims)

@@ -97,6 +97,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
+import os
+import stat
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -104,9 +106,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.config import DTYPES
+from advisor.config import DTYPES, MAX_DIM
 from advisor.errors import Terminated, WorkloadError
-from advisor.traffic import MAX_DIM
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "fp32": (1e-4, 1e-4),
@@ -385,11 +386,14 @@ _CHECKED: dict[str, str] = {}
 
 
 def _source(path: str | Path) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as e:
-        raise WorkloadError(f"{path}: cannot be read ({e.strerror}); pass the path of a .py "
-                            "file") from e
+    """The file's bytes, read as this user and bounded (`advisor.paths.WORKLOAD_MAX_BYTES`)."""
+    from advisor import paths
+
+    paths.readable_file(path, "workload file", WorkloadError, missing=f"{path}: cannot be read "
+                        "(No such file or directory); pass the path of a .py file")
+    return paths.read_bounded(path, "workload file", paths.WORKLOAD_MAX_BYTES,
+                              error=WorkloadError, fix="a workload file defines how to build "
+                              "the model; keep weights and data in files it loads")
 
 
 def workload_sha256(path: str | Path) -> str:
@@ -415,7 +419,7 @@ def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) 
     the file must exist and hold the bytes that were measured (``source_sha256``, stored with
     the trials). Whoever can write the database can point ``path`` anywhere; only a file with
     the measured bytes is imported. Raises WorkloadError (one line) otherwise."""
-    if not path or not Path(path).is_file():
+    if not path or not os.path.isfile(path):  # a folder this user cannot enter: not here
         raise WorkloadError(f"the workload file of {what} is not here ({path}); pass it yourself")
     if not source_sha256:
         raise WorkloadError(f"{path}: the results database holds no source hash for {what}; "
@@ -433,7 +437,10 @@ def trusted_path(path: str | Path | None, source_sha256: str | None, what: str) 
 def read_workload_file(file: Path) -> bytes:
     """The bytes of a workload file, checked as a file before anything imports it: it exists
     and is a ``.py`` file. Raises WorkloadError (one line) otherwise."""
-    if not file.is_file():
+    from advisor import paths
+
+    found = paths.lookup(file, "workload file", WorkloadError)  # a folder it cannot enter
+    if found is None or stat.S_ISDIR(found.st_mode):
         raise WorkloadError(f"{file}: no such workload file; pass the path of a .py file")
     if file.suffix != ".py":
         raise WorkloadError(f"{file}: a workload must be a Python file ending in .py")

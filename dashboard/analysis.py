@@ -235,9 +235,12 @@ def _last_line(text: str | None) -> str:
 
 def outcome(record: TrialRecord) -> str:
     """``ok``, ``failed: <reason>``, ``rejected: <why>`` (ran, but wrong or low quality) or
-    ``pruned: at least <bound> a request`` (a replay stopped once proven worse: no figure)."""
+    ``pruned: at least <bound> a request`` (a replay stopped once proven worse: no figure) or
+    ``stopped by the budget ...`` (its time ended first: how far it got, no figure)."""
     if record["status"] == "pruned":
         return serving.pruned_text(record.get("pruned") or {})
+    if record["status"] == "stopped":
+        return serving.stopped_text(record.get("stopped") or {})
     if record["status"] != "ok":
         return f"failed: {record.get('failure_reason') or 'unknown'}"
     if record.get("passed"):

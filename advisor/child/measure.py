@@ -7,10 +7,12 @@ In CUDA-graph modes `torch.compiler.cudagraph_mark_step_begin()` precedes every 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import resource
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from typing import Any, TypedDict
 
 from advisor import hostload, settings
 from advisor.errors import WorkloadError
-from advisor.protocol import PHASE_PREFIX
+from advisor.protocol import PHASE_PREFIX, PROGRESS_PREFIX, write_whole
 from advisor.records import GraphBreak, HostFigures
 
 LAUNCH_NAMES = frozenset(
@@ -274,8 +276,93 @@ def compiler_facts() -> CompilerFacts:
 
 def phase(name: str) -> None:
     """Tell the parent this child's new phase (a `PHASE_PREFIX` line; advisor.search.launcher
-    reads them)."""
-    print(PHASE_PREFIX + name, flush=True)
+    reads them); the running `Ticker` counts from it."""
+    if _ticker is not None:
+        _ticker.enter(name)
+    _say(PHASE_PREFIX + name)
+
+
+def count(done: int, total: int, unit: str) -> None:
+    """How far the current phase got (`Ticker.count`), when a ticker runs."""
+    if _ticker is not None:
+        _ticker.count(done, total, unit)
+
+
+def keep_state(state: Callable[[], Any] | None) -> None:
+    """What the running ticker writes as ``stopped`` to its progress file (`Ticker`)."""
+    if _ticker is not None:
+        _ticker.state = state
+
+
+PROGRESS_EVERY_S = 4.0  # a progress line this often (the CLI prints one at least every 10 s)
+_out = threading.Lock()  # one line at a time on stdout: the ticker's thread writes there too
+_ticker: Ticker | None = None
+
+
+def _say(line: str) -> None:
+    with _out:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class Ticker:
+    """How far the child got, told every `PROGRESS_EVERY_S` from a thread of its own while it
+    runs (``with Ticker(...)``): a `PROGRESS_PREFIX` line, JSON ``{"phase", "done", "total",
+    "unit", "phase_s", "elapsed_s"}`` (the phase as `phase` last named it, ``done`` of
+    ``total`` units of it so far as `count` says, seconds in the phase and since the start),
+    and, when ``path`` is given, the same written whole to that file with ``stopped``: what the
+    trial would store if it were stopped now (``state()``, set by the replay: advisor.records
+    .Stopped), which the launcher reads when it kills the child at its time limit."""
+
+    def __init__(self, path: str | None = None, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.path, self.every_s = path, every_s
+        self.state: Callable[[], Any] | None = None
+        self.started = time.monotonic()
+        self.phase, self.done, self.total, self.unit = "start", 0, 0, ""
+        self.phase_started = self.started
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="progress", daemon=True)
+
+    def __enter__(self) -> Ticker:
+        global _ticker
+        _ticker = self
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _ticker
+        self._stop.set()
+        self._thread.join()
+        _ticker = None
+
+    def enter(self, name: str) -> None:
+        """A new phase: its counts start again."""
+        self.phase, self.done, self.total, self.unit = name, 0, 0, ""
+        self.phase_started = time.monotonic()
+
+    def count(self, done: int, total: int, unit: str) -> None:
+        """``done`` of ``total`` ``unit``s of the phase so far (requests, shapes, passes)."""
+        self.done, self.total, self.unit = done, total, unit
+
+    def snapshot(self) -> dict[str, Any]:
+        now = time.monotonic()
+        return {"phase": self.phase, "done": self.done, "total": self.total, "unit": self.unit,
+                "phase_s": round(now - self.phase_started, 1),
+                "elapsed_s": round(now - self.started, 1)}
+
+    def emit(self) -> None:
+        import json
+
+        snapshot = self.snapshot()
+        _say(PROGRESS_PREFIX + json.dumps(snapshot))
+        if self.path:
+            with contextlib.suppress(OSError):  # the next tick writes it again
+                write_whole(self.path, {**snapshot,
+                                        "stopped": self.state() if self.state else None})
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.emit()
 
 
 def set_threads(device: str) -> int:
@@ -301,10 +388,13 @@ class HostWatch:
         self.start: hostload.Snapshot | None = None
         self.figures: HostFigures | None = None
 
-    def quiet_first(self) -> bool:
-        """Wait for quiet (`settings.quiet_wait_s`); True when the host is quiet now."""
-        waited, quiet = hostload.wait_for_quiet(self.threads,
-                                                settings.quiet_wait_s(self.device), phase)
+    def quiet_first(self, most_s: float | None = None) -> bool:
+        """Wait for quiet (`settings.quiet_wait_s`, at most ``most_s`` when given: a budgeted
+        trial's share); True when the host is quiet now."""
+        limit = settings.quiet_wait_s(self.device)
+        if most_s is not None:
+            limit = max(0.0, min(limit, most_s))
+        waited, quiet = hostload.wait_for_quiet(self.threads, limit, phase)
         self.waited_s += waited
         return quiet
 

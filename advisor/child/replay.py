@@ -9,10 +9,12 @@ it records and the recompile limit: its docstring.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from advisor import settings
@@ -28,16 +30,18 @@ from advisor.records import (
     Pruned,
     ReplayFigures,
     ShapeFigures,
+    SteadySample,
+    Stopped,
     StreamFigures,
     TelemetryFigures,
     TrialRecord,
 )
+from advisor.sizing import MIN_DRAWS, MIN_PASSES, SAMPLE_SEED, SteadyPlan, mean_interval
 from advisor.traffic import TRACE_SEED, Traffic
 
 if TYPE_CHECKING:
     from advisor.child.measure import CompilerFacts
 
-PASSES = 5
 LIMIT_HIT = "Dynamo recompile limit exceeded"
 
 
@@ -45,6 +49,60 @@ STARTUP_SHAPES = 8  # unpadded strategies warm at most this many known shapes (t
 # Calls per prepared shape at start-up: CUDA-graph trees run a new shape once to warm up, record
 # its graph on the next call and replay it from the third; a server prepares all three.
 CUDAGRAPH_STARTUP_CALLS = 3
+# The steady state's warm-up of a shape: one call (the stream ran every shape at least once
+# already; it compiled there), three under CUDA graphs (warm-up, recording, a replay).
+REPLAY_WARMUP_CALLS = 1
+# The fp32 eager reference's call of a shape, in calls of the config measured (its steady cost),
+# as the steady state's sizing counts it: 1 for eager fp32 itself, else this (a lower precision
+# or a compiled call is cheaper than fp32 eager; the reference is unpadded, so this is generous).
+REFERENCE_FACTOR = 2.0
+# A budgeted trial stops itself this long before its time limit (or this share of the limit, if
+# longer): the time to write its record and exit before the launcher kills it.
+STOP_MARGIN_S = 3.0
+STOP_MARGIN_SHARE = 0.03
+# A budgeted trial waits for a quiet host at most this share of its time (advisor.hostload).
+QUIET_WAIT_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class TrialClock:
+    """A budgeted trial's time (the spec's ``time_budget_s`` and ``time_limit_s``, from its
+    ``started_at``), on this process's monotonic clock: ``share_end``, when its share of the
+    budget ends (what its steady state and reference are sized to); ``stop_at``, when it must
+    stop (its limit, less `STOP_MARGIN_S`); None for both without a budget."""
+
+    started: float
+    share_end: float | None = None
+    stop_at: float | None = None
+    share_s: float | None = None
+
+    @classmethod
+    def of(cls, spec: Any) -> TrialClock:
+        now = time.monotonic()
+        started_at = spec.get("started_at")
+        started = now
+        if started_at:
+            with_zone = datetime.fromisoformat(started_at)
+            started = now - max(0.0, time.time() - with_zone.timestamp())
+        limit, share = spec.get("time_limit_s"), spec.get("time_budget_s")
+        stop_at = (None if limit is None
+                   else started + limit - max(STOP_MARGIN_S, STOP_MARGIN_SHARE * limit))
+        share_end = stop_at if share is None else started + share
+        if stop_at is not None and share_end is not None:
+            share_end = min(share_end, stop_at)
+        return cls(started, share_end, stop_at, share)
+
+    def left(self) -> float | None:
+        """Seconds left of the share (None: no budget)."""
+        return None if self.share_end is None else self.share_end - time.monotonic()
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def quiet_wait_s(self) -> float | None:
+        """The most a wait for a quiet host may take (None: the setting's own)."""
+        left = self.left()
+        return None if left is None else max(0.0, QUIET_WAIT_SHARE * left)
 
 
 def startup_calls(config: CompileConfig) -> int:
@@ -187,7 +245,8 @@ class _Replay:
     """The torch side of one replay; `run()` fills the trial's record."""
 
     def __init__(
-        self, run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[], list[Any]]
+        self, run: Any, workload: Any, plan: ReplayPlan,
+        reference: Callable[[list[int]], list[Any]]
     ) -> None:
         self.run, self.wl, self.plan, self.reference = run, workload, plan, reference
         self.outs: dict[int, Any] = {}  # the first output of every distinct shape, on the CPU
@@ -208,6 +267,18 @@ class _Replay:
         self.prune: PruneBar | None = None
         self._bar_mtime: int | None = None  # the bar file's, when last read (`_reread_bar`)
         self.pruned: Pruned | None = None
+        # a budgeted trial's time (`TrialClock`), and what it kept when stopped by it
+        self.clock = TrialClock.of(run.spec)
+        self.stopped: Stopped | None = None
+        self.where = "preparing"  # the replay's phase, as a stopped record names it
+        self.calls: int = int(run.spec.get("calls_per_process") or 0) or _default_calls()
+        self.build_s = 0.0  # building the model in the config's dtype
+        self.startup_t0: float | None = None
+        self.startup_done = False  # its wall time (`startup_wall_s`) is known
+        self.stream_t0: float | None = None
+        self.stream_s: float | None = None  # the stream's wall time, once served
+        self.stream_compiled: list[bool] = []  # whether each stream request compiled
+        self.steady: SteadyPlan | None = None  # what the steady state measures (`_plan_steady`)
 
     # -- set-up -------------------------------------------------------------------------------
     def _limit(self) -> int:
@@ -278,14 +349,18 @@ class _Replay:
             Timer,
             compiler_counters_reset,
             compiler_facts,
+            keep_state,
             phase,
             profile_call,
         )
         from advisor.child.prepare import cast_model, compiled, input_dtype
 
-        run, cfg, plan = self.run, self.config, self.plan
+        run, cfg = self.run, self.config
+        keep_state(self._stopped_state)  # what a kill at the time limit keeps (the launcher)
         limit = self._limit()
+        t0 = time.perf_counter()
         model = cast_model(run._build(self.wl, cfg.dtype), cfg)
+        self.build_s = time.perf_counter() - t0
         timer = Timer(run.device, cudagraphs=cfg.uses_cudagraphs)
         with run._grad_mode(self.wl):
             # Made inside the grad mode, like the padded ones: inference tensors and normal
@@ -301,16 +376,26 @@ class _Replay:
             # beside other processes' CPU work is stored as contended, which never decides, and
             # a stream started on a busy host is not stopped by the sweep's bar
             watch = HostWatch(run.device, run.threads)
-            run.quiet = watch.quiet_first()
+            run.quiet = watch.quiet_first(self.clock.quiet_wait_s())
             self.prune = run.spec.get("prune") if run.quiet else None
             watch.begin()
+            phase("compiling")  # again after any wait for quiet: the start-up compiles
             self._serve_untimed(timer, fns)
-            if self.pruned is not None:  # proven worse than the sweep's best: no steady state
-                run.record.update({"pruned": self.pruned, "method": timer.method,
-                                   "host": watch.end()})
+            if self.pruned is None and self.stopped is None:
+                run.stage = "measure"
+                self.where = "measuring"
+                phase("measuring")
+                self.steady = self._plan_steady()  # None: stopped, no time for a steady state
+            if self.pruned is not None or self.stopped is not None:
+                # proven worse than the sweep's best, or out of time: no steady state
+                if self.pruned is not None:
+                    run.record["pruned"] = self.pruned
+                elif self.stopped is not None:
+                    run.record["stopped"] = self.stopped
+                run.record.update({"method": timer.method, "host": watch.end()})
                 return
-            run.stage = "measure"
-            phase("measuring")
+            steady = self.steady
+            assert steady is not None
             with self._stance():
                 frames = _frames_ok()
                 per_request, passes, telemetry = self._timed(timer, fns)
@@ -319,8 +404,10 @@ class _Replay:
                 mem1 = _reserved(run.device)
                 facts = compiler_facts()
                 rows = self._bucket_rows(per_request, timer, fns)
+                self.where = "profiling"
                 phase("profiling")
-                heaviest = max(range(len(plan.shapes)), key=plan.weight)
+                weights = self._weights()
+                heaviest = max(weights, key=lambda i: weights[i])
                 profile = profile_call(timer, fns[heaviest])
         self._fill(per_request, passes, rows, facts, limit, timer.method, telemetry.summary())
         self.run.keep_profile(profile)
@@ -329,58 +416,209 @@ class _Replay:
             (mem1 - mem0) if run.device.startswith("cuda") and cfg.uses_cudagraphs else None
         )
         replay["stream"] = self._stream(mem0)
+        replay["steady_sample"] = self._sample_figures(per_request)
         self._check()
         replay["flags"] = self._flags(replay)
 
     def _check(self) -> None:
-        """The fp32 eager reference of every distinct shape (run now, after the stream), then
-        the accuracy of the stream's first output of each."""
+        """The fp32 eager reference of the shapes the steady state measured (every distinct
+        shape, or its sample), run now, after the stream; then the accuracy of the stream's
+        first output of each, weighted as the steady state weights them."""
         run = self.run
-        refs = self.reference()
+        self.where = "reference"
+        chosen, weights = self._checked()
+        refs = self.reference(chosen)
         run.stage = "accuracy"
-        run._accuracy(self.wl, refs, [self.outs[i] for i in range(len(self.plan.shapes))],
-                      list(self.plan.weights))
+        run._accuracy(self.wl, refs, [self.outs[i] for i in chosen], weights)
         if self.eager:
             run.record["passed"] = False  # right results, but eager speed: not a candidate
+
+    def _checked(self) -> tuple[list[int], list[float]]:
+        """The distinct shapes the reference checks and their weights: every one (the start-up's
+        too) when the steady state timed every one, else its sample's."""
+        if self.steady is None or not self.steady.sampled:
+            return list(range(len(self.plan.shapes))), list(self.plan.weights)
+        weights = self.steady.weights()
+        return list(weights), list(weights.values())
+
+    def _weights(self) -> dict[int, float]:
+        """Each shape the steady state timed, with its share of the traffic (the stream's
+        exactly, or as the sample's draws estimate it)."""
+        assert self.steady is not None
+        if not self.steady.sampled:
+            return {i: self.plan.weight(i) for i in sorted(set(self.plan.request_shape))}
+        return self.steady.weights()
+
+    # -- a budgeted replay's time (`TrialClock`) ----------------------------------------------
+    def _call_costs(self) -> dict[int, float]:
+        """Each distinct shape of the stream's cost of one call (ms), from the stream: the
+        cheapest of its requests that compiled nothing; for a shape whose every request
+        compiled, the median cost per element of the others times its (padded) size, or its
+        own cost when none is known."""
+        plan = self.plan
+        plain: dict[int, list[float]] = {}
+        paid: dict[int, list[float]] = {}
+        for ms, i, compiled_ in zip(self.stream_ms, plan.request_shape, self.stream_compiled,
+                                    strict=False):
+            paid.setdefault(i, []).append(ms)
+            if not compiled_:
+                plain.setdefault(i, []).append(ms)
+        per_element = [min(v) / _padded_size(plan, i) for i, v in plain.items()]
+        rate = statistics.median(per_element) if per_element else None
+        costs = {}
+        for i, seen in paid.items():
+            if i in plain:
+                costs[i] = min(plain[i])
+            else:
+                costs[i] = rate * _padded_size(plan, i) if rate is not None else min(seen)
+        return costs
+
+    def _reference_factor(self) -> float:
+        cfg = self.config
+        return 1.0 if not cfg.compiled and cfg.dtype == "fp32" else REFERENCE_FACTOR
+
+    def _fixed_calls(self) -> float:
+        """Calls of each timed shape besides the passes: its warm-up, the reference's call (in
+        calls of this config), and on a GPU the back-to-back calls of its throughput."""
+        warm = CUDAGRAPH_STARTUP_CALLS if self.config.uses_cudagraphs else REPLAY_WARMUP_CALLS
+        back_to_back = self.run.policy.throughput_calls if self.run.device.startswith("cuda") \
+            else 0
+        return warm + self._reference_factor() + back_to_back
+
+    def _overhead_s(self, costs: dict[int, float]) -> float:
+        """What a replay does after its stream besides the timed shapes: the reference's model
+        built (as long as this config's took) and two profiled calls of the heaviest shape."""
+        return self.build_s + 2 * max(costs.values()) * (1 + self._reference_factor()) / 1000
+
+    def _plan_steady(self) -> SteadyPlan | None:
+        """The steady state this replay can afford (advisor.sizing.plan_steady): every shape,
+        or a sample, sized to what is left of its share once the stream is served; None, and
+        the trial stopped, when not even the smallest fits before its time limit."""
+        from advisor.sizing import plan_steady
+
+        plan, costs = self.plan, self._call_costs()
+        sizes = {i: float(math.prod(plan.shapes[i].values())) for i in costs}
+        overhead = self._overhead_s(costs)
+        left = self.clock.left()
+        steady = plan_steady(costs, sizes, plan.request_shape,
+                             None if left is None else left - overhead,
+                             fixed_calls=self._fixed_calls())
+        stop_at = self.clock.stop_at
+        if not steady.fits and stop_at is not None and (
+                time.monotonic() + steady.estimated_s + overhead > stop_at):
+            self.stopped = self._stopped_state(
+                f"the stream was served whole, but no steady state fits in what is left of its "
+                f"time ({max(0.0, stop_at - time.monotonic()):.0f} s; the least, "
+                f"{min(MIN_DRAWS, steady.of_shapes)} shapes, needs about "
+                f"{steady.estimated_s + overhead:.0f} s)")
+            return None
+        return steady
+
+    def _out_of_time(self) -> bool:
+        """Whether the stream stops now: past its time limit, or past its share and, at the
+        stream's typical request so far, not projected to serve the rest and measure the
+        smallest steady state (`MIN_DRAWS` shapes, `MIN_PASSES` passes) before the limit."""
+        clock = self.clock
+        if clock.stop_at is None:
+            return False
+        now = time.monotonic()
+        if now >= clock.stop_at:
+            return True
+        if clock.share_end is None or now < clock.share_end or not self.stream_ms:
+            return False
+        typical_s = statistics.median(self.stream_ms) / 1000
+        left = len(self.plan.request_shape) - len(self.stream_ms)
+        least = min(MIN_DRAWS, len(set(self.plan.request_shape))) * (self._fixed_calls()
+                                                                     + MIN_PASSES)
+        return now + typical_s * (left + least) + self.build_s > clock.stop_at
+
+    def _stopped_state(self, reason: str | None = None) -> Stopped:
+        """What the trial keeps if it is stopped now (advisor.records.Stopped): how far it got
+        and, where what it paid proves one, a lower bound of its process-life cost
+        (advisor.serving.process_life_lower_bound_ms: the start-up so far, or all of it and the
+        requests served). No bound on a busy host (a contended figure bounds nothing), nor for
+        traffic whose dims never vary (its steady state decides, not the process)."""
+        from advisor.serving import process_life_lower_bound_ms
+
+        served, total = len(self.stream_ms), len(self.plan.trace)
+        startup: float | None = self.startup_wall_s if self.startup_done else None
+        if startup is None and self.startup_t0 is not None:
+            startup = time.perf_counter() - self.startup_t0  # start-up so far: at least this
+        bound = None
+        if (startup is not None and getattr(self.run, "quiet", True)
+                and self.plan.traffic.varying_dims()):
+            bound = process_life_lower_bound_ms(startup, list(self.stream_ms), self.calls)
+        stream_s = self.stream_s
+        if stream_s is None and self.stream_t0 is not None:
+            stream_s = time.perf_counter() - self.stream_t0
+        share = self.clock.share_s
+        where = {"start-up": "in its start-up", "replaying": "while serving its stream"}.get(
+            self.where, f"while {self.where}")
+        return {
+            "lower_bound_ms": bound, "requests_served": served, "requests_total": total,
+            "phase": self.where,
+            "reason": reason or (f"its time ({share:.0f} s of the budget) ended {where}, "
+                                 f"after {served} of {total} requests" if share is not None
+                                 else f"stopped {where}, after {served} of {total} requests"),
+            "elapsed_s": round(self.clock.elapsed_s(), 3),
+            "stream_s": None if stream_s is None else round(stream_s, 3),
+            "share_s": share, "calls_per_process": self.calls,
+        }
 
     def _serve_untimed(self, timer: Any, fns: list[Callable[[], Any]]) -> None:
         """Start-up, then the stream: the trace once, in order, every request timed with what it
         triggers (no stance: a shape the strategy did not prepare is met as a server meets it)."""
-        from advisor.child.measure import phase
+        from advisor.child.measure import count, phase
         from advisor.child.tensors import to_cpu_fp32
 
         run, plan = self.run, self.plan
         rec: TrialRecord = run.record
         keys, seen = plan.bucket_keys(), set[str]()
         outs: dict[int, Any] = {}
-        t0 = time.perf_counter()
-        for i in plan.startup():
+        t0 = self.startup_t0 = time.perf_counter()
+        self.where = "start-up"
+        prepared = plan.startup()
+        for n, i in enumerate(prepared):
+            if self._out_of_time():
+                self.stopped = self._stopped_state()
+                return
+            count(n, len(prepared), "start-up shape")
             for _ in range(startup_calls(self.config)):
                 out, _, _ = self._call(timer, i, fns, keys, seen)
             outs[i] = to_cpu_fp32(out)
         timer.sync()
         self.startup_wall_s = time.perf_counter() - t0
+        self.startup_done = True
         self.startup_s = self.compile_s
         self.mem_startup = _reserved(run.device)
         rec["cold_compile_s"] = self.startup_s if self.config.compiled else None
         run.lock.hold("measure")  # the stream is timed: alone on the device, like any sample
         run.stage = "replay"
+        self.where = "replaying"
         phase("replaying")
-        started = time.perf_counter()
-        for i in plan.request_shape:
-            # after start-up and after each request: stop once proven above the sweep's bar
+        started = self.stream_t0 = time.perf_counter()
+        total = len(plan.request_shape)
+        for n, i in enumerate(plan.request_shape):
+            # after start-up and after each request: stop once proven above the sweep's bar,
+            # or once the trial's time is up (a budgeted sweep: `_out_of_time`)
             self._reread_bar()
             if self.prune is not None and self._proven_above(self.prune):
                 break
+            if self._out_of_time():
+                self.stopped = self._stopped_state()
+                break
+            count(n, total, "request")
             new = keys[i] not in seen
             out, compiled, ms = self._call(timer, i, fns, keys, seen)
             self.recompiles += int(compiled)
             self.stream_ms.append(ms)
             self.stream_new.append(new)
+            self.stream_compiled.append(compiled)
             if new:
                 self.last_new_s = time.perf_counter() - started
             if i not in outs:
                 outs[i] = to_cpu_fp32(out)
+        self.stream_s = time.perf_counter() - started
         self.mem_stream = _reserved(run.device)
         self.outs = outs
 
@@ -462,34 +700,66 @@ class _Replay:
         return flags(replay, cudagraphs=self.config.uses_cudagraphs, compiled=self.config.compiled)
 
     def _timed(self, timer: Any, fns: list[Callable[[], Any]]) -> tuple[list[float], int, Any]:
-        """Warm-up of every shape, then timed passes: (each request's latency, passes, telemetry).
-
-        A request's latency is the median of its passes (a stray OS hiccup is not a tail)."""
+        """Warm-up of every timed shape (`REPLAY_WARMUP_CALLS`; under CUDA graphs
+        `CUDAGRAPH_STARTUP_CALLS`), then timed passes over the steady plan's draws (the
+        stream's requests in order, or the sample's draws): (each draw's latency, passes,
+        telemetry). A draw's latency is the median of its passes (a stray OS hiccup is not a
+        tail). The passes stop at the plan's, after the policy's ``max_time_s``, or (a budgeted
+        trial) when another would leave too little of its share for the reference; one at
+        least."""
         from advisor import fingerprint
-        from advisor.child.measure import warm_up
+        from advisor.child.measure import count, warm_up
 
-        plan, policy = self.plan, self.run.policy
+        plan, policy, steady = self.plan, self.run.policy, self.steady
+        assert steady is not None
+        warm = CUDAGRAPH_STARTUP_CALLS if self.config.uses_cudagraphs else REPLAY_WARMUP_CALLS
+        warming = replace(policy, warmup_iters=min(policy.warmup_iters, warm))
         self.warmups = [0] * len(plan.shapes)
-        for i in sorted(set(plan.request_shape)):
-            self.warmups[i] = warm_up(timer, fns[i], policy)
-        timings: list[list[float]] = [[] for _ in plan.request_shape]
+        for n, i in enumerate(steady.shapes):
+            count(n, len(steady.shapes), "shape warmed")
+            self.warmups[i] = warm_up(timer, fns[i], warming)
+        timings: list[list[float]] = [[] for _ in steady.draws]
+        costs = self._call_costs()
+        reserve_s = (self._overhead_s(costs) + self._reference_factor()
+                     * sum(costs[i] for i in steady.shapes) / 1000)
         passes = 0
         with fingerprint.Telemetry(self.run.device) as telemetry:
             started = time.perf_counter()
-            while passes < PASSES:
-                for r, i in enumerate(plan.request_shape):
+            while passes < steady.passes:
+                count(passes, steady.passes, "timed pass")
+                pass_t0 = time.perf_counter()
+                for r, i in enumerate(steady.draws):
                     timings[r].append(timer.time_ms(fns[i]))
                 passes += 1
-                if time.perf_counter() - started >= policy.max_time_s:
+                now = time.perf_counter()
+                left = self.clock.left()
+                if now - started >= policy.max_time_s or (
+                        left is not None and left - reserve_s < now - pass_t0):
                     break
         return [statistics.median(t) for t in timings], passes, telemetry
 
     def _samples(self, per_request: list[float]) -> list[list[float]]:
-        """Per distinct shape: the latencies of its requests."""
+        """Per distinct shape: the latencies of its timed draws (its stream requests, when
+        every shape was timed)."""
+        assert self.steady is not None
         samples: list[list[float]] = [[] for _ in self.plan.shapes]
-        for r, i in enumerate(self.plan.request_shape):
+        for r, i in enumerate(self.steady.draws):
             samples[i].append(per_request[r])
         return samples
+
+    def _sample_figures(self, per_request: list[float]) -> SteadySample:
+        """What the steady state was measured on (advisor.records.SteadySample)."""
+        steady = self.steady
+        assert steady is not None
+        interval = mean_interval(per_request) if steady.sampled else None
+        passes = self.run.record["replay"]["passes"]
+        return {
+            "shapes": len(steady.shapes), "of_shapes": steady.of_shapes,
+            "draws": len(steady.draws), "passes": passes, "sampled": steady.sampled,
+            "seed": SAMPLE_SEED,
+            "mean_ci_ms": None if interval is None else [round(v, 6) for v in interval],
+            "time_share_s": self.clock.share_s,
+        }
 
     def _fill(
         self,
@@ -514,9 +784,9 @@ class _Replay:
             "p99_ms": stats.p99_ms, "mean_ms": stats.mean_ms, "noisy": stats.noisy,
             "warmup_iters": max(self.warmups), "peak_mem_bytes": peak_mem(self.run.device),
         })  # fmt: skip
-        samples = self._samples(per_request)
+        samples, weights = self._samples(per_request), self._weights()
         # Each shape's typical (median) request, weighted by how often the traffic sends it.
-        expected = sum(plan.weight(i) * statistics.median(s) for i, s in enumerate(samples) if s)
+        expected = sum(weights[i] * statistics.median(s) for i, s in enumerate(samples) if s)
         keys = plan.bucket_keys()
         eager_requests = sum(1 for i in plan.request_shape if keys[i] in self.eager)
         rec["replay"] = {
@@ -560,21 +830,26 @@ class _Replay:
 
         plan, keys = self.plan, self.plan.bucket_keys()
         rows: list[ShapeFigures] = []
-        samples = self._samples(per_request)
+        samples, weights = self._samples(per_request), self._weights()
         for key in sorted(set(keys), key=lambda k: _size_key(plan, keys, k)):
             members = [i for i, k in enumerate(keys) if k == key]
             bucket_samples = [ms for i in members for ms in samples[i]]
             if not bucket_samples:
                 continue
-            heaviest = max(members, key=plan.weight)
+            timed = [i for i in members if i in weights]
+            heaviest = max(timed, key=lambda i: weights[i])
             stats = Stats(bucket_samples)
-            calls = self.run.policy.throughput_count(stats.median_ms)
+            if timer.cuda:  # calls queued back to back: what the GPU sustains
+                rate = throughput_per_s(timer, fns[heaviest],
+                                        self.run.policy.throughput_count(stats.median_ms))
+            else:  # CPU calls are synchronous: back to back is one call after another
+                rate = 1000 / stats.median_ms if stats.median_ms > 0 else math.inf
             row: BucketFigures = {
                 "shape": key,
                 "dims": plan.buckets.bucket(plan.shapes[members[0]]),
-                "weight": sum(plan.weight(i) for i in members),
+                "weight": sum(weights[i] for i in timed),
                 **stats.to_dict(),
-                "throughput_per_s": throughput_per_s(timer, fns[heaviest], calls),
+                "throughput_per_s": rate,
                 "warmup_iters": max(self.warmups[i] for i in members),
                 "requests": sum(1 for i in plan.request_shape if i in members),
                 "shapes_served": len(members),
@@ -589,6 +864,17 @@ def _reserved(device: str) -> int:
     import torch
 
     return int(torch.cuda.memory_reserved()) if device.startswith("cuda") else 0
+
+
+def _default_calls() -> int:
+    from advisor.serving import DEFAULT_CALLS_PER_PROCESS
+
+    return DEFAULT_CALLS_PER_PROCESS
+
+
+def _padded_size(plan: ReplayPlan, i: int) -> float:
+    """The elements distinct shape ``i`` computes, padded to its bucket."""
+    return float(math.prod(plan.buckets.bucket(plan.shapes[i]).values()))
 
 
 def _size_key(plan: ReplayPlan, keys: list[str], key: str) -> tuple[int, ...]:
@@ -650,19 +936,21 @@ def _mark_dynamic(args: list[Any], plan: ReplayPlan, make: Callable[[dict[str, i
 
 
 def run_replay(
-    run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[], list[Any]]
+    run: Any, workload: Any, plan: ReplayPlan, reference: Callable[[list[int]], list[Any]]
 ) -> None:
-    """Measure a replay inside the trial child and fill ``run.record``; ``reference()`` gives
-    the fp32 eager outputs of ``plan.shapes``, run after the stream.
+    """Measure a replay inside the trial child and fill ``run.record``; ``reference(chosen)``
+    gives the fp32 eager outputs of ``plan.shapes[i]`` for ``i`` in ``chosen``, run after the
+    stream.
 
     1. Stream: a log (``--traffic``) is split in order (`Traffic.split`): what the strategy learns
        (bucket boundaries, the shapes it warms) is fitted on the earlier part, and the replay serves
        the first ``$ADVISOR_REPLAY_REQUESTS`` requests (300) of the later part, the
        holdout, in order. Declared traffic: as many requests sampled by weight with a fixed seed,
        the same for every config of the same traffic, fitted on the declared shapes.
-    2. Reference: fp32 eager outputs of every distinct shape executed, unpadded (the trial's usual
-       reference step), computed after the stream and the timed passes, so that it warms nothing
-       the stream meets (a fresh serving process runs no reference first).
+    2. Reference: fp32 eager outputs of every distinct shape executed (or of the steady state's
+       sample, 5), unpadded (the trial's usual reference step), computed after the stream and the
+       timed passes, so that it warms nothing the stream meets (a fresh serving process runs no
+       reference first).
     3. Start-up: compile, then calls of each shape the strategy prepares before traffic (three in
        CUDA-graph modes: warm-up, recording, a replay; else one): every bucket
        the fitted traffic uses (bucketed strategies, one of its requests padded to it), or the
@@ -683,12 +971,23 @@ def run_replay(
        (advisor.serving.process_life_lower_bound_ms) is checked against it; once above, the
        stream stops, nothing more is measured (no steady state, no reference), and the record
        holds ``pruned`` (advisor.records.Pruned) and no figure: its status is "pruned".
-    5. Steady state: warm-up of every executed shape, then `PASSES` timed passes over the stream
-       (fewer if one pass outlasts the sampling policy's ``max_time_s``), every request timed on
-       its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call in
-       CUDA-graph modes). A request's latency is the median of its passes, so the tail is the tail
-       of the traffic (big buckets, eager shapes), not one stray OS hiccup. Bucketed strategies run
-       these passes under ``torch.compiler.set_stance("fail_on_recompile")``.
+    5. Steady state: warm-up of every executed shape (one call; three in CUDA-graph modes: each
+       ran in the stream already), then up to `advisor.sizing.MAX_PASSES` timed passes over the
+       stream (fewer if they outlast the sampling policy's ``max_time_s``), every request timed
+       on its own, padding and cutting included (``cudagraph_mark_step_begin`` before each call
+       in CUDA-graph modes). A request's latency is the median of its passes, so the tail is the
+       tail of the traffic (big buckets, eager shapes), not one stray OS hiccup. Bucketed
+       strategies run these passes under ``torch.compiler.set_stance("fail_on_recompile")``.
+       A budgeted trial (its spec's ``time_budget_s``) sizes the steady state and the reference
+       to what is left of its share once the stream is served (advisor.sizing.plan_steady, from
+       each shape's measured cost of one call): every shape when they fit, else a sample of
+       the distinct shapes stratified by size and weighted by the traffic, timed as its draws
+       (``replay.steady_sample`` says which: N of M shapes, passes, the mean's interval).
+    6. Time: a budgeted trial stops itself (status "stopped", advisor.records.Stopped: how far it
+       got, a lower bound of its process-life cost where what it paid proves one, no figure)
+       at its time limit, less `STOP_MARGIN_S`, or, past its share, once the rest of the stream
+       and the smallest steady state are not projected to end before that limit. While it
+       runs, its progress goes to the parent (advisor.child.measure.Ticker).
 
     The record: ``median_ms``, ``p90_ms``, ``p99_ms``, ``mean_ms`` are per-request figures over the
     timed passes; ``shapes`` holds one entry per bucket (per distinct shape when nothing is padded)
@@ -762,7 +1061,7 @@ def _served(config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
     from advisor.child.prepare import cast_model, compiled, input_dtype, torch_dtype
 
     run = _ServingRun(config, device)
-    replay = _Replay(run, workload, plan, list)
+    replay = _Replay(run, workload, plan, _no_reference)
     replay._limit()
     torch.manual_seed(0)
     model = cast_model(workload.build(device, torch_dtype(config.dtype)), config)
@@ -771,6 +1070,10 @@ def _served(config: CompileConfig, workload: Any, plan: ReplayPlan, device: str
     with mode:
         args = replay._prepare(input_dtype(config))
     return replay, timer, replay._serve_fns(compiled(model, config), args), mode
+
+
+def _no_reference(chosen: list[int]) -> list[Any]:
+    return []  # a serving process alone or a warm start checks nothing
 
 
 def warm_start(

@@ -24,6 +24,7 @@ from advisor.child.measure import (
     HostWatch,
     KernelProfile,
     SamplingPolicy,
+    Ticker,
     Timer,
     compiler_counters_reset,
     compiler_facts,
@@ -161,8 +162,12 @@ class TrialRun:
             "started_at": self.spec.get("started_at"),
         })
         try:
-            self._run()
-            rec["status"] = "pruned" if rec.get("pruned") else "ok"  # advisor.child.replay
+            with Ticker(self.spec.get("progress_file")):  # its progress, told every few s
+                self._run()
+            # a replay proven worse than the sweep's best, or stopped by its time
+            # (advisor.child.replay): no figure
+            rec["status"] = ("pruned" if rec.get("pruned") else
+                             "stopped" if rec.get("stopped") else "ok")
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a classified record
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -214,7 +219,8 @@ class TrialRun:
         if replay is not None:
             # A replay prices a fresh serving process: the fp32 eager reference runs after the
             # stream, so that nothing of it (first calls, allocations) warms the stream.
-            run_replay(self, wl, replay, lambda: self._reference_record(wl, shapes))
+            run_replay(self, wl, replay,
+                       lambda chosen: self._reference_record(wl, [shapes[i] for i in chosen]))
             return
         refs, eager_profile = self._reference(wl, shapes)
         self.keep_eager_profile(eager_profile)

@@ -54,6 +54,9 @@ def current(
 
     try:
         fmt = output.resolve(fmt, as_json, out)
+        from advisor.db.engine import check_sqlite_path, parse_url, resolve_url
+
+        check_sqlite_path(parse_url(resolve_url(db)), folder_needed=True)  # never made there
         revision = database_revision(db)
     except AdvisorError as e:
         fail_on(e)

@@ -21,10 +21,17 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Check that torch, the GPU, NVML and the database work; print this machine's fingerprint."""
-    from advisor.devices import cuda_device_count, resolve_device
+    from advisor.cli.common import fail_on
+    from advisor.db.engine import parse_url, resolve_url
+    from advisor.devices import check_device_name, cuda_device_count, resolve_device
     from advisor.errors import AdvisorError
     from advisor.search.launcher import Launcher
 
+    try:  # a mistake in what to check is the user's one line; a check that fails, a FAIL
+        check_device_name(device)
+        parse_url(resolve_url(db))
+    except AdvisorError as e:
+        fail_on(e)
     checks: list[tuple[str, bool, str]] = []
     gpus = cuda_device_count()
     checks.append(("NVML", gpus > 0, f"{gpus} GPU(s) visible" if gpus else "no GPU (CPU only)"))

@@ -107,6 +107,10 @@ def compare(
 
     try:
         fmt = output.resolve(fmt, as_json, out)
+        if devices is not None and not devices.replace(",", "").strip():
+            raise ConfigError("--devices names no device: give parts of their short ids or "
+                              "model names (`advisor compare WORKLOAD` lists them), or leave "
+                              "the flag out for every device")
         store = ResultStore.from_url(db, read_only=True)
         if workload not in store.workloads():
             fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")

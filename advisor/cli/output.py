@@ -31,7 +31,8 @@ def format_option(default: str = "table", choices: tuple[str, ...] = FORMATS) ->
 
 JsonOption = typer.Option(False, "--json", help="The same as -f json.")
 OutputOption = typer.Option(
-    None, "--output", "-o", help="Write to this file instead of stdout.", show_default=False
+    None, "--output", "-o", help="Write to this file instead of stdout.", show_default=False,
+    readable=False,  # written, not read: advisor.paths.writable_file checks it
 )
 FlattenOption = typer.Option(
     False, "--flatten",
@@ -54,20 +55,11 @@ def resolve(fmt: str, as_json: bool, output: Path | None,
 
 def check_path(output: Path) -> None:
     """``-o FILE`` names a file this process can write: not a directory, in a folder that
-    exists and that it may write to. Raises ConfigError (one line) otherwise."""
-    if str(output) == "":
-        raise ConfigError("-o is empty: name the file to write, e.g. -o out.json")
-    if output.is_dir():
-        raise ConfigError(f"-o {output} is a directory: name a file in it, e.g. "
-                          f"-o {output / ('out' + (output.suffix or '.json'))}")
-    folder = output.parent
-    if not folder.is_dir():
-        raise ConfigError(f"-o {output}: the folder {folder} does not exist")
-    regular = not output.exists() or output.is_file()
-    if not os.access(output if output.exists() else folder, os.W_OK) or (
-            regular and not os.access(folder, os.W_OK | os.X_OK)):
-        raise ConfigError(f"-o {output}: permission denied (cannot write in {folder}); "
-                          "choose a file in a folder you may write to")
+    exists and that this user may enter and write to (`advisor.paths.writable_file`). Raises
+    ConfigError (one line) otherwise."""
+    from advisor import paths
+
+    paths.writable_file(output, "-o")
 
 
 def write_file(output: Path, text: str) -> None:

@@ -2,7 +2,10 @@
 
 On a terminal, a bar redrawn in place; piped (not a terminal), plain lines instead: one per
 finished trial with done/planned, the best so far, the time elapsed and the time left, and one
-per step after the trials (the leaders' re-measurement, the warm start). The time left is
+per step after the trials (the leaders' re-measurement, the warm start). While a trial runs, its
+child's progress (every few seconds: its phase, how far it got, the time in it) is the bar's phase
+(``request 87/150, 41 s``); piped, a line at least every `PLAIN_EVERY_S` seconds
+(``replaying fp32 + eager: request 87 of 150, 41 s``). The time left is
 computed at every redraw: it counts down during a trial, and once the trials are done it names
 the step under way with the time it has taken so far (``warm start ... 12.0 s``).
 """
@@ -10,10 +13,10 @@ the step under way with the time it has taken so far (``warm start ... 12.0 s``)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -23,24 +26,56 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from advisor import units
 from advisor.cli.render import short_label
 from advisor.config import CompileConfig
 from advisor.records import TrialRecord
-from advisor.serving import pruned_text
+from advisor.serving import pruned_text, stopped_text
+
+PLAIN_EVERY_S = 8.0  # piped: a running trial's progress line at most this often (child: 4 s)
+
+
+def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False) -> str:
+    """A child's progress (advisor.child.measure.Ticker) in words: ``replaying fp32 + eager:
+    request 87 of 150, 41 s``; ``short``: ``request 87/150, 41 s`` (the bar's phase column,
+    whose config column names the config)."""
+    phase, unit = str(info.get("phase") or ""), str(info.get("unit") or "")
+    done, total = int(info.get("done") or 0), int(info.get("total") or 0)
+    seconds = units.duration_s(float(info.get("phase_s") or 0.0))
+    if short:
+        head = f"{unit} {done + 1}/{total}" if total and unit else phase
+        return f"{head}, {seconds}"
+    head = phase if not label else f"{label}: {phase}" if ":" in phase else f"{phase} {label}"
+    where = f": {unit} {done + 1} of {total}" if total and unit else ""
+    return f"{head}{where}, {seconds}"
 
 
 class _TimeLeft(ProgressColumn):
     """The time left, computed again at each redraw (a text field would stand still)."""
 
     def __init__(self, time_left: Callable[[], str]) -> None:
-        super().__init__()
+        super().__init__(table_column=Column(no_wrap=True, overflow="ellipsis"))
         self.time_left = time_left
 
     def render(self, task: Task) -> Text:
         return Text(self.time_left())
+
+
+class _TwoLines(Progress):
+    """The bar on two lines, so that it fits an 80-column terminal: the running trial (its
+    config and its progress, cut short with an ellipsis where too long), then the bar, the
+    trials done, the best so far and the times."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        for task in self.tasks:
+            config, phase = str(task.fields.get("config", "")), str(task.fields.get("phase", ""))
+            if config or phase:
+                yield Text.assemble((config, "bold"), " ", phase, no_wrap=True,
+                                    overflow="ellipsis")
+        yield self.make_tasks_table(self.tasks)
 
 
 class ProgressObserver:
@@ -52,11 +87,10 @@ class ProgressObserver:
         self.console = console or Console(stderr=True, highlight=False)
         self.clock = clock
         self.plain = not self.console.is_terminal  # piped: no bar redrawn over itself
-        self.progress = Progress(
-            TextColumn("[bold]{task.fields[config]}[/bold] {task.fields[phase]}"),
-            BarColumn(),
+        self.progress = _TwoLines(
+            BarColumn(bar_width=None),
             MofNCompleteColumn(),
-            TextColumn("best {task.fields[best]}"),
+            TextColumn("best {task.fields[best]}", table_column=Column(no_wrap=True, min_width=12)),
             TimeElapsedColumn(),
             _TimeLeft(self.time_left),
             console=self.console,
@@ -73,6 +107,8 @@ class ProgressObserver:
         self.trial_started_at: float | None = None  # None: no trial running
         self.step: tuple[str, float] | None = None  # a step after the trials, and its start
         self.planned = 0
+        self.label = ""  # the running trial's config
+        self.said_at: float | None = None  # piped: when its last progress line was printed
 
     def __enter__(self) -> ProgressObserver:
         self.progress.start()
@@ -112,7 +148,18 @@ class ProgressObserver:
     def trial_started(self, config: CompileConfig) -> None:
         self.trial_started_at = self.clock()
         self.step = None
+        self.label, self.said_at = config.label, None
         self.progress.update(self.task, config=short_label(config), phase="starting")
+
+    def trial_progress(self, info: Mapping[str, Any]) -> None:
+        """A running trial's progress: the bar's phase; piped, a line every `PLAIN_EVERY_S`."""
+        if self.trial_started_at is None:
+            return
+        self.progress.update(self.task, phase=progress_text(info, short=True))
+        now = self.clock()
+        if self.plain and (self.said_at is None or now - self.said_at >= PLAIN_EVERY_S):
+            self.said_at = now
+            self.console.print(f"  {progress_text(info, self.label)}")
 
     def phase(self, name: str) -> None:
         if self.trial_started_at is not None:  # a trial's own phase (compiling, measuring)
@@ -136,6 +183,8 @@ class ProgressObserver:
                                                                 else " (rejected)")
         elif record["status"] == "pruned":  # a replay stopped once proven worse: its bound
             outcome = pruned_text(record.get("pruned") or {})
+        elif record["status"] == "stopped":  # its time ended first: how far it got
+            outcome = f"[yellow]{stopped_text(record.get('stopped') or {})}[/yellow]"
         else:
             outcome = f"[red]failed: {record['failure_reason']}[/red]"
         self.console.print(f"  {CompileConfig.from_dict(record['config']).label}: {outcome}")

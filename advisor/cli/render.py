@@ -131,7 +131,7 @@ def last_line(text: str | None) -> str:
 
 def trial_record(record: TrialRecord) -> None:
     """One trial record as a two-column table."""
-    from advisor.serving import pruned_text  # statistics and the records: not for `--help`
+    from advisor.serving import pruned_text, stopped_text  # not for `--help`
 
     cfg, workload = record["config"], record.get("workload")
     name = workload["name"] if workload else "?"
@@ -143,6 +143,12 @@ def trial_record(record: TrialRecord) -> None:
         pruned = record.get("pruned")
         table.add_row("status", pruned_text(pruned or {}))
         table.add_row("why", pruned["reason"] if pruned else "")
+        console.print(table)
+        return
+    if record["status"] == "stopped":  # its time ended first: how far it got, no figure
+        stopped = record.get("stopped")
+        table.add_row("status", stopped_text(stopped or {}))
+        table.add_row("why", stopped["reason"] if stopped else "")
         console.print(table)
         return
     if record["status"] != "ok":

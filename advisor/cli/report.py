@@ -17,7 +17,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "ma
 def report_cmd(
     workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
     output: Path = typer.Option(
-        Path("report.html"), "--output", "-o",
+        Path("report.html"), "--output", "-o", readable=False,
         help="Where to write it: .html (one self-contained page) or .md (Markdown); - prints "
         "Markdown to stdout.",
     ),

@@ -11,7 +11,13 @@ import typer
 from advisor import units
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, check_calls_per_process, check_id, fail_on
+from advisor.cli.common import (
+    DEFAULT_TIMEOUT_S,
+    DbOption,
+    check_calls_per_process,
+    check_id,
+    fail_on,
+)
 from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
 
@@ -164,7 +170,7 @@ def show(
 def _show_table(sweep: dict[str, Any], records: Sequence[TrialRecord],
                 rec: Recommendation) -> None:
     from advisor.config import CompileConfig
-    from advisor.serving import pruned_text
+    from advisor.serving import pruned_text, stopped_text
 
     sweep_id = sweep["id"]
     title = f"sweep {sweep_id}: {sweep['workload']['name']} on {sweep['device_id']}"
@@ -181,8 +187,9 @@ def _show_table(sweep: dict[str, Any], records: Sequence[TrialRecord],
             units.duration_s(r["cold_compile_s"]) if config.compiled else "-",
             render.fmt(r["passed"]),
             pruned_text(r["pruned"]) if r["status"] == "pruned" and r.get("pruned") else
+            stopped_text(r["stopped"]) if r["status"] == "stopped" and r.get("stopped") else
             r["failure_reason"] or ("" if r["passed"] or r["status"] != "ok" else "rejected"),
-            render.last_line(r.get("error_tail"))[:60] if r["status"] != "ok" else "",
+            render.last_line(r.get("error_tail"))[:60] if r["status"] == "failed" else "",
         ])
     render.console.print(render.fitted_table(f"{title} ({sweep['status']})", columns, rows))
     render.phases(records)
@@ -234,7 +241,13 @@ def recommend_cmd(
         True, "--artifact/--no-artifact", help="--confirm: save the warm-start artifact."
     ),
     file: Path | None = typer.Option(
-        None, "--file", help="--confirm: the workload file (default: the path its trials name)."
+        None, "--file", readable=False,
+        help="--confirm: the workload file (default: the path its trials name)."
+    ),
+    timeout_s: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout",
+        help="--confirm: kill the confirmation's process after this many seconds (the "
+        "workload's import is bounded by it too, and by $ADVISOR_IMPORT_TIMEOUT_S).",
     ),
     fmt: str = typer.Option(
         "table", "--format", "-f",
@@ -246,21 +259,28 @@ def recommend_cmd(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Recommend the best measured config of a workload for this device and software stack."""
+    from advisor.api import check_timeout
     from advisor.recommendation import Constraints, check_policy, parse_bytes
 
     try:
         check_policy(policy, calls_per_process)
-        constraints = Constraints(max_compile_s, parse_bytes(max_memory) if max_memory else None)
+        constraints = Constraints(max_compile_s,
+                                  parse_bytes(max_memory) if max_memory is not None else None)
         fmt = output.resolve(fmt, as_json, out, FORMATS)
         if top < 1:
             raise ConfigError("--top must be at least 1")
-        if file is not None and not file.is_file():
-            raise ConfigError(f"{file}: no such workload file")
+        check_timeout(timeout_s)
+        if file is not None:  # a workload file: a .py file, read bounded (advisor.paths)
+            from advisor import paths
+            from advisor.workload import read_workload_file
+
+            paths.readable_file(file, "--file", missing=f"{file}: no such workload file")
+            read_workload_file(file)
         if confirm and file is not None:
-            _check_workload_file(file, workload)
+            _check_workload_file(file, workload, timeout_s)
         rec = resolve_recommendation(
             workload, db, device, fingerprint, policy, calls_per_process, constraints,
-            confirm=confirm, top=top, artifact=artifact, file=file,
+            confirm=confirm, top=top, artifact=artifact, file=file, timeout_s=timeout_s,
         )
         device_id = device_names(_store(db), workload).name(rec.fingerprint_hash)
     except TrialFailed as e:
@@ -274,13 +294,16 @@ def recommend_cmd(
 def resolve_recommendation(
     workload: str, db: str | None, device: str | None, fingerprint: str | None, policy: str,
     calls: int | None, constraints: Constraints, *, confirm: bool, top: int, artifact: bool,
-    file: Path | None,
+    file: Path | None, timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Recommendation:
     """`advisor.api.recommend`, saying what it notices on stderr: what `recommend`, `report`
     and `check` show. ``fingerprint``: any selector `resolve_fingerprint` reads."""
     from advisor.api import recommend
 
     check_calls_per_process(calls)
+    if fingerprint is not None and device is not None and not confirm:
+        raise ConfigError(f"--device {device} applies only without --fingerprint, which names "
+                          "the device already: drop one of them")
     if fingerprint is not None:
         fingerprint = resolve_fingerprint(db, workload, fingerprint)
 
@@ -289,16 +312,20 @@ def resolve_recommendation(
 
     return recommend(workload, db=db, device=device, fingerprint=fingerprint, policy=policy,
                      calls_per_process=calls, constraints=constraints, confirm=confirm, top=top,
-                     artifact=artifact, file=file, notice=say)
+                     artifact=artifact, file=file, notice=say, timeout_s=timeout_s)
 
 
-def _check_workload_file(file: Path, workload: str) -> None:
+def _check_workload_file(file: Path, workload: str, timeout_s: float) -> None:
     """``--confirm --file FILE``: a workload file of `workload`, described first by a child that
-    imports it (bounded: `advisor.search.launcher.describe`), so that a bad one is the user's one
-    line, not a confirmation child that dies of it."""
-    from advisor.search.launcher import IMPORT_TIMEOUT_S, describe
+    imports it (bounded: `advisor.search.launcher.describe`, at most ``timeout_s``; the wait
+    said), so that a bad one is the user's one line, not a confirmation child that dies of
+    it."""
+    from advisor import settings
+    from advisor.cli import waiting
+    from advisor.search.launcher import describe
 
-    name = describe(file, IMPORT_TIMEOUT_S).workload.name
+    name = describe(file, settings.import_timeout_s(timeout_s),
+                    waiting.importing(file)).workload.name
     if name != workload:
         raise ConfigError(f"--file {file} defines workload {name!r}, not {workload!r}: pass the "
                           f"file {workload} was swept with")

@@ -75,7 +75,7 @@ def with_request_flags(command: Callable[..., None]) -> Callable[..., None]:
             default = SweepRequest.__dataclass_fields__[name].default
         if typing.get_origin(kind) is list:
             default = list(default)
-        option = typer.Option(default, declared.option, help=declared.help)
+        option = typer.Option(default, declared.option, help=declared.help, readable=False)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
                                         annotation=kind))
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -119,11 +119,15 @@ def _load_config(ctx: typer.Context, param: Any, path: Path | None) -> Path | No
         return None
     import tomllib
 
+    from advisor import paths
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        fail(f"--config {path}: cannot read it ({e.strerror})")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        text = paths.read_text(path, "--config", paths.SWEEP_FILE_MAX_BYTES,
+                               fix="a sweep file holds a few flags")
+        data = tomllib.loads(text)
+    except AdvisorError as e:
+        fail_on(e)
+    except tomllib.TOMLDecodeError as e:
         fail(f"--config {path} is not valid TOML: {e}")
     if set(data) == {"sweep"} and isinstance(data["sweep"], dict):
         data = data["sweep"]  # a [sweep] table, or the keys at the top level
@@ -167,11 +171,12 @@ def _flags(ctx: typer.Context) -> dict[str, Any]:
 def sweep(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(
-        ..., help="Workload files (.py) defining `workload`; several run one after another."
+        ..., help="Workload files (.py) defining `workload`; several run one after another.",
+        readable=False,  # advisor.paths says why a file cannot be read, in one line
     ),
     db: str | None = DbOption,
     config: Path | None = typer.Option(
-        None, "--config", is_eager=True, callback=_load_config,
+        None, "--config", is_eager=True, callback=_load_config, readable=False,
         help="A TOML file of sweep flags (keys: the flags' long names, e.g. modes = "
         '["default", "reduce-overhead"], budget = "20m", files = ["workloads/reranker.py"]); '
         "flags given on the command line win. The resolved flags are stored with the sweep.",
@@ -188,7 +193,7 @@ def sweep(
 
     request = request_from(ctx)
     try:
-        planned = plan_sweeps(request)
+        planned = plan_sweeps(request, notice=_say)  # "importing FILE (12 s)"
     except AdvisorError as e:
         fail_on(e)
     for text in planned.warnings:
@@ -221,12 +226,19 @@ def unmeasured_line(outcome: Any, shown: int = 6) -> str:
     after the trials not run, and why ("" when nothing was left out)."""
     why = {"budget": "the budget ended", "interrupt": "the sweep was stopped"}.get(
         outcome.stopped_by, "")
+    from advisor.config import CompileConfig
+    from advisor.serving import stopped_text
+
+    stopped = {CompileConfig.from_dict(r["config"]).label: r["stopped"] for r in outcome.records
+               if r["status"] == "stopped" and r.get("stopped")}
     parts = []
     if outcome.unmeasured:
-        names = ", ".join(outcome.unmeasured[:shown])
+        names = ", ".join(f"{label} ({stopped_text(stopped[label])})" if label in stopped
+                          else label for label in outcome.unmeasured[:shown])
         more = len(outcome.unmeasured) - shown
         names += f" and {more} more" if more > 0 else ""
-        total = len(outcome.unmeasured) + len({r["config_key"] for r in outcome.records})
+        total = len(outcome.unmeasured) + len({r["config_key"] for r in outcome.records
+                                                if r["status"] != "stopped"})
         parts.append(f"not measured: {len(outcome.unmeasured)} of {total} configs ({names})")
     if outcome.left_out:
         parts.append("not run: " + ", ".join(outcome.left_out))
@@ -235,6 +247,24 @@ def unmeasured_line(outcome: Any, shown: int = 6) -> str:
     head = f"{why}; " if why else ""
     return (head + "; ".join(parts) + ". The answer above is the best the measured configs "
             "support.")
+
+
+def no_result_line(outcome: Any) -> str:
+    """A sweep its budget stopped before any trial stored a result: said so (its stored status
+    is "stopped", not "finished"), with the budget a next run needs, estimated from what ran
+    (advisor.sizing.next_budget: the stopped trials' phases and requests served)."""
+    import math
+
+    from advisor.sizing import next_budget
+
+    head = f"sweep {outcome.sweep_id} stopped: the budget ended before the first result"
+    budget_s = outcome.budget_s
+    estimate = next_budget(outcome.records, budget_s) if budget_s else None
+    if estimate is None:
+        return head + "; give it a longer --budget"
+    minutes = max(1, math.ceil(estimate.budget_s / 60))
+    need = "more than" if estimate.at_least else "about"
+    return f"{head}; a next run needs {need} --budget {minutes}m ({estimate.basis})"
 
 
 def parse_list(text: str | None) -> list[str] | None:
@@ -298,6 +328,9 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
         r["status"] == "ok" and r.get("passed") for r in o.records)
         and o.recommendation.decision != "undecided: noise"]
     for o in failed:
+        if o.stopped_by == "budget" and not any(r["status"] == "ok" for r in o.records):
+            typer.echo(f"advisor: {no_result_line(o)}", err=True)  # stopped, not failed
+            continue
         statuses = collections.Counter(
             "rejected" if r["status"] == "ok" else r["status"] for r in o.records)
         counted = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))

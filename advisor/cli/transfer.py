@@ -71,11 +71,54 @@ def import_(
     try:
         fmt = output.resolve(fmt, as_json, out)
         records = read_records(file)  # every record checked: a bad file opens no database
+        if not records:  # an empty export is valid: nothing to import, no database made
+            _imported_nothing(file, db, fmt, out)
+            return
         with ResultStore.from_url(db) as store:
-            added, skipped = store.import_records(records)
             where = store.masked_url
+
+            def written(added: int, skipped: int) -> None:
+                """The report, written to -o before the import commits: a file that cannot
+                be written (a full disk, /dev/full) leaves the database as it was."""
+                if out is not None:
+                    _report(fmt, out, where, added, skipped)
+
+            added, skipped = store.import_records(records, before_commit=written)
     except AdvisorError as e:
         fail_on(e)
+    _report(fmt, out, where, added, skipped, written=out is not None)
+
+
+def _report(fmt: str, out: Path | None, where: str, added: int, skipped: int,
+            written: bool = False) -> None:
+    """What `import` reports, to stdout or ``out`` (``written``: to ``out`` already: said)."""
+    if written:
+        typer.echo(f"wrote {out}", err=True)
+        return
     document = {"database": where, "added": added, "skipped": skipped}
+    text = f"imported {added} trials into {where}; skipped {skipped} already there"
+    if out is None:
+        output.emit(fmt, None, document=document, rows=lambda: [document],
+                    table=output.line(text))
+        return
+    output.write_file(out, output.render_text(fmt, document=document, rows=lambda: [document],
+                                              table=output.line(text)))
+
+
+def _imported_nothing(file: str, db: str | None, fmt: str, out: Path | None) -> None:
+    """The report of an empty export (``[]``, a CSV with only its header): nothing imported,
+    said so, exit code 0. The database is only asked its schema revision (a --db that cannot
+    be opened is still a mistake); nothing is written, a new one is not created."""
+    from advisor.db.engine import check_sqlite_path, display_url, parse_url, resolve_url
+    from advisor.db.store import database_revision
+
+    try:
+        check_sqlite_path(parse_url(resolve_url(db)), folder_needed=True)
+        database_revision(db)  # reads; a SQLite file that is not there is not made
+    except AdvisorError as e:
+        fail_on(e)
+    where = display_url(db)
+    name = "stdin" if file == "-" else file
+    document = {"database": where, "added": 0, "skipped": 0}
     output.emit(fmt, out, document=document, rows=lambda: [document], table=output.line(
-        f"imported {added} trials into {where}; skipped {skipped} already there"))
+        f"imported nothing: {name} holds no trial records; {where} left as it was"))

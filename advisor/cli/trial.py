@@ -30,6 +30,7 @@ def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> N
         format_boundaries,
         pruned_text,
         split_note,
+        stopped_text,
         strategy_rows,
     )
 
@@ -71,6 +72,9 @@ def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> N
     note = split_note(records)
     if note:
         render.console.print(note)
+    measured_on = steady_sample_note(records)
+    if measured_on:
+        render.console.print(measured_on)
     for r in records:
         replay = r.get("replay") if r.get("status") == "ok" else None
         for flag in (replay.get("flags") if replay else None) or []:
@@ -83,11 +87,41 @@ def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> N
                                  f"({r['pruned']['requests_served']} of "
                                  f"{r['pruned']['requests_total']} requests served; over a "
                                  f"{r['pruned']['calls_per_process']:,}-request process)")
+    for r in records:  # stopped by its time: how far it got, never a figure
+        if r.get("status") == "stopped" and r.get("stopped"):
+            label = CompileConfig.from_dict(r["config"]).label
+            render.console.print(f"{label}: {stopped_text(r['stopped'])} "
+                                 f"({r['stopped']['reason']})")
+
+
+def steady_sample_note(records: Sequence[TrialRecord]) -> str:
+    """What each replay's steady state was measured on (``replay.steady_sample``: N of M
+    shapes, passes; a sample's mean interval), in one line; "" when none says."""
+    parts, sampled = [], False
+    for r in records:
+        replay = r.get("replay") if r.get("status") == "ok" else None
+        sample = replay.get("steady_sample") if replay else None
+        if not sample:
+            continue
+        sampled = sampled or sample["sampled"]
+        what = (f"{sample['shapes']} of {sample['of_shapes']} shapes, {sample['passes']} "
+                f"pass{'es' if sample['passes'] != 1 else ''}")
+        ci = sample.get("mean_ci_ms")
+        if sample["sampled"] and ci and replay and replay["mean_ms"] > 0:
+            half = (ci[1] - ci[0]) / 2 / replay["mean_ms"]
+            what += f", mean ±{half:.1%} (95%)"
+        parts.append(f"{CompileConfig.from_dict(r['config']).label}: {what}")
+    if not sampled:  # every shape timed, as always: nothing to say
+        return ""
+    return ("steady state measured on a sample of the shapes, stratified by size and weighted "
+            "by the traffic (the reference checked the same): " + "; ".join(parts))
 
 
 @app.command()
 def trial(
-    file: Path = typer.Argument(..., help="Workload file (.py) defining `workload`."),
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="Workload file (.py) defining `workload`.",
+                                readable=False),  # advisor.paths says why, in one line
     mode: str = typer.Option("default", "--mode", help=DIM["mode"].help + "."),
     dtype: str = typer.Option("fp32", "--dtype", help=DIM["dtype"].help + "."),
     shape: str | None = typer.Option(
@@ -103,8 +137,9 @@ def trial(
         + ", ".join(OPTIONS_BY_NAME) + "."
     ),
     traffic: Path | None = typer.Option(
-        None, "--traffic", help="CSV of observed requests (header: the dims, e.g. batch,seq; "
-        "one row per request): replay it."
+        None, "--traffic", readable=False,
+        help="CSV of observed requests (header: the dims, e.g. batch,seq; one row per "
+        "request): replay it."
     ),
     holdout: float = typer.Option(
         HOLDOUT, "--holdout", help="With --traffic: the share of the log, at its end, that the "
@@ -123,13 +158,22 @@ def trial(
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Also measure the warm start."),
 ) -> None:
     """Run one configuration of a workload in a fresh process and print its record."""
-    from advisor.api import check_shape, check_timeout, replay_options  # not for `--help`
+    from advisor import settings
+    from advisor.api import (  # not for `--help`
+        check_holdout,
+        check_shape,
+        check_timeout,
+        replay_options,
+    )
+    from advisor.cli import waiting
     from advisor.devices import resolve_device
-    from advisor.search.launcher import IMPORT_TIMEOUT_S, Launcher, describe
+    from advisor.search.launcher import Launcher, describe
 
     try:
         fmt = output.resolve(fmt, as_json, out)
         check_timeout(timeout_s)
+        source = ctx.get_parameter_source("holdout")
+        check_holdout(holdout, traffic, source is not None and source.name != "DEFAULT")
         options = {}
         for name, values in parse_options(option).items():
             if len(values) != 1:
@@ -138,19 +182,26 @@ def trial(
             options[name] = values[0]
         config = CompileConfig(mode=mode, dtype=dtype, fullgraph=fullgraph, dynamic=dynamic,
                                shapes=shapes, options=options)
-        wl = describe(file, min(timeout_s, IMPORT_TIMEOUT_S)).workload
+        given = parse_shape(shape) if shape else None  # its bounds before the workload's import
+        if traffic is not None:  # the file itself too (its dims: once the workload is read)
+            from advisor.traffic import load_traffic
+
+            load_traffic(traffic).with_holdout(holdout)
+        wl = describe(file, settings.import_timeout_s(timeout_s),
+                      waiting.importing(file)).workload
         if dtype not in wl.dtypes:
             raise ConfigError(f"dtype {dtype} is not allowed by {file.name} "
                               f"(allowed: {', '.join(wl.dtypes)})")
-        dims = parse_shape(shape) if shape else wl.shape
+        dims = given or wl.shape
         check_shape(dims, wl.shape, file)
         replay = replay_options(file, wl, [shapes], traffic, shape is not None, holdout)
         device = resolve_device(device)
     except AdvisorError as e:
         fail_on(e)
-    record = Launcher(timeout_s=timeout_s).run(
-        file, config, device, replay or [{"dims": dims, "weight": 1.0}], measure_warm=warm
-    )
+    with waiting.Phases(f"trial of {file}") as said:  # a long build or compile, said
+        record = Launcher(timeout_s=timeout_s).run(
+            file, config, device, replay or [{"dims": dims, "weight": 1.0}], measure_warm=warm,
+            on_phase=said.phase)
     if record["failure_reason"] == "workload_error":
         tail = (record.get("error_tail") or "").strip().splitlines()
         last = tail[-1] if tail else "broke the workload contract"

@@ -174,6 +174,26 @@ def _use_wal(cursor: Any, busy_s: float) -> None:
             time.sleep(0.05)
 
 
+def check_sqlite_path(url: URL, folder_needed: bool = False) -> None:
+    """A SQLite file's path as this user can use it: a folder on the way that it cannot enter
+    (another user's 0700 home folder) is a StoreError naming it, before SQLite is asked (its
+    own message names neither the folder nor the user); ``folder_needed``: a folder that does
+    not exist too (a sweep says so before it starts any child)."""
+    from advisor import paths
+
+    database = url.database if url.get_backend_name() == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    folder = paths.blocked_by(database)
+    if folder is not None:
+        raise StoreError(f"cannot open SQLite database {masked_url(url)}: permission denied: "
+                         f"this user ({paths.user()}) cannot enter the folder {folder}; choose "
+                         "a database outside it (--db), or ask its owner for access")
+    if folder_needed and not Path(database).expanduser().absolute().parent.is_dir():
+        raise StoreError(f"cannot open SQLite database {masked_url(url)} (its directory does "
+                         "not exist): create it, or choose another --db")
+
+
 def immutable_url(url: URL) -> URL | None:
     """A reader's way into a SQLite file whose folder it cannot write: SQLite must create the
     ``-shm`` file beside a WAL database to read it, so the file is opened read-only and

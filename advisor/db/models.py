@@ -55,7 +55,8 @@ SWEEP_STATUSES = ("running", "finished", "stopped", "interrupted", "failed")
 # written as queries render it (queries.PASSED) so that both databases use the index.
 PASSED_SQL = {"sqlite": "status = 'ok' AND passed = 1", "postgresql": "status = 'ok' AND passed"}
 BEST_INDEX_COLUMNS = ("workload_id", "device_id", "environment_id", "median_ms", "id", "config_key")
-TRIAL_STATUSES = ("ok", "failed", "pruned")  # advisor.records.Status; String(16), no check
+# advisor.records.Status; String(16), no check constraint (a new status needs no migration)
+TRIAL_STATUSES = ("ok", "failed", "pruned", "stopped")
 
 Hash = String(64)
 Timestamp = DateTime(timezone=True)
@@ -142,6 +143,9 @@ class Sweep(Base):
     # refreshed by the running sweep's process (migration 0004): a running sweep whose
     # heartbeat is stale is reported dead
     heartbeat_at: Mapped[datetime | None]
+    # the process that runs it (migration 0006; `advisor.lifetime.owner`): a running sweep
+    # whose owner on the reader's host is gone is reported dead at once
+    owner: Mapped[dict[str, Any] | None]
 
     workload: Mapped[Workload] = relationship()
     device: Mapped[Device] = relationship()

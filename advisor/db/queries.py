@@ -133,6 +133,7 @@ def _sweep_counts(session: Session, sweep_ids: list[int]) -> dict[int, dict[str,
             func.count().filter(T.c.status == "ok").label("n_ok"),
             func.count().filter(T.c.status == "failed").label("n_failed"),
             func.count().filter(T.c.status == "pruned").label("n_pruned"),
+            func.count().filter(T.c.status == "stopped").label("n_stopped"),
             func.min(T.c.median_ms).filter(PASSED).label("best_median_ms"),
         )
         .where(T.c.sweep_id.in_(sweep_ids))
@@ -179,10 +180,12 @@ def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
         "started_at": rows.to_iso(row["started_at"]),
         "finished_at": rows.to_iso(row["finished_at"]),
         "heartbeat_at": rows.to_iso(row["heartbeat_at"]),
+        "owner": row["owner"],
         "n_trials": counts.get("n_trials", 0),
         "n_ok": counts.get("n_ok", 0),
         "n_failed": counts.get("n_failed", 0),
         "n_pruned": counts.get("n_pruned", 0),  # stopped once proven worse: not failures
+        "n_stopped": counts.get("n_stopped", 0),  # stopped by the budget: not measured
         "best_median_ms": counts.get("best_median_ms"),
     }
 
@@ -195,6 +198,7 @@ def config_keys_done(session: Session, sweep_id: int) -> set[str]:
             T.c.sweep_id == sweep_id,
             T.c.config_key.is_not(None),
             T.c.failure_reason.is_(None) | (T.c.failure_reason != "interrupted"),
+            T.c.status != "stopped",  # stopped by the budget: still to measure (--resume)
         )
     )
     return set(session.scalars(query))

@@ -181,6 +181,7 @@ def check_record(record: Mapping[str, Any], what: str) -> None:
         raise StoreError(f"{what}: failure_reason {reason!r} is not one of "
                          f"{', '.join(FAILURE_REASONS)}")
     _check_pruned(record, what)
+    _check_stopped(record, what)
     device = record["device"]
     if device is not None and not _DEVICE.fullmatch(str(device)):
         raise StoreError(f"{what}: device {device!r} is not cpu, cuda or cuda:N")
@@ -210,6 +211,24 @@ def _check_pruned(record: Mapping[str, Any], what: str) -> None:
         raise StoreError(f"{what}: status pruned needs pruned.lower_bound_ms, the bound it proved")
     if record["median_ms"] is not None:
         raise StoreError(f"{what}: a pruned trial has no median_ms (it was stopped before its "
+                         "steady state was measured)")
+
+
+def _check_stopped(record: Mapping[str, Any], what: str) -> None:
+    """A stopped record (advisor.records.Stopped: its time ended before it finished) says how
+    far it got, with a bound only where what it served proves one, and has no measured
+    figure."""
+    if record["status"] != "stopped":
+        return
+    stopped = record.get("stopped")
+    if not isinstance(stopped, dict) or not isinstance(stopped.get("phase"), str):
+        raise StoreError(f"{what}: status stopped needs stopped.phase, where its time ended")
+    bound = stopped.get("lower_bound_ms")
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))
+                              or not bound >= 0):
+        raise StoreError(f"{what}: stopped.lower_bound_ms {bound!r} is not a figure >= 0")
+    if record["median_ms"] is not None:
+        raise StoreError(f"{what}: a stopped trial has no median_ms (its time ended before its "
                          "steady state was measured)")
 
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 # The newest revision in migrations/versions; bump it with every new revision (a test checks).
-HEAD = "0005"
+HEAD = "0006"
 VERSION_TABLE = "advisor_alembic_version"
 TABLE_PREFIX = "advisor_"
 _VERSIONS = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), primary_key=True))
@@ -113,7 +113,9 @@ def revision_of(connection: Connection) -> Revision:
 
 
 def check(engine: Engine, *, create: bool = True) -> Revision:
-    """Make sure the database is at head: create a new one, refuse an outdated one."""
+    """Make sure the database is at head: create a new one, refuse an outdated one. A reader
+    (``create`` False) that finds no schema waits, up to `CREATING_WAIT_S`, for a schema
+    another process is creating (a first sweep holds the schema lock meanwhile)."""
     with engine.connect() as connection:
         revision = revision_of(connection)
     if revision.at_head:
@@ -121,7 +123,45 @@ def check(engine: Engine, *, create: bool = True) -> Revision:
     if revision.current is None and create:
         upgrade(engine, only_if_new=True)
         return Revision(revision.head, revision.head)
-    raise _not_at_head(engine, revision)
+    creating = False
+    if revision.current is None:
+        creating = not wait_for_schema(engine)
+        with engine.connect() as connection:
+            revision = revision_of(connection)
+        if revision.at_head:
+            return revision
+    raise _not_at_head(engine, revision, creating)
+
+
+CREATING_WAIT_S = 30.0  # how long a reader waits for a schema another process is creating
+
+
+def wait_for_schema(engine: Engine, wait_s: float | None = None) -> bool:
+    """Wait until no process holds the schema lock (`_schema_lock`: a first sweep creating the
+    schema), at most ``wait_s`` (default `CREATING_WAIT_S`); True when it was free or freed,
+    False when still held. A database this process cannot lock (a read-only SQLite file)
+    counts as free."""
+    wait_s = CREATING_WAIT_S if wait_s is None else wait_s
+    try:
+        with engine.connect() as connection:
+            if engine.dialect.name == "postgresql":
+                with connection.begin():
+                    connection.execute(text(f"SET LOCAL lock_timeout = {round(wait_s * 1000)}"))
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:k)"),
+                                       {"k": _LOCK_KEY})
+                return True
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            driver.execute(f"PRAGMA busy_timeout={round(wait_s * 1000)}")
+            try:  # a writer's transaction (the schema's creation) ends before this begins
+                driver.execute("BEGIN IMMEDIATE")
+                driver.execute("ROLLBACK")
+            finally:
+                driver.execute(f"PRAGMA busy_timeout={round(settings.db_busy_timeout_s() * 1000)}")
+            return True
+    except Exception as e:  # noqa: BLE001 - locked past the wait, or a database it cannot lock
+        text_ = str(e).lower()
+        return not ("lock" in text_ and ("timeout" in text_ or "locked" in text_))
 
 
 def upgrade(engine: Engine, *, only_if_new: bool = False) -> Revision:
@@ -254,13 +294,19 @@ def _known_revision(revision: Revision, engine: Engine) -> None:
         )
 
 
-def _not_at_head(engine: Engine, revision: Revision) -> StoreError:
+def _not_at_head(engine: Engine, revision: Revision, creating: bool = False) -> StoreError:
     _known_revision(revision, engine)
     where = masked_url(engine.url)
+    if revision.current is None and creating:
+        return SchemaOutdated(
+            f"the results database {where} is being created (another process holds its schema "
+            f"lock past {CREATING_WAIT_S:.0f} s); try again once it is done"
+        )
     if revision.current is None:
         return SchemaOutdated(
-            f"the results database {where} has no advisor tables yet: "
-            f"run `advisor db upgrade --db {where}`"
+            f"the results database {where} holds no advisor results yet: if a first sweep is "
+            f"starting, the database is being created; try again in a moment (else run a sweep "
+            f"first, or `advisor db upgrade --db {where}`)"
         )
     return SchemaOutdated(
         f"the results database {where} is at schema revision {revision.current}, this advisor "

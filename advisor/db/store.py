@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid as uuidlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,10 +27,12 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from advisor import lifetime
 from advisor import settings as env_settings
 from advisor.db import queries, rows, schema, writes
 from advisor.db.engine import (
     WRITE_OPTION,
+    check_sqlite_path,
     connect_error,
     immutable_url,
     make_engine,
@@ -62,6 +64,7 @@ _SWEEP_EXPORT_KEYS = (
 
 def _open_engine(url: str | None, read_only: bool = False) -> tuple[Engine, URL]:
     parsed = parse_url(resolve_url(url))
+    check_sqlite_path(parsed)
     if read_only and parsed.get_backend_name() == "sqlite" and not _sqlite_file_exists(parsed):
         raise StoreError(missing_database(parsed))
     engine = make_engine(parsed, read_only=read_only)
@@ -116,7 +119,12 @@ def database_revision(url: str | None = None) -> schema.Revision:
     engine, parsed = _open_engine(url, read_only=True)
     try:
         with translated(parsed, "reading the schema revision"), engine.connect() as connection:
-            return schema.revision_of(connection)
+            found = schema.revision_of(connection)
+        if found.current is None:  # a first sweep may be creating it: its lock is waited for
+            schema.wait_for_schema(engine)
+            with translated(parsed, "reading the schema revision"), engine.connect() as c:
+                found = schema.revision_of(c)
+        return found
     finally:
         engine.dispose()
 
@@ -139,6 +147,7 @@ def _file_identity(url: URL) -> tuple[Path, int, int] | None:
 
 
 def _sqlite_file_exists(url: URL) -> bool:
+    check_sqlite_path(url)
     return not url.database or url.database == ":memory:" or Path(url.database).exists()
 
 
@@ -303,6 +312,7 @@ class ResultStore:
             "planned_trials": planned_trials,
             "started_at": datetime.now(UTC),
             "finished_at": None,
+            "owner": lifetime.owner(),  # this process: gone at once to a reader on this host
         }
         sweep["heartbeat_at"] = sweep["started_at"]
         with self._write("creating a sweep") as session:
@@ -314,8 +324,8 @@ class ResultStore:
             raise StoreError(f"sweep status {status!r} is not one of {', '.join(SWEEP_STATUSES)}")
         now = datetime.now(UTC)
         values: dict[str, Any] = {"status": status, "finished_at": now}
-        if status == "running":  # resumed: alive again
-            values |= {"finished_at": None, "heartbeat_at": now}
+        if status == "running":  # resumed: alive again, this process its owner
+            values |= {"finished_at": None, "heartbeat_at": now, "owner": lifetime.owner()}
         with self._write("updating a sweep") as session:
             done = session.execute(
                 update(queries.S).where(queries.S.c.id == sweep_id).values(**values)
@@ -423,7 +433,8 @@ class ResultStore:
             return queries.trial_records(session, where, limit)
 
     def config_keys_done(self, sweep_id: int) -> set[str]:
-        """Config keys a sweep has measured or seen fail (not those cut off by an interrupt)."""
+        """Config keys a sweep has measured or seen fail (not those cut off by an interrupt,
+        nor those its budget stopped: a resumed sweep measures them)."""
         with self._read("reading a sweep's configs") as session:
             return queries.config_keys_done(session, sweep_id)
 
@@ -466,10 +477,17 @@ class ResultStore:
             record["sweep"] = sweeps.get(record.pop("sweep_id"))
         return records
 
-    def import_records(self, records: Iterable[dict[str, Any]]) -> tuple[int, int]:
+    def import_records(
+        self, records: Iterable[dict[str, Any]],
+        before_commit: Callable[[int, int], None] | None = None,
+    ) -> tuple[int, int]:
         """Merge exported records by trial uuid, recreating their sweeps, devices,
-        environments and workloads as needed; returns (added, skipped). All or nothing."""
+        environments and workloads as needed; returns (added, skipped). All or nothing:
+        ``before_commit(added, skipped)`` runs inside the transaction (the CLI writes its
+        report there), and an exception it raises leaves the database as it was."""
         records = list(records)
+        if not records:
+            return 0, 0  # an empty export: nothing to add, no transaction to open
         sweeps = _carried_sweeps(records)
         items = [writes.prepare(r, None, i) for i, r in enumerate(records)]
         for i, record in enumerate(records):
@@ -482,6 +500,8 @@ class ResultStore:
             for item, record in zip(items, records, strict=True):
                 item.sweep_id = sweep_ids.get(_sweep_uuid(record) or "")
             added = writes.insert_trials(session, self._ids, items)
+            if before_commit is not None:
+                before_commit(len(added), len(items) - len(added))
         if len(added) >= ANALYZE_AFTER:
             self.analyze()
         return len(added), len(items) - len(added)
@@ -616,12 +636,14 @@ class ResultStore:
 
 
 def _liveness(sweep: dict[str, Any]) -> dict[str, Any]:
-    """A running sweep whose heartbeat is older than `sweep_dead_after_s()` is reported dead."""
+    """A running sweep whose heartbeat is older than `sweep_dead_after_s()` is reported dead,
+    and at once one whose owner ran on this host and is gone (`advisor.lifetime.owner_gone`:
+    kill -9, a crash; its pid not alive, or alive as another process)."""
     sweep["stored_status"] = sweep["status"]
     seen = sweep.get("heartbeat_at") or sweep.get("started_at")
     if sweep["status"] == "running" and seen is not None:
         age_s = (datetime.now(UTC) - datetime.fromisoformat(seen)).total_seconds()
-        if age_s > sweep_dead_after_s():
+        if age_s > sweep_dead_after_s() or lifetime.owner_gone(sweep.get("owner")):
             sweep["status"] = "dead"
     return sweep
 

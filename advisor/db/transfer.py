@@ -10,9 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from advisor.errors import StoreError
@@ -51,7 +49,7 @@ def _cell(key: str, value: Any) -> str:
 
 
 def _write_csv(records: Sequence[Mapping[str, Any]], out: TextIO) -> None:
-    columns = _columns(records)
+    columns = _columns(records) or ["trial_uuid"]  # no records: the header `import` knows
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     for record in records:
@@ -63,6 +61,8 @@ def read_records(path: str) -> list[dict[str, Any]]:
     Every record is checked as `advisor import` will store it (`check_records`), so that a bad
     file is refused before any database is opened."""
     text = _read_text(path)
+    if not text.strip():
+        return []  # an empty file: an export of nothing, as `[]` and a header-only CSV are
     is_json = path.endswith(".json") or (not path.endswith(".csv") and text.lstrip()[:1] in "[{")
     records = _parse_json(text, path) if is_json else _parse_csv(text, path)
     for i, record in enumerate(records):
@@ -98,12 +98,14 @@ def _loads(text: str, what: str) -> Any:
 
 
 def _read_text(path: str) -> str:
-    try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise StoreError(
-            f"cannot read {path}: {e.strerror if isinstance(e, OSError) else e}"
-        ) from e
+    """The file's text, read as this user and bounded (`advisor.paths.EXPORT_MAX_BYTES`)."""
+    from advisor import paths
+
+    if path != "-":
+        paths.readable_file(path, "import file", StoreError,
+                            missing=f"cannot read {path}: No such file or directory")
+    return paths.read_text(path, "import file", paths.EXPORT_MAX_BYTES, error=StoreError,
+                           fix="split it: `advisor export --workload NAME` per workload")
 
 
 def _parse_json(text: str, path: str) -> list[Any]:

@@ -258,6 +258,7 @@ def insert_sweep(session: Session, cache: IdCache, sweep: dict[str, Any]) -> int
         "planned_trials": sweep.get("planned_trials"),
         "started_at": rows.to_datetime(sweep["started_at"], f"{what}: started_at"),
         "finished_at": rows.to_datetime(sweep.get("finished_at"), f"{what}: finished_at"),
+        "owner": sweep.get("owner"),  # this host's process; never carried by an export
     }
     row["heartbeat_at"] = (rows.to_datetime(sweep.get("heartbeat_at"), f"{what}: heartbeat_at")
                            or row["started_at"])

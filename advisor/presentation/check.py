@@ -219,11 +219,13 @@ def read_baseline(path: str, workload: str, fingerprint: str | None) -> Baseline
 
 
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read --baseline {path}: "
-                          f"{e.strerror if isinstance(e, OSError) else e}") from e
+    """The baseline's text, read as this user and bounded (`advisor.paths.EXPORT_MAX_BYTES`)."""
+    from advisor import paths
+
+    paths.readable_file(path, "--baseline", missing=f"cannot read --baseline {path}: No such "
+                        "file or directory")
+    return paths.read_text(path, "--baseline", paths.EXPORT_MAX_BYTES,
+                           fix="pass an `advisor export --workload NAME` of one workload")
 
 
 def _from_document(data: dict[str, Any], path: str, workload: str) -> Baseline:

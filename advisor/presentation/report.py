@@ -154,6 +154,8 @@ def _passed(record: TrialRecord) -> bool:
 def _failure_row(record: TrialRecord) -> dict[str, str]:
     if record.get("status") == "pruned":  # its proven bound, never a measured figure
         outcome = serving.pruned_text(record.get("pruned") or {})
+    elif record.get("status") == "stopped":  # its time ended first: no figure
+        outcome = serving.stopped_text(record.get("stopped") or {})
     elif record.get("status") != "ok":
         outcome = f"failed: {record.get('failure_reason') or 'unknown'}"
     elif record.get("correct") is False:

@@ -32,13 +32,14 @@ from advisor.dimensions import from_params
 from advisor.errors import ConfigError, StoreError, WorkloadError
 from advisor.records import Fingerprint
 from advisor.search.feed import (
+    DEADLINE_ATTR,
     PLAN_ATTR,
     QUEUED_AT_ATTR,
     Feeder,
     past_deadline,
     room_for_more,
 )
-from advisor.search.launcher import IMPORT_TIMEOUT_S, Launcher, describe
+from advisor.search.launcher import Launcher, describe
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
 from advisor.search.study import (
@@ -153,7 +154,7 @@ class Worker:
         path = Path(wl["path"])
         checked, probed = env_settings.workload_checked(), env_settings.probed_fingerprint()
         if not checked:  # imported by a child (the bytes it hashed: those just compared)
-            described = describe(path, IMPORT_TIMEOUT_S)
+            described = describe(path, env_settings.import_timeout_s())
             if described.source_sha256 != sha256:
                 raise WorkloadError(f"{path} changed while this worker checked it; not "
                                     "imported: leave the workload file as it is")
@@ -283,6 +284,10 @@ class Worker:
         taken = time.time()
         settings = self.sweep["settings"]
         shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
+        # a budgeted sweep's trials end with the trials' share of its budget (the study's
+        # deadline): each stops itself before it, kept as "stopped" (advisor.child.replay)
+        deadline = study.user_attrs.get(DEADLINE_ATTR)
+        left = None if deadline is None else max(1.0, float(deadline) - time.time())
         with Heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 path, config, self.device, shapes,
@@ -295,6 +300,8 @@ class Worker:
                 # every few seconds), reread by the child
                 prune_refresh=(lambda: prune_bar(self.store, sweep_id, config, settings))
                 if settings.get("traffic") else None,
+                on_progress=self.observer.trial_progress, time_budget_s=left, time_limit_s=left,
+                calls_per_process=settings.get("calls_per_process"),
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)

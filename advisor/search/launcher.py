@@ -33,6 +33,7 @@ from advisor.protocol import (
     CHILD_MODULE,
     LOCK_WAIT_PHASE,
     PHASE_PREFIX,
+    PROGRESS_PREFIX,
     AloneSpec,
     ArtifactSpec,
     ChildSpec,
@@ -66,7 +67,8 @@ class Child:
     """One child process running `python -m advisor.child.main SPEC RESULT` (`CHILD_MODULE`)."""
 
     def __init__(self, spec: ChildSpec, workdir: Path, env: dict[str, str],
-                 on_phase: Callable[[str], None] | None) -> None:
+                 on_phase: Callable[[str], None] | None,
+                 on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.spec_path = workdir / f"spec-{uuid.uuid4().hex[:8]}.json"
         self.result_path = workdir / f"result-{uuid.uuid4().hex[:8]}.json"
         self.stderr_path = workdir / f"stderr-{uuid.uuid4().hex[:8]}.txt"
@@ -83,10 +85,12 @@ class Child:
         self.phases: list[tuple[str, float]] = []  # (phase, seconds since the start) as read
         self.ended_s: float | None = None  # seconds from the start to the exit
         log.debug("child pid %d started: %s", self.proc.pid, _kind(spec))
-        self._reader = threading.Thread(target=self._read, args=(on_phase,), daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(on_phase, on_progress),
+                                        daemon=True)
         self._reader.start()
 
-    def _read(self, on_phase: Callable[[str], None] | None) -> None:
+    def _read(self, on_phase: Callable[[str], None] | None,
+              on_progress: Callable[[dict[str, Any]], None] | None) -> None:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.decode(errors="replace").rstrip("\n")
@@ -95,6 +99,13 @@ class Child:
                 self.phases.append((name, time.monotonic() - self._t0))
                 if on_phase is not None:
                     on_phase(name)
+            elif line.startswith(PROGRESS_PREFIX) and on_progress is not None:
+                try:  # the child's Ticker: {"phase", "done", "total", "unit", ...}
+                    info = json.loads(line[len(PROGRESS_PREFIX):])
+                except ValueError:
+                    continue
+                if isinstance(info, dict):
+                    on_progress(info)
 
     def kill(self) -> None:
         """Kill the child's whole process group (compile workers included)."""
@@ -275,9 +286,11 @@ class Probe:
             try:
                 code = self.child.wait(self.timeout_s)
                 result = self.child.result()
-                if result is None:
-                    raise TrialFailed("crash", f"probing {self.device} failed (exit code {code})",
-                                      self.child.stderr_tail())
+                if result is None:  # its last line names the cause (a setting, a driver)
+                    tail = self.child.stderr_tail()
+                    last = (tail.strip().splitlines() or [""])[-1]
+                    raise TrialFailed("crash", f"probing {self.device} failed (exit code {code})"
+                                      + (f": {last}" if last else ""), tail)
                 self._result = cast(Fingerprint, result)  # the probe child's JSON
             finally:
                 self.close()
@@ -290,13 +303,16 @@ class Probe:
         shutil.rmtree(self._workdir, ignore_errors=True)
 
 
-def describe(path: str | Path, limit_s: float) -> DescribedWorkload:
+def describe(path: str | Path, limit_s: float,
+             on_wait: Callable[[float], None] | None = None) -> DescribedWorkload:
     """A workload file's facts (`advisor.workload.WorkloadFacts`), read by a child that imports
     it (forked like a trial's), so that this process imports neither the file nor torch. The
     bytes hashed here are the bytes the child imports (and this process's children after it:
     `advisor.workload.pin_sha256`). A bad file, an import that fails or takes longer than
     ``limit_s`` (a download, a lock, an endless loop at import), or a child that dies: a
-    WorkloadError, one line naming the file."""
+    WorkloadError, one line naming the file, and for the time limit how to raise it.
+    ``on_wait(seconds)``: called every `SAY_EVERY_S` while the import goes on (the CLI says
+    "importing FILE (12 s)")."""
     file = Path(path)
     sha256 = hashlib.sha256(read_workload_file(file)).hexdigest()
     pin_sha256(file, sha256)
@@ -306,11 +322,14 @@ def describe(path: str | Path, limit_s: float) -> DescribedWorkload:
         spec: DescribeSpec = {"kind": "describe", "workload_path": str(file), "device": "cpu",
                               "workload_sha256": sha256}
         child = Child(spec, workdir, _child_env(workdir / "inductor-cache", "cpu"), None)
-        code = child.wait(limit_s)
+        code = _wait_saying(child, limit_s, on_wait)
         result = child.result()
         if child.timed_out:
-            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s (does "
-                                "it download, wait or loop at import?); nothing ran")
+            raise WorkloadError(f"{file}: importing it took longer than {limit_s:g} s, its "
+                                "limit (does it download, wait or loop at import?); nothing ran. "
+                                "If it needs longer, raise the limit: "
+                                f"{settings.IMPORT_TIMEOUT_S.name}=SECONDS, and --timeout "
+                                "where that is lower")
         if result is None:
             last = (child.stderr_tail().strip().splitlines() or [""])[-1]
             raise WorkloadError(f"{file}: import failed: {_crash_reason(code, False, False)[1]}"
@@ -324,6 +343,25 @@ def describe(path: str | Path, limit_s: float) -> DescribedWorkload:
             child.kill()
             child.wait(5.0)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+SAY_EVERY_S = 5.0  # how often a wait for a workload's import is said (`describe`'s ``on_wait``)
+
+
+def _wait_saying(child: Child, limit_s: float, on_wait: Callable[[float], None] | None) -> int:
+    """`Child.wait` for at most ``limit_s``, calling ``on_wait(seconds so far)`` every
+    `SAY_EVERY_S` while the child runs."""
+    t0 = time.monotonic()
+    while on_wait is not None:
+        left = limit_s - (time.monotonic() - t0)
+        if left <= SAY_EVERY_S:
+            break
+        try:
+            child.proc.wait(timeout=SAY_EVERY_S)
+            break
+        except subprocess.TimeoutExpired:
+            on_wait(time.monotonic() - t0)
+    return child.wait(max(0.0, limit_s - (time.monotonic() - t0)))
 
 
 class Launcher:
@@ -351,14 +389,23 @@ class Launcher:
             on_phase: Callable[[str], None] | None = None,
             screen_above_ms: float | None = None,
             prune: PruneBar | None = None,
-            prune_refresh: Callable[[], PruneBar | None] | None = None) -> TrialRecord:
+            prune_refresh: Callable[[], PruneBar | None] | None = None,
+            on_progress: Callable[[dict[str, Any]], None] | None = None,
+            time_budget_s: float | None = None, time_limit_s: float | None = None,
+            calls_per_process: int | None = None) -> TrialRecord:
         """Run one trial and return its record (see advisor.records); never raises for the trial.
         `screen_above_ms`: cut the measurement short when a first short one is above it (the
         config is clearly dominated; see TrialRun._screen); such a trial skips the warm start.
         `prune`: a replay stops serving once its process-life cost is proven above this bar
         (advisor.search.sweep.prune_bar; status "pruned", no warm start). `prune_refresh`:
         the bar as it stands now (other trials finish meanwhile in a pooled sweep), written to a
-        file the child rereads, every `BAR_REFRESH_S` while it runs."""
+        file the child rereads, every `BAR_REFRESH_S` while it runs. `on_progress`: the child's
+        progress every few seconds (advisor.child.measure.Ticker's JSON). `time_budget_s`,
+        `time_limit_s`: a budgeted sweep's trial, its share (what its replay is sized to) and
+        the seconds it must end within (the child's limit; no longer than this launcher's
+        ``timeout_s``): a trial killed at that limit is returned "stopped" with what its
+        progress file kept (advisor.records.Stopped), not failed. `calls_per_process`: the
+        process a stopped replay's bound is priced over."""
         spec: TrialSpec = {
             "kind": "trial",
             "workload_path": str(Path(workload_path).resolve()),
@@ -371,18 +418,25 @@ class Launcher:
             "screen_above_ms": screen_above_ms,
             "prune": prune,
         }
+        if time_limit_s is not None and time_limit_s <= self.timeout_s:  # else its own timeout
+            spec["time_limit_s"] = time_limit_s
+        if time_budget_s is not None:
+            spec["time_budget_s"] = min(time_budget_s, spec.get("time_limit_s", self.timeout_s))
+        if calls_per_process is not None:
+            spec["calls_per_process"] = calls_per_process
         if self.cache_root is not None:
             workdir = self.cache_root / str(spec["trial_uuid"])
             workdir.mkdir(parents=True)
         else:
             workdir = tempdirs.make("trial")
+        spec["progress_file"] = str(workdir / "progress.json")
         feed = None
         if prune_refresh is not None:
             spec["prune_file"] = str(workdir / "prune-bar.json")
             feed = _BarFeed(workdir / "prune-bar.json", prune, prune_refresh).start()
         try:
             try:
-                record = self._run_child(spec, workdir, on_phase)
+                record = self._run_child(spec, workdir, on_phase, on_progress)
             finally:
                 if feed is not None:
                     feed.stop()
@@ -494,19 +548,21 @@ class Launcher:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _start(self, spec: ChildSpec, workdir: Path,
-               on_phase: Callable[[str], None] | None) -> Child:
+               on_phase: Callable[[str], None] | None,
+               on_progress: Callable[[dict[str, Any]], None] | None = None) -> Child:
         if spec["kind"] != "probe" and not spec.get("workload_sha256"):
             spec["workload_sha256"] = _checked_sha256(spec["workload_path"])
         env = {**_child_env(workdir / "inductor-cache", spec["device"]), **self.env}
-        self._child = Child(spec, workdir, env, on_phase)
+        self._child = Child(spec, workdir, env, on_phase, on_progress)
         if self._interrupted:
             self._child.kill()
         return self._child
 
     def _run_child(self, spec: TrialSpec, workdir: Path,
-                   on_phase: Callable[[str], None] | None) -> TrialRecord:
-        child = self._start(spec, workdir, on_phase)
-        code = child.wait(self.timeout_s)
+                   on_phase: Callable[[str], None] | None,
+                   on_progress: Callable[[dict[str, Any]], None] | None = None) -> TrialRecord:
+        child = self._start(spec, workdir, on_phase, on_progress)
+        code = child.wait(spec.get("time_limit_s", self.timeout_s))
         record = cast("TrialRecord | None", child.result())  # what advisor.child.trial wrote
         if record is not None and not self._interrupted:
             record["phases_s"] = child.phase_seconds()
@@ -516,6 +572,8 @@ class Launcher:
             return record
         log.info("trial %s left no record (rc %d%s): %s", spec["trial_uuid"], code,
                  ", interrupted" if self._interrupted else "", child.stderr_tail()[-300:])
+        if child.timed_out and "time_limit_s" in spec and not self._interrupted:
+            return stopped_record(spec, child)  # the budget's limit: kept as stopped
         fallback = empty_record()
         reason, message = _crash_reason(code, child.timed_out, self._interrupted)
         fallback.update({
@@ -534,3 +592,36 @@ class Launcher:
         result = child.result() or {}
         value = result.get("warm_compile_s")
         return float(value) if value is not None else None
+
+
+def stopped_record(spec: TrialSpec, child: Child) -> TrialRecord:
+    """The record of a trial killed at its budget's time limit (``time_limit_s``): status
+    "stopped" with what its progress file kept (the child's `Ticker`: the phase it was in, the
+    requests it served and the bound they prove, advisor.records.Stopped), its phases, and no
+    figure."""
+    progress = read_result(spec["progress_file"]) if spec.get("progress_file") else None
+    kept = (progress or {}).get("stopped") or {}
+    phase = str(kept.get("phase") or (progress or {}).get("phase")
+                or (child.phases[-1][0] if child.phases else "start"))
+    limit = spec["time_limit_s"]
+    record = empty_record()
+    record.update({
+        "trial_uuid": spec["trial_uuid"], "config": spec["config"],
+        "config_key": CompileConfig.from_dict(spec["config"]).key, "device": spec["device"],
+        "started_at": spec["started_at"], "status": "stopped",
+    })
+    record["stopped"] = {
+        "lower_bound_ms": kept.get("lower_bound_ms"),
+        "requests_served": int(kept.get("requests_served") or 0),
+        "requests_total": int(kept.get("requests_total") or 0),
+        "phase": phase,
+        "reason": f"its time limit ({limit:.0f} s of the budget) ended while it was {phase}, "
+                  "in a call it could not stop; its process was killed",
+        "elapsed_s": round(child.ended_s or limit, 3),
+        "stream_s": kept.get("stream_s"),
+        "share_s": spec.get("time_budget_s"),
+        "calls_per_process": int(kept.get("calls_per_process") or 0)
+        or spec.get("calls_per_process") or 0,
+    }
+    record["phases_s"] = child.phase_seconds()
+    return record

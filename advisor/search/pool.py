@@ -27,7 +27,7 @@ from advisor.search.fleet import WorkerPool, queue_pool
 from advisor.search.launcher import Launcher
 from advisor.search.study import fail_orphans, open_study
 from advisor.search.sweep import Heartbeat, QuietObserver, Sweeper
-from advisor.serving import pruned_text
+from advisor.serving import pruned_text, stopped_text
 from advisor.units import duration_ms, duration_s
 
 if TYPE_CHECKING:
@@ -192,4 +192,6 @@ def _outcome(record: TrialRecord, ms: Callable[[float | None], str]) -> str:
         return ms(record["median_ms"]) + ("" if record.get("passed") else " (rejected)")
     if record["status"] == "pruned":
         return pruned_text(record.get("pruned") or {})
+    if record["status"] == "stopped":
+        return stopped_text(record.get("stopped") or {})
     return f"failed: {record.get('failure_reason')}"

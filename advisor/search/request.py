@@ -94,9 +94,11 @@ class SweepRequest:
         None, "--trials", "Measure at most N configs (TPE picks them when N < the space).",
         resume=lambda s, sp: s.n_trials)
     budget: str | None = flag(
-        None, "--budget", "The sweep's time, e.g. 20m: trials run in its first 80% (those "
-        "still running then are stopped, not measured), the rest pairs the pick with eager fp32 "
-        "and measures its warm start (all of it with --no-warm --no-confirm-leaders).",
+        None, "--budget", "The sweep's time, e.g. 20m: trials run in its first 80% (the eager "
+        "fp32 baseline within its first fifth; a replay's steady state sized to its trial's "
+        "share; a trial still running then is stopped and kept as stopped, not measured), the "
+        "rest pairs the pick with eager fp32 and measures its warm start (all of it with "
+        "--no-warm --no-confirm-leaders).",
         resume=lambda s, sp: s.budget_s)
     modes: Sequence[str] | None = flag(
         None, "--modes", "Comma-separated modes to try; " + DIM["mode"].help + ".", comma=True,

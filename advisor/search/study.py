@@ -124,7 +124,9 @@ def tell_outcome(study: optuna.Study, trial: optuna.trial.Trial, record: TrialRe
                  config: CompileConfig, calls_per_process: int | None = None) -> None:
     """Tell the study how a stored trial ended: the advisor trial it stands for (user attributes
     `trial_uuid`, `config_key`), then its deciding figure (`advisor.recommendation.deciding_ms`)
-    with accuracy as a constraint, or PRUNED with its bound, or FAIL with its reason."""
+    with accuracy as a constraint, or PRUNED with its bound, or FAIL with its reason (a trial
+    the budget stopped: FAIL, not measured, with how far it got and its bound where it has
+    one)."""
     trial.set_user_attr("trial_uuid", record["trial_uuid"])
     trial.set_user_attr("config_key", config.key)
     if record["status"] == "ok":
@@ -135,6 +137,13 @@ def tell_outcome(study: optuna.Study, trial: optuna.trial.Trial, record: TrialRe
         trial.set_user_attr("pruned_lower_bound_ms", pruned["lower_bound_ms"])
         trial.set_user_attr("pruned_reason", pruned["reason"])
         study.tell(trial, state=trial_state("PRUNED"))
+    elif record["status"] == "stopped":  # not measured (not proven worse): the sampler skips it
+        stopped = record["stopped"]
+        trial.set_user_attr("stopped_reason", stopped["reason"])
+        trial.set_user_attr("stopped_phase", stopped["phase"])
+        if stopped["lower_bound_ms"] is not None:
+            trial.set_user_attr("stopped_lower_bound_ms", stopped["lower_bound_ms"])
+        study.tell(trial, state=trial_state("FAIL"))
     else:
         trial.set_user_attr("failure_reason", record["failure_reason"])
         study.tell(trial, state=trial_state("FAIL"))

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from advisor import device_lock
+from advisor import device_lock, sizing
 from advisor import settings as env_settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.errors import ConfigError, StoreError, TrialFailed
@@ -73,6 +73,10 @@ PRUNE_MARGIN = 0.10
 # and the trials still running are stopped, once less than this share of it is left (when those
 # steps are due), and every step after the trials runs only in what is left of it.
 AFTER_TRIALS_SHARE = 0.2
+# The eager fp32 baseline runs first, within this share of the budget (its replay sized to it and
+# stopped at its end: advisor.sizing.BASELINE_SHARE), so that the trials after it keep most of the
+# budget whatever the baseline costs on this host; every speedup is against it.
+BASELINE_SHARE = sizing.BASELINE_SHARE
 CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
 ALONE_LEADERS = 3  # ranked configs a pooled sweep serves again alone (advisor.serving.served)
 
@@ -125,6 +129,7 @@ class Observer(Protocol):
     def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None: ...
     def trial_started(self, config: CompileConfig) -> None: ...
     def phase(self, name: str) -> None: ...
+    def trial_progress(self, info: Mapping[str, Any]) -> None: ...
     def notice(self, text: str) -> None: ...
     def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None: ...
 
@@ -138,6 +143,10 @@ class QuietObserver:
 
     def phase(self, name: str) -> None:
         pass
+
+    def trial_progress(self, info: Mapping[str, Any]) -> None:
+        """A running trial's progress, every few seconds (advisor.child.measure.Ticker's
+        ``phase``, ``done`` of ``total`` ``unit``, ``phase_s``, ``elapsed_s``)."""
 
     def notice(self, text: str) -> None:
         pass
@@ -160,6 +169,7 @@ class SweepOutcome:
     unmeasured: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     stopped_by: str = ""  # "budget" | "interrupt" | ""
+    budget_s: float | None = None  # the time budget it ran with (None: none)
 
 
 class Heartbeat:
@@ -338,7 +348,8 @@ class Sweeper:
                     trial.set_user_attr("skipped", "the budget ended")
                     study.tell(trial, state=trial_state("FAIL"))
                     break
-                record = self._run_one(config, fingerprint, sweep_id, trial, study)
+                remaining = planned - len(done & set(self.space.keys()))
+                record = self._run_one(config, fingerprint, sweep_id, trial, study, remaining)
                 if record is None:
                     break
                 done.add(config.key)
@@ -430,13 +441,15 @@ class Sweeper:
                 self.left_out.append("the warm start")  # started, and cut by the budget's end
         if failed:
             rec = replace(rec, note=" ".join(n for n in (rec.note, failed) if n))
-        stored = {r["config_key"] for r in records}
+        # a trial the budget stopped measured nothing: its config is still to measure
+        stored = {r["config_key"] for r in records if r["status"] != "stopped"}
         unmeasured = [c.label for c in self.space.configs if c.key not in stored]
         stopped_by = ("interrupt" if self.interrupted else
                       "budget" if self.budget_ended or self.left_out else "")
         return SweepOutcome(sweep_id, status, records, rec, fingerprint, study_name,
                             unmeasured=unmeasured if stopped_by or self.settings.budgeted
-                            else [], left_out=list(self.left_out), stopped_by=stopped_by)
+                            else [], left_out=list(self.left_out), stopped_by=stopped_by,
+                            budget_s=self.settings.budget_s)
 
     # -- the budget -------------------------------------------------------------------------
     def start_budget(self) -> None:
@@ -725,11 +738,33 @@ class Sweeper:
         trial = study.ask()
         return suggest_config(trial, self.space), trial
 
+    def trial_time(self, config: CompileConfig, remaining: int
+                   ) -> tuple[float | None, float | None]:
+        """A budgeted trial's (share, limit) in seconds from its start; (None, None) without a
+        time budget. The eager fp32 baseline of a sweep that replays traffic: `BASELINE_SHARE`
+        of the budget, its share and its limit alike (a replay's cost grows with the traffic's
+        shapes; a per-shape trial's does not, and its baseline runs as the others do). Another
+        config: an even share of what is left of the trials' time among the ``remaining``
+        configs still to measure, this one included (what its replay's steady state and
+        reference are sized to: advisor.child.replay), and all that is left as its limit (a
+        replay goes past its share only while projected to end before it). A trial that ends
+        early leaves its time to the next ones."""
+        left, budget = self.trials_time_left(), self.settings.budget_s
+        if left is None or budget is None:
+            return None, None
+        left = max(1.0, left)
+        if config == EAGER_FP32 and self.settings.traffic:
+            share = min(left, budget * BASELINE_SHARE)
+            return share, share
+        return left / max(1, remaining), left
+
     def _run_one(self, config: CompileConfig, fingerprint: Fingerprint, sweep_id: int,
-                 trial: optuna.trial.Trial, study: optuna.Study) -> TrialRecord | None:
+                 trial: optuna.trial.Trial, study: optuna.Study, remaining: int = 1
+                 ) -> TrialRecord | None:
         self.observer.trial_started(config)
         left = self.trials_time_left()
-        with self._bounded(left):  # a trial ends with the trials' share of the budget
+        share, limit = self.trial_time(config, remaining)
+        with self._bounded(left if limit is None else limit):  # a trial ends with its time
             record = self.launcher.run(
                 self.loaded.path, config, self.settings.device, self.shapes(),
                 measure_warm=self.settings.measure_warm and self.settings.warm_all,
@@ -738,7 +773,12 @@ class Sweeper:
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
                                                 self.settings.screen),
                 prune=prune_bar(self.store, sweep_id, config, self.settings),
+                on_progress=self.observer.trial_progress,
+                time_budget_s=share, time_limit_s=limit,
+                calls_per_process=self.settings.calls_per_process,
             )
+        if record["status"] == "stopped":  # its time ended: kept with how far it got
+            self.budget_ended = True
         cut = (left is not None and left < self.settings.timeout_s
                and record.get("failure_reason") == "timeout")
         if self.interrupted or cut:  # stopped, not measured: nothing stored, Optuna told so

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -385,7 +386,10 @@ def test_export_then_import_into_an_empty_database_round_trips(
         assert other.import_records(exported) == (6, 0)
         assert other.export() == exported
         assert _without(other.trials(), "sweep_id") == _without(store.trials(), "sweep_id")
-        assert _without(other.sweeps(), "id") == _without(store.sweeps(), "id")
+        # the owner (this host's process that ran a sweep) stays behind: an import has none
+        assert _without(other.sweeps(), "id", "owner") == _without(store.sweeps(), "id", "owner")
+        assert {s["owner"]["pid"] for s in store.sweeps()} == {os.getpid()}
+        assert [s["owner"] for s in other.sweeps()] == [None, None]
         assert _without(other.best_per_workload_device(), "sweep_id") == _without(
             store.best_per_workload_device(), "sweep_id"
         )
@@ -394,8 +398,8 @@ def test_export_then_import_into_an_empty_database_round_trips(
         assert len(other.trials()) == 6
 
 
-def _without(rows: list[dict], key: str) -> list[dict]:
-    return [{k: v for k, v in row.items() if k != key} for row in rows]
+def _without(rows: list[dict], *keys: str) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in keys} for row in rows]
 
 
 def test_export_of_one_workload(store: ResultStore, make: SimpleNamespace) -> None:

@@ -95,7 +95,7 @@ def test_head_names_the_newest_shipped_revision() -> None:
 
     script = ScriptDirectory.from_config(alembic_config())
     assert head_revision() == script.get_current_head() == known_revisions()[0]
-    assert known_revisions() == ("0005", "0004", "0003", "0002", "0001")
+    assert known_revisions() == ("0006", "0005", "0004", "0003", "0002", "0001")
 
 
 def test_the_fixture_script_describes_the_committed_fixture() -> None:

@@ -112,7 +112,7 @@ def test_asking_the_revision_does_not_create_a_database(tmp_path: Path) -> None:
 
 def test_create_false_leaves_a_new_database_alone(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/x.db"
-    with pytest.raises(SchemaOutdated, match=r"no advisor tables yet: run `advisor db upgrade"):
+    with pytest.raises(SchemaOutdated, match=r"holds no advisor results yet: if a first sweep"):
         ResultStore.from_url(url, create=False)
     assert database_revision(url).current is None
 

@@ -37,7 +37,10 @@ CHECKED: dict[str, dict[str, list[str]] | None] = {
         "Warm-start artifact",
         "Published figures audit (2026-12-05)",
     ]},
-    "docs/shapes.md": {"paragraphs": ["Run 1 ("]},
+    "docs/shapes.md": {"paragraphs": ["Run 1 ("], "headings": [
+        "A traffic sweep within its budget (`advisor/sizing.py`)",
+        "What a traffic sweep costs on a CPU",
+    ]},
 }
 PAGES = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md"))]
 MAIN_JOB = ("python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && "

@@ -138,14 +138,18 @@ def test_a_trial_still_running_when_the_budget_ends_is_cut_and_the_sweep_answers
     done = advisor("sweep", HANGS, "--db", url, "--modes", "eager", "--budget", "15s",
                    "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
     out = json_out(done)
-    assert out["status"] == "finished" and out["stopped_by"] == "budget", done.stderr
+    assert out["status"] == "stopped" and out["stopped_by"] == "budget", done.stderr
     assert out["unmeasured"] == ["fp32 + eager"]
-    assert "the budget ended; not measured: 1 of 1 configs (fp32 + eager)" in done.stderr
-    assert out["trials"] == []  # cut, not measured: no failure stored for the config
+    assert ("the budget ended; not measured: 1 of 1 configs (fp32 + eager (stopped by the "
+            "budget while") in done.stderr
+    # cut, not measured: kept as stopped (where its time went, no figure), not as a failure
+    (kept,) = out["trials"]
+    assert kept["status"] == "stopped" and kept["median_ms"] is None and kept["phases_s"]
+    assert "stopped: the budget ended before the first result" in done.stderr
     assert done.returncode == 1  # nothing ran and passed: said so, exit 1
     study = optuna.load_study(study_name=out["study_name"], storage=url)
     (trial,) = study.get_trials()
-    assert trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs["budget_ended"]
+    assert trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs["stopped_reason"]
 
 
 STALLS = Path(__file__).resolve().parents[1] / "workloads" / "fp16_stalls.py"
@@ -168,7 +172,8 @@ def test_a_trial_still_running_at_the_end_of_the_trials_share_leaves_the_pairing
     best = rec["best"]
     assert best is not None and best["label"] == "bf16 + eager", said
     assert best["confirmed"], said  # its figure is the paired one
-    assert sorted(r["config"]["dtype"] for r in out["trials"]) == ["bf16", "fp32"]
+    assert sorted((r["config"]["dtype"], r["status"]) for r in out["trials"]) == [
+        ("bf16", "ok"), ("fp16", "stopped"), ("fp32", "ok")]  # fp16: kept as stopped
 
 
 def test_kill_9_of_a_pooled_sweep_takes_its_workers_and_their_trials_with_it(
