@@ -308,11 +308,12 @@ def _busy(pool: list[Ranked], baseline: Ranked | None, workload: str) -> _Choice
     if not busy:
         return None
     worst = busy[0]
-    names = ", ".join(dict.fromkeys(r.label for r in busy))
+    labels = list(dict.fromkeys(r.label for r in busy))  # the baseline may be in the pool too
+    names = ", ".join(labels)
     note = (f"cannot decide here: host busy ({worst.host} while {names} measured); no pick "
             "from contended figures: measure again on a quiet host (the same `advisor sweep "
             f"FILE` again, or `advisor recommend {workload} --confirm`)")
-    return _Choice(None, note, [], "undecided: host busy", [r.label for r in busy])
+    return _Choice(None, note, [], "undecided: host busy", labels)
 
 
 def cover(rec: Recommendation, planned: Sequence[CompileConfig],

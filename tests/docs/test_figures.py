@@ -36,6 +36,8 @@ CHECKED: dict[str, dict[str, list[str]] | None] = {
         "The test lanes (CPU, 2026-12-05)",
         "Warm-start artifact",
         "Published figures audit (2026-12-05)",
+        "Decision stability (CPU, 2026-12-05)",
+        "The main job on an H100 (2026-12-05)",
     ]},
     "docs/shapes.md": {"paragraphs": ["Run 1 ("], "headings": [
         "A traffic sweep within its budget (`advisor/sizing.py`)",
