@@ -186,7 +186,7 @@ def figure_of(ranked: Any) -> Figure:
     config = CompileConfig.from_dict(data["config"])
     ci = data.get("median_ci_ms")
     # a figure measured on a busy host (advisor.hostload) is as unsafe to gate on as a noisy one
-    noisy = data.get("noisy") or data.get("contended") or None
+    noisy = True if data.get("contended") else data.get("noisy")
     return Figure(config.key, config.label, float(data["median_ms"]),
                   [float(ci[0]), float(ci[1])] if ci else None,
                   None if noisy is None else bool(noisy))
