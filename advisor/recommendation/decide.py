@@ -51,7 +51,7 @@ from advisor.recommendation.evidence import (
 from advisor.recommendation.policies import TIE_RATIO, BreakEven, Policy, make_policy
 from advisor.records import Confirmation, ConfirmationEntry, TrialRecord
 from advisor.stats import CONFIDENCE, Stats, ordered_tail
-from advisor.units import duration_ms
+from advisor.units import duration_ms, interval_ms
 
 # Trials of one config whose figures lie more than this far apart were measured in different
 # host regimes (a quiet run and a busy one: 75.8 us and 30.2 ms minutes apart on a loaded
@@ -197,7 +197,10 @@ def _shown(r: Ranked, policy: Policy, *, cold: bool = False, named: bool = True)
     ci = policy.interval(r)
     text = policy.figure(r)
     if ci:
-        text += f", {CONFIDENCE:.0%} CI {ci[0]:.3g}-{ci[1]:.3g} {policy.unit}"
+        shown = (interval_ms(ci[0], ci[1]) if policy.unit == "ms" else
+                 interval_ms(ci[0] * 1000, ci[1] * 1000) if policy.unit == "s" else
+                 f"{ci[0]:.3g}-{ci[1]:.3g} {policy.unit}")
+        text += f", {CONFIDENCE:.0%} CI {shown}"
     if r.confirmed:
         text += ", paired"
     if r.noisy:

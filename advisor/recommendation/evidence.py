@@ -25,7 +25,7 @@ from advisor.dimensions import simplicity as dimension_simplicity
 from advisor.records import Flag, TrialRecord
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO, WIDE_INTERVAL
-from advisor.units import duration_ms
+from advisor.units import duration_ms, duration_s, interval_ms
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence (a config's median moves between processes by more than its interval says:
@@ -162,7 +162,7 @@ class Recommendation:
         """The one figure every speedup of this recommendation is against, named."""
         if self.baseline is None:
             return "no eager fp32 baseline"
-        return f"eager fp32 {self.baseline.median_ms:.4g} ms ({self.baseline_source})"
+        return f"eager fp32 {duration_ms(self.baseline.median_ms)} ({self.baseline_source})"
 
     @property
     def decided_by(self) -> str:
@@ -207,9 +207,9 @@ class Recommendation:
             ci = r.median_ci_ms
             wide = bool(ci and r.median_ms and (ci[1] - ci[0]) / r.median_ms > WIDE_INTERVAL)
             if wide and ci:
-                reasons.append(f"{name}'s 95% interval spans {ci[0]:.3g}-{ci[1]:.3g} ms, "
-                               f"{(ci[1] - ci[0]) / r.median_ms:.0%} of its {r.median_ms:.3g} "
-                               f"ms{' (noisy)' if r.noisy else ''}")
+                reasons.append(f"{name}'s 95% interval spans {interval_ms(ci[0], ci[1])}, "
+                               f"{(ci[1] - ci[0]) / r.median_ms:.0%} of its "
+                               f"{duration_ms(r.median_ms)}{' (noisy)' if r.noisy else ''}")
             elif r.noisy:
                 reasons.append(f"{name}'s timings were noisy")
         if not reasons:
@@ -271,16 +271,17 @@ class Recommendation:
         if not b.config.compiled and base is not None and self.decision == "equivalent":
             # compiled configs were as fast within the noise: not "does not pay off", which
             # says they were measured slower
-            text = f"{b.label}: {b.median_ms:.3g} ms"
+            text = f"{b.label}: {duration_ms(b.median_ms)}"
             if b.speedup is not None and b.config_key != base.config_key:
-                text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
+                text += (f" vs {duration_ms(base.median_ms)} eager fp32 "
+                         f"({self._speedup_text(b)})")
             return text + ("; no compiled config is faster beyond the noise, and it compiles "
                            "nothing (see the note)")
         if not b.config.compiled and base is not None:
             return self._eager_sentence(b)
-        text = f"{b.label}: {b.median_ms:.3g} ms"
+        text = f"{b.label}: {duration_ms(b.median_ms)}"
         if base is not None and b.speedup is not None:
-            text += f" vs {base.median_ms:.3g} ms eager fp32 ({self._speedup_text(b)})"
+            text += f" vs {duration_ms(base.median_ms)} eager fp32 ({self._speedup_text(b)})"
         if b.cold_compile_s is not None and b.config.compiled:
             text += f", {b.cold_compile_s:.1f} s cold compile"
         calls = _per_call(b)
@@ -335,16 +336,17 @@ class Recommendation:
             text = f"{b.label}: {b.throughput_per_s:,.0f} calls/s"
             if base is not None and base.throughput_per_s:
                 text += f" vs {base.throughput_per_s:,.0f} eager fp32"
-        return text + f" (median {b.median_ms:.3g} ms)"
+        return text + f" (median {duration_ms(b.median_ms)})"
 
     def _break_even_sentence(self) -> str:
         b, base, n = self.best, self.baseline, self.calls_per_process
         assert b is not None and n is not None
-        text = f"for {n:,} calls per process, {b.label}: {b.total_s:.3g} s in all"
+        text = f"for {n:,} calls per process, {b.label}: {duration_s(b.total_s)} in all"
         if b.config.compiled:
-            text += f" ({b.cold_compile_s or 0:.1f} s cold compile + {n:,} x {b.median_ms:.3g} ms)"
+            text += (f" ({duration_s(b.cold_compile_s or 0)} cold compile + {n:,} x "
+                     f"{duration_ms(b.median_ms)})")
         if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
-            text += f" vs {base.total_s:.3g} s eager fp32"
+            text += f" vs {duration_s(base.total_s)} eager fp32"
         if b.config.compiled:
             if b.break_even_calls is not None:
                 text += f"; compiling pays off after {b.break_even_calls:,} calls"
@@ -402,13 +404,13 @@ def flag_legend(rows: Sequence[Ranked]) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g} ms"
+    return duration_ms(value)
 
 
 def _with_ci(r: Ranked) -> str:
-    text = f"{r.median_ms:.3g} ms"
+    text = duration_ms(r.median_ms)
     if r.median_ci_ms:
-        text += f", {CONFIDENCE:.0%} CI {r.median_ci_ms[0]:.3g}-{r.median_ci_ms[1]:.3g}"
+        text += f", {CONFIDENCE:.0%} CI {interval_ms(r.median_ci_ms[0], r.median_ci_ms[1])}"
     return text + (", noisy" if r.noisy else "")
 
 

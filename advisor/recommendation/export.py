@@ -11,6 +11,7 @@ from advisor.config import TORCH_DTYPE_NAMES
 from advisor.recommendation.evidence import Recommendation
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
+from advisor.units import duration_ms, interval_ms
 
 
 def export_dict(rec: Recommendation, device_id: str | None = None) -> dict[str, Any]:
@@ -83,8 +84,8 @@ def to_python(rec: Recommendation, device_id: str | None = None) -> str:
     b = rec.best
     f = data["figures"]
     if b.median_ci_ms:
-        lines.append(f"# median {b.median_ms:.4g} ms, {CONFIDENCE:.0%} CI "
-                     f"{b.median_ci_ms[0]:.4g}-{b.median_ci_ms[1]:.4g} ms"
+        lines.append(f"# median {duration_ms(b.median_ms)}, {CONFIDENCE:.0%} CI "
+                     f"{interval_ms(b.median_ci_ms[0], b.median_ci_ms[1])}"
                      + (" (confirmed, interleaved with eager fp32)" if b.confirmed else ""))
     if f["break_even_calls"] is not None and b.config.compiled:
         lines.append(f"# compiling pays off after {f['break_even_calls']:,} calls")

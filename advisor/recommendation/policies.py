@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from advisor.errors import ConfigError
+from advisor.units import duration_ms, duration_s, rate
 
 if TYPE_CHECKING:
     from advisor.recommendation.evidence import Ranked
@@ -60,7 +61,13 @@ class Policy:
         return r.score <= leader.score * (1 + ratio)
 
     def figure(self, r: Ranked) -> str:
-        return f"{r.score:.3g} {self.unit}"
+        """The policy's figure of ``r`` as a person reads it (advisor.units)."""
+        assert r.score is not None
+        if self.unit == "ms":
+            return duration_ms(r.score)
+        if self.unit == "s":
+            return duration_s(r.score)
+        return f"{rate(r.score)} {self.unit}" if self.unit == "calls/s" else f"{r.score:.3g}"
 
 
 class Latency(Policy):

@@ -53,18 +53,18 @@ def test_noisy_equals_far_faster_than_eager_give_the_lower_cold_compile() -> Non
     assert rec.undecided == ["fp16 + reduce-overhead"]  # what the leader cannot be told from
     assert rec.contenders == [BF16_RO["config_key"], FP16_RO["config_key"]]  # as before
     assert rec.note == (
-        "equivalent: fp16 + reduce-overhead (0.428 ms, 95% CI 0.41-0.45 ms, noisy; 38.2 s cold "
+        "equivalent: fp16 + reduce-overhead (0.428 ms, 95% CI 0.410-0.450 ms, noisy; 38.2 s cold "
         "compile) is picked by the lower cold compile; bf16 + reduce-overhead (0.422 ms, 95% CI "
-        "0.4-0.46 ms, noisy; 41.0 s cold compile) is equivalent to it within the noise (the "
+        "0.400-0.460 ms, noisy; 41.0 s cold compile) is equivalent to it within the noise (the "
         "evidence cannot order them: within 2% of the fastest or overlapping intervals), and "
-        "each beats eager fp32 (4.1 ms, 95% CI 4-4.2 ms) clearly, so the choice does not "
+        "each beats eager fp32 (4.10 ms, 95% CI 4.00-4.20 ms) clearly, so the choice does not "
         "matter; `advisor recommend --confirm` measures them side by side."
     )
     # Every surface shows it as a pick, with the note beside it; noisy timings are said before
     # any number, and the speedup says it comes from separate trials
     assert rec.sentence.startswith("noisy evidence (the pick's timings were noisy, from "
                                    "separate trials, not paired), so these figures may not hold: "
-                                   "fp16 + reduce-overhead: 0.428 ms vs 4.1 ms eager fp32 "
+                                   "fp16 + reduce-overhead: 0.428 ms vs 4.10 ms eager fp32 "
                                    "(9.58x from separate trials, not paired)")
     assert pick_label(rec) == "fp16 + reduce-overhead"
     assert export_dict(rec)["label"] == "fp16 + reduce-overhead"
@@ -82,9 +82,9 @@ def test_equal_cold_compiles_go_to_the_simpler_config() -> None:
     rec = recommend("w", records)
     assert rec.decision == "equivalent"
     assert rec.best is not None and rec.best.label == "fp32 + default"  # not the leader
-    assert rec.note.startswith("equivalent: fp32 + default (2 ms, 95% CI 1.6-2.5 ms, noisy; "
+    assert rec.note.startswith("equivalent: fp32 + default (2.00 ms, 95% CI 1.60-2.50 ms, noisy; "
                                "20.0 s cold compile) is picked by simplicity (the same cold "
-                               "compile, a simpler config); fp32 + reduce-overhead (1.8 ms")
+                               "compile, a simpler config); fp32 + reduce-overhead (1.80 ms")
 
 
 def test_equally_simple_equals_with_the_same_compile_keep_the_better_figure() -> None:
@@ -105,7 +105,8 @@ def test_a_noisy_compiled_config_overlapping_eager_fp32_stays_undecided_noise() 
     rec = recommend("w", records)
     assert rec.best is None and rec.decision == "undecided: noise"
     assert rec.undecided == ["fp32 + eager"]
-    assert rec.sentence.startswith("undecided: noise. fp32 + default (0.95 ms, 95% CI 0.7-1.2")
+    assert rec.sentence.startswith("undecided: noise. fp32 + default (0.950 ms, 95% CI "
+                                   "0.700-1.20 ms")
     assert pick_label(rec) == "undecided: noise" and export_dict(rec)["recommendation"] is None
 
 
@@ -129,7 +130,7 @@ def test_quiet_overlap_clearly_faster_than_eager_is_equivalent_too() -> None:
     rec = recommend("w", records)
     assert rec.decision == "equivalent"
     assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert "picked by the lower cold compile; fp32 + max-autotune (1.9 ms, 95% CI 1.8-2 ms; " \
+    assert "picked by the lower cold compile; fp32 + max-autotune (1.90 ms, 95% CI 1.80-2.00 ms; " \
            "95.0 s cold compile) is equivalent to it" in rec.note
 
 
@@ -154,14 +155,14 @@ def test_eager_bf16_equal_to_a_compiled_config_is_picked_for_compiling_nothing()
     rec = recommend("w", records)
     assert rec.decision == "equivalent"
     assert rec.best is not None and rec.best.label == "bf16 + eager"
-    assert "bf16 + eager (3 ms, 95% CI 2.8-3.3 ms, noisy; no compile) is picked by the lower " \
-           "cold compile" in rec.note
+    assert "bf16 + eager (3.00 ms, 95% CI 2.80-3.30 ms, noisy; no compile) is picked by the " \
+           "lower cold compile" in rec.note
     # the compiled config was as fast within the noise, not slower: the headline says so
     # (its interval spans 17% of its figure: said before any number)
-    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 2.8-3.3 ms, 17% "
-                                   "of its 3 ms (noisy), from separate trials, not paired), so "
-                                   "these figures may not "
-                                   "hold: bf16 + eager: 3 ms vs 10 ms eager fp32 (3.33x from "
+    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 2.80-3.30 ms, "
+                                   "17% of its 3.00 ms (noisy), from separate trials, not "
+                                   "paired), so these figures may not "
+                                   "hold: bf16 + eager: 3.00 ms vs 10.0 ms eager fp32 (3.33x from "
                                    "separate trials, not paired); no compiled config is faster "
                                    "beyond the noise, and it compiles nothing")
     assert "does not pay off" not in rec.sentence
@@ -175,8 +176,8 @@ def test_break_even_equivalence_uses_the_policy_figure_and_interval() -> None:
     rec = recommend("w", records, policy="break-even", calls_per_process=100_000)
     assert rec.decision == "equivalent"
     assert rec.best is not None and rec.best.label == "fp32 + default"
-    assert "fp32 + default (530 s, 95% CI 510-550 s; 30.0 s cold compile)" in rec.note
-    assert "each beats eager fp32 (1e+03 s, 95% CI 980-1.02e+03 s) clearly" in rec.note
+    assert "fp32 + default (8.83 min, 95% CI 8.50-9.17 min; 30.0 s cold compile)" in rec.note
+    assert "each beats eager fp32 (16.7 min, 95% CI 16.3-17.0 min) clearly" in rec.note
     # 10 000 calls with a slow eager: default 80 s, max-autotune 160 s, eager fp32 (noisy)
     # 74-82 s overlaps default: undecided, eager within reach
     slow = [eager_fp32(8.0, ci=(7.4, 8.2), noisy=True), *records[1:]]

@@ -56,7 +56,7 @@ def test_a_screened_slow_config_never_wins_a_tie_through_advisor_recommend(
     assert short["short"] and short["median_ms"] == 1.70
     table = advisor("recommend", "tiny-mlp", "--db", url, "--fingerprint",
                     cpu_fp["fingerprint_hash"], cwd=tmp_path)
-    assert "short" in table.stdout and "speedup vs eager fp32 10 ms" in table.stdout
+    assert "short" in table.stdout and "speedup vs eager fp32 10.0 ms" in table.stdout
 
 
 def _one_database(url: str, fp: dict[str, Any]) -> None:
@@ -105,7 +105,7 @@ def test_every_surface_shows_the_same_pick(tmp_path: Path, cpu_fp: dict[str, Any
     speedups = {rec["best"]["speedup"], listed[0]["recommendation"]["speedup"],
                 shown["recommendation"]["best"]["speedup"], compared["devices"][0]["speedup"]}
     assert len(speedups) == 1  # one figure, against one baseline
-    assert compared["devices"][0]["baseline"].startswith("eager fp32 9 ms (paired confirmation")
+    assert compared["devices"][0]["baseline"].startswith("eager fp32 9.00 ms (paired confirmation")
 
     from dashboard import analysis, data
 

@@ -84,7 +84,7 @@ def test_best_is_the_lowest_median_and_speedups_are_against_eager_fp32() -> None
     assert (rec.workload, rec.fingerprint_hash, rec.n_trials) == ("w", "fp-hash", 4)
     assert (rec.n_failed, rec.n_rejected, rec.note) == (0, 0, "")
     # two trials' medians: the speedup says it is not a paired one
-    assert rec.sentence.startswith("bf16 + default: 2 ms vs 10 ms eager fp32 (5.00x from "
+    assert rec.sentence.startswith("bf16 + default: 2.00 ms vs 10.0 ms eager fp32 (5.00x from "
                                    "separate trials, not paired)")
     assert "10.0 s cold compile" in rec.sentence
 
@@ -95,7 +95,7 @@ def test_sentence_compares_launches_per_call_with_the_baseline() -> None:
         trial("reduce-overhead", "bf16", 0.96, cold_compile_s=13.0, launches_per_call=2),
     ]
     assert recommend("reranker", records).sentence == (
-        "bf16 + reduce-overhead: 0.96 ms vs 6.2 ms eager fp32 (6.46x from separate trials, not "
+        "bf16 + reduce-overhead: 0.960 ms vs 6.20 ms eager fp32 (6.46x from separate trials, not "
         "paired), 13.0 s cold compile, "
         "2 launches per call vs 118 launches per call"
     )
@@ -114,7 +114,7 @@ def test_one_entry_per_config_pooled_over_its_trials_never_the_best_of_n() -> No
     assert [r.n_trials for r in rec.ranked] == [3, 2]
     assert rec.baseline is not None and rec.baseline.median_ms == 9.5
     assert rec.best is not None and rec.best.speedup == pytest.approx(9.5 / 4.0)
-    assert rec.baseline_name == "eager fp32 9.5 ms (median of 2 trials' steady-state medians)"
+    assert rec.baseline_name == "eager fp32 9.50 ms (median of 2 trials' steady-state medians)"
     assert rec.n_trials == 5
 
 
@@ -163,7 +163,7 @@ def test_unpaired_figures_within_the_tie_ratio_are_no_tie_but_equivalent_past_ea
     # compile the simpler is picked by the stated rule
     assert rec.best is not None and rec.best.label == "fp32 + default"
     assert rec.decision == "equivalent" and rec.undecided == ["fp32 + default"]
-    assert rec.note.startswith("equivalent: fp32 + default (2 ms; 10.0 s cold compile) is "
+    assert rec.note.startswith("equivalent: fp32 + default (2.00 ms; 10.0 s cold compile) is "
                                "picked by simplicity")
     assert "fp32 + max-autotune (1.98 ms; 10.0 s cold compile) is equivalent" in rec.note
     assert rec.contenders == [records[2]["config_key"], records[1]["config_key"]]  # leader first
@@ -257,13 +257,13 @@ def test_without_a_baseline_speedups_are_none() -> None:
     assert rec.best is not None and rec.best.label == "fp32 + default"
     assert all(r.speedup is None for r in rec.ranked)
     assert "eager fp32" not in rec.sentence
-    assert rec.sentence.startswith("fp32 + default: 2 ms")
+    assert rec.sentence.startswith("fp32 + default: 2.00 ms")
 
 
 def test_without_a_baseline_an_eager_winner_is_reported_plainly() -> None:
     rec = recommend("w", [trial("eager", "bf16", 1.0), trial("default", "bf16", 3.0)])
     assert rec.best is not None and rec.best.speedup is None
-    assert rec.sentence.startswith("bf16 + eager: 1 ms")
+    assert rec.sentence.startswith("bf16 + eager: 1.00 ms")
 
 
 def test_a_rejected_baseline_still_sets_the_speedups() -> None:
@@ -312,7 +312,7 @@ def test_tail_picks_the_lowest_p99_not_the_lowest_median() -> None:
     rec = recommend("w", records, policy="tail")
     assert rec.best is not None and rec.best.label == "bf16 + default"
     assert [r.score for r in rec.ranked] == [6.0, 20.0, 30.0]
-    assert rec.sentence == "bf16 + default: p99 6 ms vs 30 ms eager fp32 (median 5 ms)"
+    assert rec.sentence == "bf16 + default: p99 6.00 ms vs 30.0 ms eager fp32 (median 5.00 ms)"
 
 
 def test_traffic_throughput_is_the_harmonic_mix_of_the_shapes() -> None:
@@ -334,7 +334,7 @@ def test_throughput_picks_the_most_calls_per_second() -> None:
     assert rec.best is not None and rec.best.label == "bf16 + default"
     assert [r.throughput_per_s for r in rec.ranked] == pytest.approx([900.0, 300.0, 90.0])
     assert rec.excluded == {"no throughput figure": 1} and rec.n_excluded == 1
-    assert rec.sentence == "bf16 + default: 900 calls/s vs 90 eager fp32 (median 5 ms)"
+    assert rec.sentence == "bf16 + default: 900 calls/s vs 90 eager fp32 (median 5.00 ms)"
 
 
 def test_throughput_within_the_tie_ratio_is_no_tie_but_equivalent_past_eager() -> None:
@@ -386,7 +386,7 @@ def test_a_short_lived_process_stays_eager() -> None:
         ("fp32 + max-autotune", pytest.approx(124.0)),
     ]  # fmt: skip
     assert rec.sentence == (
-        "for 1,000 calls per process, fp32 + eager: 10 s in all; compiling does not pay off "
+        "for 1,000 calls per process, fp32 + eager: 10.0 s in all; compiling does not pay off "
         "within 1,000 calls (soonest: fp32 + default pays off after 6,000 calls)"
     )
 
@@ -407,8 +407,8 @@ def test_a_long_lived_process_compiles_and_the_crossing_moves_with_n() -> None:
     assert "picked by the lower cold compile" in close.note
     rec = recommend("w", BREAK_EVEN, policy="break-even", calls_per_process=10_000)
     assert rec.sentence == (
-        "for 10,000 calls per process, fp32 + default: 80 s in all (30.0 s cold compile + "
-        "10,000 x 5 ms) vs 100 s eager fp32; compiling pays off after 6,000 calls"
+        "for 10,000 calls per process, fp32 + default: 80.0 s in all (30.0 s cold compile + "
+        "10,000 x 5.00 ms) vs 100 s eager fp32; compiling pays off after 6,000 calls"
     )
 
 
@@ -525,9 +525,10 @@ def test_overlapping_intervals_alone_are_equivalent_said_as_such() -> None:
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.label == "fp32 + default"
     assert rec.decision == "equivalent"
-    assert "fp32 + max-autotune (1.9 ms, 95% CI 1.8-2 ms; 10.0 s cold compile) is " \
+    assert "fp32 + max-autotune (1.90 ms, 95% CI 1.80-2.00 ms; 10.0 s cold compile) is " \
            "equivalent to it within the noise" in rec.note
-    assert "fp32 + default (2 ms, 95% CI 1.85-2.2 ms; 10.0 s cold compile) is picked" in rec.note
+    assert ("fp32 + default (2.00 ms, 95% CI 1.85-2.20 ms; 10.0 s cold compile) is picked"
+            in rec.note)
 
 
 def test_separate_intervals_let_the_faster_config_win() -> None:
@@ -603,7 +604,7 @@ def test_confirmed_paired_figures_decide() -> None:
     # for the re-measured configs, its median for the others)
     assert rec.best.median_ms == 1.90 and rec.best.speedup == pytest.approx(4.8)
     assert rec.ranked[3].speedup == pytest.approx(9.0 / 3.0)
-    assert rec.baseline_name.startswith("eager fp32 9 ms (paired confirmation, 50 rounds")
+    assert rec.baseline_name.startswith("eager fp32 9.00 ms (paired confirmation, 50 rounds")
     assert rec.best.p99_ms == pytest.approx(1.90 * 1.2)
     assert rec.best.speedup_ci == [4.7, 4.9]
     assert [r.label for r in rec.ranked][:3] == [
@@ -616,7 +617,7 @@ def test_confirmed_paired_figures_decide() -> None:
     # The headline's speedup is the paired one, with its interval, and says so; a row that was
     # not re-measured is named unpaired beside it (the legend under every table)
     assert rec.paired and rec.sentence.startswith(
-        "fp32 + default: 1.9 ms vs 9 ms eager fp32 (4.80x paired, 95% 4.70-4.90x)")
+        "fp32 + default: 1.90 ms vs 9.00 ms eager fp32 (4.80x paired, 95% 4.70-4.90x)")
     assert "separate trials" not in rec.sentence
     assert "the other rows' speedups come from separate trials, not paired" in flag_legend(
         rec.ranked)
@@ -847,10 +848,11 @@ def test_overlap_on_noisy_timings_far_past_eager_is_equivalent_with_a_pick() -> 
     assert rec.best is not None and rec.decision == "equivalent"
     assert rec.best.label == "fp32 + default"  # the same cold compile: the simpler
     assert rec.leader is not None and rec.leader.label == "fp32 + max-autotune"
-    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 1.2-2.9 ms, 85% "
-                                   "of its 2 ms (noisy); eager fp32's 95% interval spans 9-11 ms, "
-                                   "20% of its 10 ms, from separate trials, not paired), so these "
-                                   "figures may not hold: fp32 + default: 2 ms vs 10 ms eager "
+    assert rec.sentence.startswith("noisy evidence (the pick's 95% interval spans 1.20-2.90 ms, "
+                                   "85% of its 2.00 ms (noisy); eager fp32's 95% interval spans "
+                                   "9.00-11.0 ms, 20% of its 10.0 ms, from separate trials, not "
+                                   "paired), so these "
+                                   "figures may not hold: fp32 + default: 2.00 ms vs 10.0 ms eager "
                                    "fp32")
     assert rec.undecided == ["fp32 + default"]
     assert export_dict(rec)["label"] == "fp32 + default"
@@ -912,11 +914,11 @@ def test_paired_evidence_is_doubted_on_the_paired_interval_not_on_the_samples_sp
         entry["samples_ms"] = spread
     rec = recommend("w", SWEPT, confirmation=conf)
     assert rec.best is not None and rec.best.noisy and rec.paired
-    assert rec.doubt == "" and rec.sentence.startswith("fp32 + default: 1.9 ms vs 9 ms")
+    assert rec.doubt == "" and rec.sentence.startswith("fp32 + default: 1.90 ms vs 9.00 ms")
     # A paired interval 2.5-7.1x wide (96% of 4.8x) is doubted, before any number
     conf["entries"][2]["speedup_ci"] = [2.5, 7.1]
     rec = recommend("w", SWEPT, confirmation=conf)
     assert rec.doubt == "the paired speedup's 95% interval spans 2.50-7.10x, 96% of its 4.80x"
     assert rec.sentence.startswith("noisy evidence (the paired speedup's 95% interval spans "
                                    "2.50-7.10x, 96% of its 4.80x, even side by side), so these "
-                                   "figures may not hold: fp32 + default: 1.9 ms")
+                                   "figures may not hold: fp32 + default: 1.90 ms")

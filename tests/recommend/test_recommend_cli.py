@@ -75,7 +75,7 @@ def test_every_policy_and_limit_picks_its_known_answer(db: tuple, cpu_fp: dict) 
 
 def test_the_table_shows_intervals_and_break_even(db: tuple, cpu_fp: dict) -> None:
     text = _recommend(db, cpu_fp).stdout
-    assert "recommendation: fp32 + max-autotune-no-cudagraphs: 0.045 ms" in " ".join(text.split())
+    assert "recommendation: fp32 + max-autotune-no-cudagraphs: 45.0 µs" in " ".join(text.split())
     assert "44.0-46.0 µs" in text and "240,000 calls" in text and "95% CI" in text
 
 
