@@ -5,6 +5,9 @@ Public API (importing this package never imports torch)::
     from advisor import Workload, Quality, CompileConfig
     outcome = advisor.sweep("workloads/reranker.py", budget="10m", db=URL)  # measure, recommend
     rec = advisor.recommend("reranker", db=URL)                   # the answer on this device
+    rec = advisor.recommend("reranker", db=URL, fingerprint="node-h200-0")  # any id the CLI prints
+    df = advisor.trials("reranker", db=URL)            # a DataFrame: `advisor export -f csv`'s rows
+    picks = advisor.recommendations(db=URL)            # one row per workload and device
     model = advisor.apply(model, workload="reranker", db=URL)   # the recommendation, applied
 """
 
@@ -23,6 +26,7 @@ from advisor.version import __version__
 if TYPE_CHECKING:
     from advisor.api import recommend, sweep
     from advisor.config import CompileConfig
+    from advisor.frames import recommendations, trials
     from advisor.runtime import apply
     from advisor.workload import Quality, Workload, load_workload
 
@@ -41,14 +45,17 @@ __all__ = [
     "apply",
     "load_workload",
     "recommend",
+    "recommendations",
     "sweep",
+    "trials",
 ]
 
 
 def __getattr__(name: str) -> object:
     # Imported on first use: `apply` (advisor.runtime: the store and the recommendation),
-    # `sweep` and `recommend` (advisor.api), and the workload and config classes (advisor.workload
-    # reads traffic logs, hashes files, ...): `advisor --help` needs none of them.
+    # `sweep` and `recommend` (advisor.api), `trials` and `recommendations` (advisor.frames:
+    # pandas), and the workload and config classes (advisor.workload reads traffic logs, hashes
+    # files, ...): `advisor --help` needs none of them.
     if name in ("Quality", "Workload", "load_workload"):
         from advisor import workload
 
@@ -61,6 +68,10 @@ def __getattr__(name: str) -> object:
         from advisor.runtime import apply
 
         return apply
+    if name in ("trials", "recommendations"):  # pandas: imported when called
+        from advisor import frames
+
+        return getattr(frames, name)
     if name in ("sweep", "recommend"):
         from advisor import api
 

@@ -16,10 +16,12 @@ says while it runs goes to ``notice`` (the CLI prints it) or the ``advisor`` log
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -376,10 +378,26 @@ def run_sweep(planned: Planned, plan: SweepPlan, request: SweepRequest, *,
     temporary directory."""
     from advisor.search.pool import measure
 
-    return measure(planned.store, plan.loaded, plan.space, plan.settings, probe=planned.probe,
-                   resume=plan.resume_id or request.resume, workers=request.workers,
-                   jobs=planned.jobs, keep_caches=request.keep_caches, confirm=request.confirm,
-                   observer=observer, notice=notice)
+    outcome = measure(planned.store, plan.loaded, plan.space, plan.settings, probe=planned.probe,
+                      resume=plan.resume_id or request.resume, workers=request.workers,
+                      jobs=planned.jobs, keep_caches=request.keep_caches,
+                      confirm=request.confirm, observer=observer, notice=notice)
+    _answer_in_study(planned.store.url, outcome)
+    return outcome
+
+
+def _answer_in_study(url: str, outcome: SweepOutcome) -> None:
+    """advisor's answer beside Optuna's best trial in the sweep's study, for optuna-dashboard
+    (`advisor.search.study.record_answer`). The sweep's results are stored already: a study
+    that cannot be written is logged, not raised."""
+    from advisor.search.study import open_study, record_answer
+
+    if not outcome.study_name:
+        return
+    try:
+        record_answer(open_study(url, outcome.study_name, seed=None), outcome.recommendation)
+    except AdvisorError as e:
+        log.warning("the study %s was left without advisor's answer: %s", outcome.study_name, e)
 
 
 def sweep(workload: str | Path, request: SweepRequest | None = None, *,
@@ -398,7 +416,8 @@ def sweep(workload: str | Path, request: SweepRequest | None = None, *,
         raise ConfigError(f"advisor.sweep: unknown argument(s) {', '.join(sorted(unknown))}; "
                           "see advisor.api.SweepRequest")
     request = replace(request or SweepRequest(), files=(Path(workload),), **flags)
-    planned = plan_sweeps(request, notice)
+    with python_arguments(sweep_arguments()):
+        planned = plan_sweeps(request, notice)
     try:
         for text in planned.warnings:
             notice(f"warning: {text}")
@@ -414,6 +433,55 @@ def sweep(workload: str | Path, request: SweepRequest | None = None, *,
 # --- a recommendation -------------------------------------------------------------------------
 
 
+# The Python arguments that the CLI's flags stand for, in errors raised through the Python API
+# (`python_arguments`): a notebook user reads ``fingerprint=``, not ``--fingerprint``.
+RECOMMEND_ARGUMENTS = {
+    "--fingerprint": "fingerprint=", "--device": "device=", "--policy": "policy=",
+    "--calls-per-process": "calls_per_process=", "--max-compile-s": "constraints=",
+    "--max-memory": "constraints=", "--confirm": "confirm=True", "--top": "top=",
+    "--file": "file=", "--timeout": "timeout_s=", "--db": "db=",
+}
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)( (?=['\"0-9]))?")  # and a value after it
+
+
+@contextlib.contextmanager
+def python_arguments(names: Mapping[str, str]) -> Iterator[None]:
+    """Errors raised inside name the Python arguments, not the CLI's flags: each flag of
+    ``names`` (``--fingerprint``) outside backticks (a command to run stays as written) becomes
+    its argument (``fingerprint=``). Only a ConfigError's text is rewritten."""
+    try:
+        yield
+    except ConfigError as e:
+        text = str(e)
+        parts = re.split(r"(`[^`]*`)", text)
+        new = "".join(p if p.startswith("`") else _FLAG.sub(lambda m: _argument(m, names), p)
+                      for p in parts)
+        if new == text or type(e) is not ConfigError:
+            raise
+        raise ConfigError(new) from e
+
+
+def sweep_arguments() -> dict[str, str]:
+    """Each `advisor sweep` flag -> its `SweepRequest` field as a Python argument
+    (``--calls-per-process`` -> ``calls_per_process=``, ``--no-warm`` -> ``warm=False``)."""
+    from advisor.search.request import flag_fields
+
+    names = {"--db": "db=", "--config": "a sweep file"}
+    for name, (declared, _) in flag_fields().items():
+        names[declared.long] = f"{name}="
+        names[f"--no-{declared.long[2:]}"] = f"{name}=False"
+    return names
+
+
+def _argument(match: re.Match[str], names: Mapping[str, str]) -> str:
+    """``--fingerprint 'x'`` -> ``fingerprint='x'``; an unknown flag stays as it is."""
+    flag, space = match.group(1), match.group(2) or ""
+    name = names.get(flag)
+    if name is None:
+        return flag + space
+    return name if name.endswith("=") else name + space
+
+
 def recommend(workload: str, *, db: str | None = None, device: str | None = None,
               fingerprint: str | None = None, policy: str = "latency",
               calls_per_process: int | None = None, constraints: Constraints | None = None,
@@ -422,10 +490,29 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
               timeout_s: float | None = None) -> Recommendation:
     """The recommendation for ``workload`` on this device's fingerprint (or ``fingerprint``),
     with staleness, provenance and the stored artifact filled in: what `advisor recommend`,
-    `report` and `check` show. Measured only on another stack: that stack's answer, the
+    `report` and `check` show. ``fingerprint`` is any id the CLI prints: the device's short id
+    (``H200 @gpu-a · 7f023bc2``), its host (``gpu-a``), its fingerprint hash or a prefix of it
+    (4 characters at least). Measured only on another stack: that stack's answer, the
     differences named in ``staleness`` (and said through ``notice``). ``confirm``: re-measure
     the top configs and eager fp32 interleaved on this device first, each child process
-    killed after ``timeout_s`` (default: a trial's, `launcher.DEFAULT_TIMEOUT_S`)."""
+    killed after ``timeout_s`` (default: a trial's, `launcher.DEFAULT_TIMEOUT_S`). A mistake
+    raises ConfigError naming the argument (``fingerprint=``)."""
+    with python_arguments(RECOMMEND_ARGUMENTS):
+        return recommendation_for(
+            workload, db=db, device=device, fingerprint=fingerprint, policy=policy,
+            calls_per_process=calls_per_process, constraints=constraints, confirm=confirm,
+            top=top, artifact=artifact, file=file, notice=notice, timeout_s=timeout_s)
+
+
+def recommendation_for(workload: str, *, db: str | None = None, device: str | None = None,
+                       fingerprint: str | None = None, policy: str = "latency",
+                       calls_per_process: int | None = None,
+                       constraints: Constraints | None = None, confirm: bool = False,
+                       top: int = 3, artifact: bool = True, file: Path | None = None,
+                       notice: Notice = _log_notice,
+                       timeout_s: float | None = None) -> Recommendation:
+    """`recommend`, whose errors name the CLI's flags (``--fingerprint``): what `advisor
+    recommend`, `report` and `check` call."""
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
     from advisor.recommendation import (
@@ -457,6 +544,8 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
             device = resolve_device(device)
             here = launcher.probe(device)
         staleness = None
+        if fingerprint is not None:  # any id the CLI prints: short id, host, hash or prefix
+            fingerprint = resolve_fingerprint(store, workload, fingerprint)
         if fingerprint is None:
             assert here is not None
             fingerprint = here["fingerprint_hash"]
@@ -494,6 +583,23 @@ def recommend(workload: str, *, db: str | None = None, device: str | None = None
                        provisional=_provisional(store, workload, fingerprint))
     finally:
         store.close()
+
+
+def resolve_fingerprint(store: ResultStore, workload: str, selector: str,
+                        what: str = "--fingerprint") -> str:
+    """The fingerprint hash that ``selector`` names among those ``workload`` was measured on:
+    a short id (``H200 @gpu-a · 7f023bc2``), a hash or a prefix of it, or a host name
+    (`advisor.devices.DeviceNames.resolve`). ConfigError when it names none or several; a
+    workload never measured is left to the caller to explain."""
+    from advisor.devices import DeviceNames
+
+    measured = [f["fingerprint_hash"] for f in store.fingerprints(workload)]
+    if not measured:
+        return selector
+    names = DeviceNames.of_store(store)
+    for fp in store.fingerprints(workload):
+        names.learn(fp)
+    return names.resolve(selector, measured, what, scope=workload)
 
 
 def _provisional(store: ResultStore, workload: str, fingerprint: str | None) -> str:

@@ -83,14 +83,23 @@ def run_sweep(cmd: list[str], err_path: Path, limit_s: float) -> dict[str, Any]:
                 out.write(f"{at:7.1f} {line}")
                 out.flush()
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    out: list[str] = []
+
+    def read_out() -> None:  # stdout (--json) in a thread of its own: stderr is `read`'s alone
+        assert proc.stdout is not None
+        out.append(proc.stdout.read())
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read, read_out)]
+    for reader in readers:
+        reader.start()
     try:
-        stdout, _ = proc.communicate(timeout=limit_s)
+        proc.wait(timeout=limit_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, _ = proc.communicate()
-    reader.join(timeout=10)
+        proc.wait()
+    for reader in readers:
+        reader.join(timeout=10)
+    stdout = "".join(out)
     wall = time.monotonic() - t0
     documents = [json.loads(x) for x in stdout.splitlines() if x.strip().startswith("{")]
     return {"command": " ".join(["python", *cmd[1:]]), "started_s": started_s,
@@ -186,18 +195,22 @@ def serve(spec: dict[str, Any]) -> dict[str, Any]:
         if to != dims:
             wl.cut(out, dims)
 
+    partial = Path(spec["partial"]) if spec.get("partial") else None
     with torch.inference_mode():
         prepared = [request(d) for d in spec["startup"]]
         t0 = time.perf_counter()
         for (args, to), dims in zip(prepared, spec["startup"], strict=True):
             call(args, dims, to)
         startup_s = time.perf_counter() - t0
-        costs = []
+        costs: list[float] = []
         for dims in spec["serve"]:
             args, to = request(dims)
             t = time.perf_counter()
             call(args, dims, to)
             costs.append((time.perf_counter() - t) * 1000)
+            if partial is not None:  # what a process stopped at the limit had served
+                partial.write_text(json.dumps({"startup_s": startup_s,
+                                               "per_request_ms": costs}))
     return {"startup_s": startup_s, "per_request_ms": [round(c, 3) for c in costs],
             "threads": torch.get_num_threads()}
 
@@ -224,15 +237,19 @@ def harness_spec(workload: Path, log: Path, config: Any) -> dict[str, Any]:
 
 def run_harness(spec: dict[str, Any], limit_s: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="traffic-budget-") as tmp:
-        spec_file = Path(tmp) / "spec.json"
-        spec_file.write_text(json.dumps(spec))
+        spec_file, partial = Path(tmp) / "spec.json", Path(tmp) / "partial.json"
+        spec_file.write_text(json.dumps({**spec, "partial": str(partial)}))
         env = {**_env(), "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "cache")}
         t0 = time.monotonic()
         try:
             done = subprocess.run([sys.executable, __file__, "--serve", str(spec_file)],
                                   capture_output=True, text=True, env=env, timeout=limit_s)
-        except subprocess.TimeoutExpired:
-            return {"error": f"not served: past {limit_s:.0f} s"}
+        except subprocess.TimeoutExpired:  # what it served by then
+            got = json.loads(partial.read_text()) if partial.exists() else {}
+            costs = got.get("per_request_ms") or []
+            return {"error": f"not served whole: past {limit_s:.0f} s",
+                    "served": len(costs), "startup_s": got.get("startup_s"),
+                    "served_mean_ms": sum(costs) / len(costs) if costs else None}
         wall = time.monotonic() - t0
     if done.returncode != 0:
         return {"error": done.stderr[-1500:]}
@@ -256,6 +273,8 @@ def compare(trials: list[dict[str, Any]], served: dict[str, dict[str, Any]],
         row: dict[str, Any] = {"config": label, "harness_ms": got.get("per_request_total_ms"),
                                "harness_startup_s": got.get("startup_s"),
                                "harness_error": got.get("error"),
+                               "harness_served": got.get("served"),
+                               "harness_served_mean_ms": got.get("served_mean_ms"),
                                "sweep": trial["status"] if trial else next(
                                    (t["status"] for t in trials if t["config"] == label),
                                    "not run")}
@@ -386,7 +405,11 @@ def markdown(report: dict[str, Any]) -> str:
             status += f" ({trial['stopped']['phase']}, {trial['stopped']['requests_served']}/"\
                       f"{trial['stopped']['requests_total']})"
         error = "-" if row.get("error") is None else f"{row['error']:+.1%}"
-        harness = _ms(row.get("harness_ms")) if not row.get("harness_error") else "not served"
+        harness = _ms(row.get("harness_ms"))
+        if row.get("harness_error"):
+            harness = (f"{row['harness_served']} requests served, mean "
+                       f"{_ms(row.get('harness_served_mean_ms'))}"
+                       if row.get("harness_served") else "not served")
         out.append(f"| {row['config']} | {status} | {_ms(row.get('predicted_ms'))} | {harness} "
                    f"| {error} | {_ms(row.get('harness_startup_s'))} | {on} |")
     gap = comparison.get("pick_gap")

@@ -263,8 +263,14 @@ def eager_baseline_ms(records: Iterable[TrialRecord]) -> float | None:
     return min(medians) if medians else None
 
 
-def trials_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
-    """One row per trial, oldest first: config, outcome (failures with their reason), figures."""
+def trials_frame(records: Sequence[TrialRecord],
+                 calls_per_process: int | None = None) -> pd.DataFrame:
+    """One row per trial, oldest first: config, outcome (failures with their reason), figures,
+    and ``deciding_ms``: the figure the recommendation decides on (the steady-state median, or
+    under varying traffic the cost per request over a process of ``calls_per_process`` calls:
+    `advisor.recommendation.deciding_ms`) for a trial that passed, empty for the others."""
+    from advisor.recommendation import deciding_ms
+
     base = eager_baseline_ms(records)
     rows = []
     for r in records:
@@ -277,6 +283,8 @@ def trials_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
             "mode": config.get("mode"), "dtype": config.get("dtype"),
             "fullgraph": config.get("fullgraph"), "dynamic": config.get("dynamic"),
             "shapes": config.get("shapes", "static"), "outcome": outcome(r), "speedup": speedup,
+            "deciding_ms": deciding_ms(r, calls_per_process)
+            if r["status"] == "ok" and r.get("passed") and r["median_ms"] is not None else None,
             "p50_ms": r["median_ms"], "noisy": r.get("noisy") if r["status"] == "ok" else None,
             "p90_ms": r["p90_ms"], "p99_ms": r["p99_ms"],
             "cold_compile_s": r["cold_compile_s"], "warm_compile_s": r["warm_compile_s"],
@@ -435,9 +443,68 @@ def disagreements(fleet: pd.DataFrame, group_a: str, group_b: str) -> pd.DataFra
     out["verdict_a"] = [_verdict(s) for s in out["speedup_a"]]
     out["verdict_b"] = [_verdict(s) for s in out["speedup_b"]]
     out["disagree"] = out["verdict_a"] != out["verdict_b"]
+    out["kind"] = [kind(a, b) for a, b in zip(out["verdict_a"], out["verdict_b"], strict=True)]
     ratio = out["speedup_a"].astype(float) / out["speedup_b"].astype(float)
     out["gap"] = ratio.map(lambda v: abs(math.log(v)) if v and v > 0 else math.inf)
-    return out.sort_values(["disagree", "gap"], ascending=False).reset_index(drop=True)
+    out["order"] = out["kind"].map(KINDS.index)
+    return (out.sort_values(["order", "gap"], ascending=[True, False])
+            .drop(columns="order").reset_index(drop=True))
+
+
+# The kinds of (dis)agreement between two devices on one config, the most telling first.
+OPPOSITE = "faster on one, slower on the other"
+FAILED_ONE_SIDE = "failed or rejected on one side"
+SAME_ONE_SIDE = "as fast as eager on one side"
+AGREE = "agree"
+KINDS = (OPPOSITE, FAILED_ONE_SIDE, SAME_ONE_SIDE, AGREE)
+
+
+def kind(verdict_a: str, verdict_b: str) -> str:
+    """What two devices' verdicts on one config (`_verdict`) amount to, in words (`KINDS`):
+    one faster than eager fp32 and the other slower; one failed or rejected and the other
+    not; one as fast as eager and the other not; or the same verdict on both."""
+    if verdict_a == verdict_b:
+        return AGREE
+    if FAILED in (verdict_a, verdict_b):
+        return FAILED_ONE_SIDE
+    if {verdict_a, verdict_b} == {FASTER, SLOWER}:
+        return OPPOSITE
+    return SAME_ONE_SIDE
+
+
+def disagreement_counts(both: pd.DataFrame) -> dict[str, int]:
+    """How many configs of each kind (`KINDS`, in that order, the kinds with none left out)."""
+    counts = both["kind"].value_counts() if len(both) else pd.Series(dtype=int)
+    return {k: int(counts[k]) for k in KINDS if k in counts}
+
+
+def most_different(fleet: pd.DataFrame) -> tuple[str, str]:
+    """The two groups to compare first: the pair that disagrees most, by the configs both
+    measured and passed: the most configs faster on one and slower on the other, then the
+    widest mean gap between their speedups (log ratio), then the most configs shared; never
+    two groups that measured nothing in common while another pair did."""
+    table = fleet.pivot_table(index="config", columns="group", values="speedup", aggfunc="max")
+    groups = list(table.columns)
+    if len(groups) < 2:
+        names = list(dict.fromkeys(fleet["group"]))
+        return (names[0], names[0]) if len(names) == 1 else (names[0], names[1])
+    logs = table.apply(lambda c: c.map(lambda v: math.log(v) if _present(v) and v > 0
+                                       else math.nan))  # fmt: skip
+    best: tuple[tuple[int, float, int], str, str] | None = None
+    for i, a in enumerate(groups):
+        for b in groups[i + 1:]:
+            pair = logs[[a, b]].dropna()
+            if pair.empty:
+                continue
+            threshold = math.log(1 + SAME_AS_EAGER)
+            opposite = int(((pair[a] > threshold) & (pair[b] < -threshold)).sum()
+                           + ((pair[b] > threshold) & (pair[a] < -threshold)).sum())
+            score = (opposite, float((pair[a] - pair[b]).abs().mean()), len(pair))
+            if best is None or score > best[0]:
+                best = (score, a, b)
+    if best is None:
+        return most_overlap(fleet)
+    return best[1], best[2]
 
 
 def log_domain(values: Iterable[Any], pad: float = 1.15) -> list[float]:
@@ -459,14 +526,18 @@ def most_overlap(fleet: pd.DataFrame) -> tuple[str, str]:
     return first, second
 
 
+FAILED, FASTER, SLOWER, SAME = ("failed or rejected", "faster than eager",
+                                "slower than eager", "same as eager")
+
+
 def _verdict(speedup: Any) -> str:
     if not _present(speedup):
-        return "failed or rejected"
+        return FAILED
     if speedup > 1 + SAME_AS_EAGER:
-        return "faster than eager"
+        return FASTER
     if speedup < 1 - SAME_AS_EAGER:
-        return "slower than eager"
-    return "same as eager"
+        return SLOWER
+    return SAME
 
 
 # -- sweeps --------------------------------------------------------------------------------------

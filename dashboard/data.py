@@ -37,7 +37,8 @@ _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dashboard-qu
 @dataclass(frozen=True)
 class Database:
     """Where the dashboard reads: the URL (real, for the queries), what to show of it, and its
-    state: ``ready``, ``empty`` (no results yet) or ``error`` (``message`` says why)."""
+    state: ``ready``, ``empty`` (no results yet), ``missing`` (a SQLite file that does not exist:
+    a mistyped path, or a database not created yet) or ``error`` (``message`` says why)."""
 
     url: str
     shown: str
@@ -51,6 +52,9 @@ def database() -> Database:
     shown = display_url(url)
     try:
         _check_sqlite_directory(url)
+        missing = _missing_sqlite_file(url)
+        if missing:
+            return Database(url, shown, "missing", missing)
         if _revision(url) is None:
             return Database(url, shown, "empty")
         if not workloads(url):
@@ -58,6 +62,19 @@ def database() -> Database:
     except StoreError as e:
         return Database(url, shown, "error", str(e).splitlines()[0] if str(e) else repr(e))
     return Database(url, shown, "ready")
+
+
+def _missing_sqlite_file(url: str) -> str:
+    """Why a SQLite URL names no database ("" when it does, or is no SQLite file): the
+    message every advisor reader gives for that path (`advisor list --db URL` exits 2 on it)."""
+    parsed = parse_url(url)
+    path = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not path or path == ":memory:":
+        return ""
+    if Path(path).expanduser().exists():
+        return ""
+    return (f"There is no results database at {path}: check the path given to `advisor "
+            "dashboard --db` (a typo?), or create it with a first sweep into it:")
 
 
 def _check_sqlite_directory(url: str) -> None:
@@ -156,6 +173,13 @@ def fleet(url: str, workload: str) -> pd.DataFrame:
     return analysis.fleet_frame(
         store.device_comparison(workload), store.config_dicts(workload), groups(url, workload)
     )
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def most_different(url: str, workload: str) -> tuple[str, str]:
+    """The two devices and stacks that disagree most on ``workload`` (`analysis.most_different`):
+    the Two devices view's default pair."""
+    return analysis.most_different(fleet(url, workload))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

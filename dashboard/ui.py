@@ -35,7 +35,7 @@ NO_PICK_GREY = "#bbbbbb"  # a cell with no figure: every trial failed, or no pic
 
 def connect() -> str:
     """The database URL for the page's queries; stops the page (with one message) when the
-    database cannot be read or holds no results yet."""
+    database cannot be read, does not exist (an error with the fix) or holds no results yet."""
     db = data.database()
     with st.sidebar:
         st.caption(f"Database: `{db.shown}`")
@@ -44,6 +44,13 @@ def connect() -> str:
                   f"re-read every {data.TTL_S} s anyway).")  # fmt: skip
     if db.state == "error":
         st.error(f"Cannot read the results database. {db.message}", icon=":material/error:")
+        st.stop()
+    if db.state == "missing":  # a mistyped path is an error, as every advisor reader says
+        st.error(db.message, icon=":material/error:")
+        st.code(FIRST_SWEEP.format(url=db.shown), language="bash")
+        st.caption("This page looks again every few seconds and shows the results once the "
+                   "database exists; nothing is created by the dashboard itself.")
+        _wait_for_results()
         st.stop()
     if db.state == "empty":
         st.info(
@@ -61,9 +68,10 @@ def connect() -> str:
 
 @st.fragment(run_every=EMPTY_POLL_S)
 def _wait_for_results() -> None:
-    """While the database is empty: look again every few seconds, show the page once it is not."""
+    """While the database is empty or missing: look again every few seconds, show the page
+    once it holds results."""
     data.forget_state()
-    if data.database().state != "empty":
+    if data.database().state not in ("empty", "missing"):
         st.rerun()
 
 
@@ -233,6 +241,17 @@ COLUMNS: dict[str, Any] = {
     "verdict_a": st.column_config.TextColumn("on A"),
     "verdict_b": st.column_config.TextColumn("on B"),
     "after_ms": st.column_config.NumberColumn("after: p50 (ms)", format="%.3f"),
+    "kind": st.column_config.TextColumn(
+        "on the two devices", help="faster on one, slower on the other (than eager fp32); "
+        "failed or rejected on one side; as fast as eager on one side; or agree (the same "
+        "verdict on both)"),
+    "deciding_ms": st.column_config.NumberColumn(
+        "deciding figure (ms)", format="%.3f", help="what the recommendation decides on: the "
+        "steady-state p50, or under varying traffic the cost per request over a serving "
+        "process's life; the table is sorted by it, failed and rejected trials last"),
+    "kernels_per_call": st.column_config.NumberColumn("kernels per call", format="%d"),
+    "launches_per_call": st.column_config.NumberColumn("launches per call", format="%d"),
+    "graph_breaks": st.column_config.NumberColumn("graph breaks", format="%d"),
 }  # fmt: skip
 
 

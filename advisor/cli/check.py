@@ -8,13 +8,13 @@ import typer
 
 from advisor.cli import exits
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on, print_json
+from advisor.cli.common import DbOption, fail, fail_on, print_json, workload_argument
 from advisor.errors import AdvisorError
 
 
 @app.command("check")
 def check_cmd(
-    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    workload: str = workload_argument(),
     against: str | None = typer.Option(
         None, "--against",
         help="The baseline: the one answer on this device of the database (its short id, a "

@@ -15,6 +15,30 @@ DB_HELP = (
     "default: $ADVISOR_DB_URL, else sqlite:///advisor.db in the working directory."
 )
 DbOption = typer.Option(None, "--db", help=DB_HELP, show_default=False)
+
+
+def complete_workloads(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion: the database's workload names (`advisor.cli.complete`)."""
+    from advisor.cli import complete
+
+    return complete.workloads(ctx, incomplete)
+
+
+def complete_sweep_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion: the database's sweep ids, newest first (`advisor.cli.complete`)."""
+    from advisor.cli import complete
+
+    return complete.sweep_ids(ctx, incomplete)
+
+
+def workload_argument(help: str = "Workload name (see `advisor list`).") -> Any:
+    """The WORKLOAD argument of the read commands, completed from the database."""
+    return typer.Argument(..., help=help, autocompletion=complete_workloads)
+
+
+def sweep_argument(help: str = "Sweep id (see `advisor list`).") -> Any:
+    """The SWEEP argument, completed from the database's sweep ids."""
+    return typer.Argument(..., help=help, autocompletion=complete_sweep_ids)
 MAX_ID = 2**31 - 1  # sweep ids are Integer columns (int4 on PostgreSQL)
 # Option defaults that `--help` shows, here so that a help imports neither advisor.traffic,
 # advisor.serving nor advisor.search.launcher (tests/cli/test_cli_help_imports.py holds them

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import typer
 
 from advisor.cli import output
-from advisor.cli.app import AdvisorGroup, app
+from advisor.cli.app import AdvisorGroup, AdvisorTyper, app
 from advisor.cli.common import DbOption, fail_on
 from advisor.errors import AdvisorError
 
 if TYPE_CHECKING:
     from advisor.db import Revision
 
-db_app = typer.Typer(
+db_app = AdvisorTyper(
     name="db",
     help="The results database: its schema revision, and upgrades.",
     no_args_is_help=True,

@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from advisor.cli import output, render
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, check_id, fail, fail_on
+from advisor.cli.common import (
+    DbOption,
+    check_id,
+    fail,
+    fail_on,
+    sweep_argument,
+    workload_argument,
+)
 from advisor.errors import AdvisorError, ConfigError
-
-if TYPE_CHECKING:
-    from advisor.records import TrialRecord
 
 
 @app.command()
 def worker(
-    sweep_id: int = typer.Argument(..., help="The sweep to join (see `advisor list`)."),
+    sweep_id: int = sweep_argument("The sweep to join (see `advisor list`)."),
     db: str | None = DbOption,
     device: str | None = typer.Option(
         None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
@@ -38,7 +41,7 @@ def worker(
     from advisor.db.store import ResultStore
     from advisor.devices import resolve_device
     from advisor.lifetime import die_with_parent
-    from advisor.search.fleet import Worker
+    from advisor.search.fleet import Worker, has_work
 
     if settings.workload_checked():  # a worker its sweep started: it dies with that sweep
         die_with_parent()
@@ -47,6 +50,9 @@ def worker(
         check_id(sweep_id)
         _check_database(db, sweep_id)
         store = ResultStore.from_url(db)
+        sweep = store.get_sweep(sweep_id)
+        if not has_work(store, sweep):
+            refuse_to_join(sweep, db)
         w = Worker(store, sweep_id, resolve_device(device))
         previous = {s: signal.signal(s, lambda *_: w.interrupt())
                     for s in (signal.SIGINT, signal.SIGTERM)}
@@ -65,6 +71,24 @@ def worker(
         raise typer.Exit(130)
 
 
+def refuse_to_join(sweep: dict[str, Any], db: str | None) -> None:
+    """A worker on a sweep that ended or whose process is gone, with nothing queued, would
+    measure nothing: ConfigError (exit 2) saying why and what to run instead."""
+    from advisor.cli.sweep import resume_hint
+
+    status, sweep_id = sweep["status"], sweep["id"]
+    path = (sweep.get("workload") or {}).get("path") or "FILE"
+    if status == "finished":
+        raise ConfigError(f"sweep {sweep_id} is finished: nothing is left to measure; its "
+                          f"results: `advisor show {sweep_id}`; to measure again, start a new "
+                          f"sweep: `advisor sweep {path}`")
+    why = {"dead": "dead (its process stopped beating)", "stopped": "stopped (its budget ran "
+           "out)"}.get(status, status)
+    raise ConfigError(f"sweep {sweep_id} is {why}; a worker joins a running sweep only: "
+                      f"continue it with `{resume_hint(path, db)}`, then join it with "
+                      f"`advisor worker {sweep_id}`")
+
+
 def _check_database(db: str | None, sweep_id: int) -> None:
     """A worker joins a sweep that is stored: a database without advisor's tables (a new
     SQLite path, an empty PostgreSQL database) holds none, and is left as it is."""
@@ -77,17 +101,9 @@ def _check_database(db: str | None, sweep_id: int) -> None:
                           "its sweeps)")
 
 
-def _groups(records: Sequence[TrialRecord]) -> dict[str, list[TrialRecord]]:
-    groups: dict[str, list[TrialRecord]] = {}
-    for r in records:
-        fp = r.get("fingerprint")
-        groups.setdefault((fp.get("fingerprint_hash") if fp else None) or "?", []).append(r)
-    return groups
-
-
 @app.command()
 def compare(
-    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    workload: str = workload_argument(),
     db: str | None = DbOption,
     devices: str | None = typer.Option(
         None, "--devices", help="Comma-separated devices to compare: parts of their short ids "
@@ -102,8 +118,7 @@ def compare(
     recommended config, its latency, how much slower than the fastest device, and its speedup
     over eager fp32 there."""
     from advisor.db.store import ResultStore
-    from advisor.devices import DeviceNames
-    from advisor.recommendation.answers import answer, pick_label
+    from advisor.frames import compare_devices
 
     try:
         fmt = output.resolve(fmt, as_json, out)
@@ -114,57 +129,16 @@ def compare(
         store = ResultStore.from_url(db, read_only=True)
         if workload not in store.workloads():
             fail(f"no results for workload {workload!r}; run `advisor sweep FILE` first")
-        records = store.trials(workload=workload)
-        names = DeviceNames.of_store(store)
+        rows = compare_devices(store, workload, devices.split(",") if devices else None)
     except AdvisorError as e:
         fail_on(e)
-    wanted = [d.strip().lower() for d in devices.split(",") if d.strip()] if devices else None
-    rows = []
-    for fp_hash, group in sorted(_groups(records).items()):
-        fp: Mapping[str, Any] = group[0].get("fingerprint") or {}
-        name = str(fp.get("device_name") or fp.get("cpu_model"))
-        device_id = names.name(fp_hash, fp)
-        if wanted and not any(w in name.lower() or w in device_id.lower() for w in wanted):
-            continue
-        try:
-            rec = answer(store, workload, fp_hash, records=group)
-        except AdvisorError as e:
-            fail_on(e)
-        best = rec.best
-        rows.append({
-            "device_id": device_id, "fingerprint_hash": fp_hash, "device": name,
-            "host": fp.get("hostname"),
-            "torch": fp.get("torch_version"), "driver": fp.get("driver_version"),
-            "cuda": fp.get("cuda_driver_version"), "trials": len(group),
-            "config": best.label if best else None, "pick": pick_label(rec),
-            "config_short": render.short_label(best.config) if best else pick_label(rec),
-            "decision": rec.decision,
-            "median_ms": best.median_ms if best else None,
-            "median_ci_ms": best.median_ci_ms if best else None,
-            "noisy": best.noisy if best else None,
-            "speedup": best.speedup if best else None,
-            "eager_fp32_ms": rec.baseline.median_ms if rec.baseline else None,
-            "baseline": rec.baseline_name,
-        })
     if not rows:
         fail(f"no device matches --devices {devices}")
-    rows = _fastest_first(rows)
     configs = {str(r["config"]) for r in rows if r["config"]}
     differs = len(configs) > 1
     output.emit(fmt, out, document={"workload": workload, "devices": rows,
                                     "best_config_differs": differs},
                 rows=lambda: rows, table=lambda: _compare_table(workload, rows, configs), flat=flat)
-
-
-def _fastest_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` by their pick's median, the fastest first (devices with no pick last), each
-    with ``vs_best``: its median over the fastest one's (1.0 for the fastest)."""
-    rows = sorted(rows, key=lambda r: (r["median_ms"] is None, r["median_ms"] or 0.0,
-                                       r["device_id"]))
-    fastest = rows[0]["median_ms"]
-    for r in rows:
-        r["vs_best"] = r["median_ms"] / fastest if r["median_ms"] and fastest else None
-    return rows
 
 
 def _delta(vs_best: float | None) -> str:
@@ -176,7 +150,8 @@ def _delta(vs_best: float | None) -> str:
 
 def _compare_table(workload: str, rows: list[dict[str, Any]], configs: set[str]) -> None:
     """One line per device, the fastest first; columns that do not fit the terminal go (the
-    interval, the stack, the trial count), a cell never wraps."""
+    interval, the stack, the trial count), then the config labels are abbreviated (a legend
+    below), then cells wrap between words (`render.fitted_table`): a label is never cut."""
     differs = len(configs) > 1
     columns = (("device", 0), ("recommended", 0), ("median", 0), ("vs best", 0),
                ("speedup", 1), ("95% CI", 2), ("torch", 3), ("trials", 4))
@@ -184,19 +159,9 @@ def _compare_table(workload: str, rows: list[dict[str, Any]], configs: set[str])
               render.figure(r["median_ms"], None, r["noisy"]), _delta(r["vs_best"]),
               render.fmt(r["speedup"], "x", 2), render.interval(r["median_ci_ms"]),
               str(r["torch"] or "-"), str(r["trials"])] for r in rows]
-    # the never-dropped columns fit as they are but the config, which gives way (the full label
-    # is in --json): each row stays on one line
-    fixed = 1 + sum(3 + max(len(name), *(len(c[i]) for c in cells))
-                    for i, (name, _) in enumerate(columns[:4]) if i != 1)
-    room = max(render.console.width - fixed - 3, len("recommended"))
-    for c in cells:
-        c[1] = c[1] if len(c[1]) <= room else c[1][: room - 1] + "…"
     title = (f"{workload} across devices and stacks, the fastest first (vs best: slower than "
              "the fastest device's pick; speedup: over eager fp32 on the same device)")
-    table = render.fitted_table(title, columns, cells)
-    for column in table.columns:
-        column.no_wrap = True
-    render.console.print(table)
+    render.console.print(render.fitted_table(title, columns, cells))
     if differs:
         render.console.print(f"the best config differs between devices: {len(configs)} "
                              "different picks")

@@ -13,6 +13,7 @@ def register() -> None:
         check,
         dashboard,
         db,
+        diff,
         doctor,
         fleet,
         report,

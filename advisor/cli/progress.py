@@ -12,6 +12,7 @@ the step under way with the time it has taken so far (``warm start ... 12.0 s``)
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -35,7 +36,7 @@ from advisor.config import CompileConfig
 from advisor.records import TrialRecord
 from advisor.serving import pruned_text, stopped_text
 
-PLAIN_EVERY_S = 8.0  # piped: a running trial's progress line at most this often (child: 4 s)
+PLAIN_EVERY_S = 8.0  # piped: a running trial's progress line this often (the child's: 4 s)
 
 
 def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False) -> str:
@@ -67,11 +68,17 @@ class _TimeLeft(ProgressColumn):
 class _TwoLines(Progress):
     """The bar on two lines, so that it fits an 80-column terminal: the running trial (its
     config and its progress, cut short with an ellipsis where too long), then the bar, the
-    trials done, the best so far and the times."""
+    trials done, the best so far and the times. ``running()``: the running trial's progress
+    as of this redraw (None: the task's fields say it)."""
+
+    def __init__(self, *columns: Any, running: Callable[[], str | None], **kwargs: Any) -> None:
+        super().__init__(*columns, **kwargs)
+        self.running = running
 
     def get_renderables(self) -> Iterable[RenderableType]:
         for task in self.tasks:
             config, phase = str(task.fields.get("config", "")), str(task.fields.get("phase", ""))
+            phase = self.running() or phase
             if config or phase:
                 yield Text.assemble((config, "bold"), " ", phase, no_wrap=True,
                                     overflow="ellipsis")
@@ -83,9 +90,16 @@ class ProgressObserver:
     ``console`` and ``clock`` (seconds, monotonic): where it draws and how it tells time."""
 
     def __init__(self, console: Console | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 repeat_s: float | None = 1.0) -> None:
+        """``repeat_s``: piped, how often a thread looks whether a progress line is due (a
+        child's progress can stall while it compiles: the last one is said again, its time
+        moved on); None: only when the child's progress comes."""
         self.console = console or Console(stderr=True, highlight=False)
         self.clock = clock
+        self.repeat_s = repeat_s
+        self._stop = threading.Event()
+        self._repeater: threading.Thread | None = None
         self.plain = not self.console.is_terminal  # piped: no bar redrawn over itself
         self.progress = _TwoLines(
             BarColumn(bar_width=None),
@@ -99,6 +113,7 @@ class ProgressObserver:
             # it off the cores a CPU measurement uses.
             refresh_per_second=1,
             disable=self.plain,
+            running=lambda: self.progress_now(short=True),
         )
         self.task: Any = None
         self.started_at = self.clock()
@@ -109,13 +124,46 @@ class ProgressObserver:
         self.planned = 0
         self.label = ""  # the running trial's config
         self.said_at: float | None = None  # piped: when its last progress line was printed
+        self.last: tuple[Mapping[str, Any], float] | None = None  # its last progress, and when
 
     def __enter__(self) -> ProgressObserver:
         self.progress.start()
+        if self.plain and self.repeat_s is not None:
+            self._repeater = threading.Thread(target=self._repeat, name="progress", daemon=True)
+            self._repeater.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._repeater is not None:
+            self._repeater.join()
         self.progress.stop()
+
+    def _repeat(self) -> None:
+        assert self.repeat_s is not None
+        while not self._stop.wait(self.repeat_s):
+            self.say_progress()
+
+    def progress_now(self, short: bool = False) -> str | None:
+        """The running trial's last progress, its time in its phase moved on to now (None: no
+        trial running, or none said yet)."""
+        last = self.last
+        if self.trial_started_at is None or last is None:
+            return None
+        info, at = last
+        moved = {**info, "phase_s": float(info.get("phase_s") or 0.0) + self.clock() - at}
+        return progress_text(moved, self.label, short=short)
+
+    def say_progress(self) -> None:
+        """Piped: the running trial's progress line, when `PLAIN_EVERY_S` passed since the
+        last."""
+        now = self.clock()
+        if not self.plain or (self.said_at is not None and now - self.said_at < PLAIN_EVERY_S):
+            return
+        text = self.progress_now()
+        if text is not None:
+            self.said_at = now
+            self.console.print(f"  {text}")
 
     def started(self, sweep_id: int, planned: int, done: int, budget_s: float | None) -> None:
         self.budget_s, self.planned = budget_s, planned
@@ -148,18 +196,16 @@ class ProgressObserver:
     def trial_started(self, config: CompileConfig) -> None:
         self.trial_started_at = self.clock()
         self.step = None
-        self.label, self.said_at = config.label, None
+        self.label, self.said_at, self.last = config.label, None, None
         self.progress.update(self.task, config=short_label(config), phase="starting")
 
     def trial_progress(self, info: Mapping[str, Any]) -> None:
         """A running trial's progress: the bar's phase; piped, a line every `PLAIN_EVERY_S`."""
         if self.trial_started_at is None:
             return
+        self.last = (info, self.clock())
         self.progress.update(self.task, phase=progress_text(info, short=True))
-        now = self.clock()
-        if self.plain and (self.said_at is None or now - self.said_at >= PLAIN_EVERY_S):
-            self.said_at = now
-            self.console.print(f"  {progress_text(info, self.label)}")
+        self.say_progress()
 
     def phase(self, name: str) -> None:
         if self.trial_started_at is not None:  # a trial's own phase (compiling, measuring)
@@ -175,6 +221,7 @@ class ProgressObserver:
         self.console.print(f"advisor: {text}")
 
     def trial_finished(self, record: TrialRecord, best_ms: float | None) -> None:
+        self.last = None
         if self.trial_started_at is not None:
             self.durations.append(self.clock() - self.trial_started_at)
         self.trial_started_at = None

@@ -3,7 +3,8 @@
 Figures print in human units (`advisor.units`: ``1.22 s``, not ``1220.000 ms``); tables are
 built by `fitted_table`, which drops the columns of least priority until the table fits the
 terminal (80 columns keep the config, its figure and its speedup), and name configs by
-`short_label`.
+`short_label`
+(shortened, with a legend, where a table is too narrow: `abbreviate`).
 """
 
 from __future__ import annotations
@@ -56,62 +57,195 @@ def interval(ci: Sequence[float] | None) -> str:
 
 
 _FIGURE = re.compile(r"^[-+~<>]?[0-9.,]+|^-$")  # cells of a right-aligned column
-MODE_SHORT = {"max-autotune-no-cudagraphs": "max-autotune-nocg"}
+# A config's label, shortened where a table is too narrow for it: the mode names and the
+# flags in a few letters, every part kept (three different configs never read alike), the
+# abbreviations used said below the table (`LEGEND`).
+ABBREVIATIONS = {"max-autotune-no-cudagraphs": "ma-nocg", "max-autotune": "ma",
+                 "reduce-overhead": "ro", "fullgraph": "fg", "dynamic": "dyn"}
+LABEL_COLUMNS = ("config", "recommended", "pick")  # the columns whose cells are config labels
 
 
 def short_label(config: CompileConfig | None) -> str:
-    """A config in a few words for narrow tables: ``bf16 reduce-overhead fullgraph``,
-    ``fp32 max-autotune-nocg buckets:pow2 +2 options``."""
-    if config is None:
-        return "?"
-    parts = [config.dtype, MODE_SHORT.get(config.mode, config.mode)]
-    if config.fullgraph:
-        parts.append("fullgraph")
-    if config.dynamic != "auto":
-        parts.append(f"dynamic={config.dynamic}")
-    if config.shapes != "static":
-        parts.append(config.shapes)
-    if config.options:
-        n = len(config.options)
-        parts.append(f"+{n} option{'s' if n != 1 else ''}")
-    return " ".join(parts)
+    """A config as every table names it: its label (``bf16 + reduce-overhead + fullgraph``,
+    `CompileConfig.label`); `abbreviate` shortens it where a table is too narrow."""
+    return "?" if config is None else config.label
+
+
+def abbreviate(label: str) -> tuple[str, list[str]]:
+    """``fp16 + reduce-overhead + fullgraph + dynamic=false`` -> ``fp16 + ro + fg + dyn=false``
+    and the full names it shortened (``reduce-overhead``, ``fullgraph``, ``dynamic``): each
+    part of the label in a few letters, none left out. Text after the label (``(noisy)``) and
+    a cell that is no label (``-``, ``undecided: noise``) stay as they are."""
+    head, sep, tail = label.partition(" (")
+    parts, used = [], []
+    for part in head.split(" + "):
+        name, eq, value = part.partition("=")
+        short = ABBREVIATIONS.get(name)
+        if short is None:
+            parts.append(part)
+            continue
+        parts.append(short + eq + value)
+        used.append(name)
+    return " + ".join(parts) + sep + tail, used
+
+
+def legend(names: Sequence[str]) -> str:
+    """The abbreviations a table used, in words: ``ro = reduce-overhead, fg = fullgraph``."""
+    seen = [n for n in ABBREVIATIONS if n in set(names)]
+    return ", ".join(f"{ABBREVIATIONS[n]} = {n}" for n in seen)
+
+
+def _longest_word(texts: Sequence[str]) -> int:
+    return max((len(w) for t in texts for w in t.split()), default=1)
+
+
+def _shrink(natural: list[int], minimum: list[int], room: int,
+            first: Sequence[int] = ()) -> list[int]:
+    """Column widths that fit ``room``: the columns ``first`` (config labels, which wrap
+    between their parts) give way before the others, the widest first, none below its
+    ``minimum`` (its longest word: a cell wraps between words, never inside one)."""
+    widths = list(natural)
+    for pool in (list(first), list(range(len(widths)))):
+        widths = _narrowed(widths, minimum, room, pool)
+    return widths
+
+
+def _narrowed(natural: list[int], minimum: list[int], room: int,
+              pool: Sequence[int]) -> list[int]:
+    widths = list(natural)
+    while sum(widths) > room:
+        shrinkable = [i for i in pool if widths[i] > minimum[i]]
+        if not shrinkable:
+            break
+        top = max(widths[i] for i in shrinkable)
+        widest = [i for i in shrinkable if widths[i] == top]
+        below = [widths[i] for i in shrinkable if widths[i] < top]
+        step = min(top - max(below, default=0), -(-(sum(widths) - room) // len(widest)))
+        for i in widest:
+            widths[i] = max(minimum[i], widths[i] - max(step, 1))
+    return widths
 
 
 def fitted_table(title: str, columns: Sequence[tuple[str, int]], rows: Sequence[Sequence[str]],
                  width: int | None = None) -> Table:
     """A table of ``columns`` (name, priority: 0 is never dropped, higher drops first) that
     fits ``width`` (the console's): columns nothing was measured for (every cell ``-`` or
-    empty) go first, then the columns of the highest priority number, until it fits. The first
-    column is left-aligned and never wraps; the others are right-aligned."""
+    empty) go first, then the columns of the highest priority number, until it fits. Where the
+    columns that stay are still too wide, config labels (`LABEL_COLUMNS`) are abbreviated (the
+    legend is the table's caption) and the dropped columns that then fit come back; where that
+    is not enough, cells wrap between words, never inside one and never cut. The first column
+    is left-aligned; the others holding figures are right-aligned."""
     width = width or console.width
-    keep = [i for i, (name, _) in enumerate(columns)
-            if i == 0 or any(str(row[i]) not in ("-", "") for row in rows)]
+    cells = [[str(c) for c in row] for row in rows]
+    shown = [i for i, (name, _) in enumerate(columns)
+             if i == 0 or any(row[i] not in ("-", "") for row in cells)]
+    keep = _kept(columns, cells, shown, width)
+    caption = ""
+    labels = [i for i, (name, _) in enumerate(columns) if name in LABEL_COLUMNS]
+    if labels and (_needed(columns, cells, keep) > width or len(keep) < len(shown)):
+        short = [list(row) for row in cells]
+        used: list[str] = []
+        for row in short:
+            for i in labels:
+                row[i], names = abbreviate(row[i])
+                used += names
+        short_keep = _kept(columns, short, shown, width)
+        # abbreviated where the full labels do not fit, or cost a column of the first rank
+        first = [i for i in shown if columns[i][1] <= 1]
+        if used and (_needed(columns, cells, keep) > width
+                     or len(set(first) & set(short_keep)) > len(set(first) & set(keep))):
+            cells, keep, caption = short, short_keep, legend(used)
+    # a narrow table (few columns, or no rows yet) still has its title on one line
+    table = Table(title=title, title_justify="left", min_width=min(width, len(title) + 4),
+                  caption=caption or None, caption_justify="left")
+    natural = [max([len(columns[i][0])] + [len(r[i]) for r in cells]) for i in keep]
+    minimum = [_longest_word([columns[i][0], *(r[i] for r in cells)]) for i in keep]
+    labels_kept = [n for n, i in enumerate(keep) if columns[i][0] in LABEL_COLUMNS]
+    widths = _shrink(natural, minimum, width - 1 - 3 * len(keep), labels_kept)
+    for n, i in enumerate(keep):
+        figures = all(_FIGURE.match(row[i]) for row in cells if row[i])
+        table.add_column(columns[i][0], justify="right" if figures and n else "left",
+                         width=widths[n] if widths[n] < natural[n] else None,
+                         no_wrap=widths[n] >= natural[n], overflow="fold")
+    for row in cells:
+        table.add_row(*(row[i] for i in keep))
+    return table
 
-    def needed(kept: list[int]) -> int:
-        return 1 + sum(3 + max([len(columns[i][0])] + [len(str(r[i])) for r in rows])
-                       for i in kept)
 
-    # one column at a time: the highest priority number first, the rightmost of equals first;
-    # then a dropped column comes back if it fits after all (a narrow one behind a wide one)
+def _needed(columns: Sequence[tuple[str, int]], cells: Sequence[Sequence[str]],
+            kept: Sequence[int]) -> int:
+    """The width of a table of the ``kept`` columns, each cell on one line."""
+    return 1 + sum(3 + max([len(columns[i][0])] + [len(r[i]) for r in cells]) for i in kept)
+
+
+def _kept(columns: Sequence[tuple[str, int]], cells: Sequence[Sequence[str]],
+          shown: Sequence[int], width: int) -> list[int]:
+    """The columns that stay: one at a time, the highest priority number first (the
+    rightmost of equals first), until the rest fit on one line; then a dropped column comes
+    back if it fits after all (a narrow one behind a wide one)."""
+    keep = list(shown)
     dropped = []
     for drop in sorted((i for i in keep if columns[i][1] > 0),
                        key=lambda i: (-columns[i][1], -i)):
-        if needed(keep) <= width:
+        if _needed(columns, cells, keep) <= width:
             break
         keep.remove(drop)
         dropped.append(drop)
     for back in sorted(dropped, key=lambda i: (columns[i][1], i)):
-        if needed(sorted([*keep, back])) <= width:
+        if _needed(columns, cells, sorted([*keep, back])) <= width:
             keep = sorted([*keep, back])
-    # a narrow table (few columns, or no rows yet) still has its title on one line
-    table = Table(title=title, title_justify="left", min_width=min(width, len(title) + 4))
-    for n, i in enumerate(keep):
-        figures = all(_FIGURE.match(str(row[i])) for row in rows if str(row[i]))
-        table.add_column(columns[i][0], justify="right" if figures and n else "left",
-                         no_wrap=n == 0, overflow="ellipsis" if n == 0 else "fold")
-    for row in rows:
-        table.add_row(*(str(row[i]) for i in keep))
-    return table
+    return keep
+
+
+_WORD = re.compile(r"`[^`]*`\S*|\S+")  # a word, or a command in backticks with what follows it
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` wrapped to ``width`` between words only: a word longer than the line, and a
+    command in backticks (what a user copies), stays whole on its line. A line that starts
+    with a space is a command printed on its own line: left as it is."""
+    out = []
+    for line in text.splitlines() or [""]:
+        if line.startswith(" ") or len(line) <= width:
+            out.append(line)
+            continue
+        current = ""
+        for word in _WORD.findall(line):
+            if current and len(current) + 1 + len(word) > width:
+                out.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        out.append(current)
+    return "\n".join(out)
+
+
+def echo(text: str, err: bool = True) -> None:
+    """A message (a warning, a `next:` command) on stderr (or stdout): on a terminal wrapped
+    to its width between words (`wrap`), never inside a word or a command; piped, each line
+    whole."""
+    import shutil
+    import sys
+
+    import typer
+
+    stream = sys.stderr if err else sys.stdout
+    if stream.isatty():
+        text = wrap(text, shutil.get_terminal_size().columns)
+    typer.echo(text, err=err)
+
+
+def paragraph(text: str, lead: str = "", style: str = "") -> None:
+    """``lead`` (bold) and ``text`` on the console, wrapped to its width between words
+    (`wrap`): a command in backticks is never split."""
+    from rich.text import Text
+
+    head = f"{lead}: " if lead else ""
+    wrapped = wrap(head + text, console.width)
+    body = Text(wrapped, style=style)
+    if lead:
+        body.stylize("bold", 0, len(lead))
+    console.print(body, soft_wrap=True)
 
 
 def closing_line(sweep_id: int, workload: str, where: str, db_flag: bool) -> str:
@@ -232,7 +366,7 @@ def lead_warning(rec: Any) -> None:
 
     unsafe = interval_warning(rec)
     if unsafe:
-        console.print(f"[yellow]warning: {unsafe}[/yellow]")
+        paragraph(unsafe, "warning", "yellow")
 
 
 def noise_cell(r: Any) -> str:
@@ -270,7 +404,7 @@ def recommendation(rec: Any, top: int = 8) -> None:
     if legend:
         console.print(legend)
     if rec.provisional:
-        console.print(f"[bold]provisional[/bold]: {rec.provisional}")
-    console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
+        paragraph(rec.provisional, "provisional")
+    paragraph(rec.sentence, "recommendation")
     if rec.note:
-        console.print(f"note: {rec.note}")
+        paragraph(rec.note, "note")

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on
+from advisor.cli.common import DbOption, fail, fail_on, workload_argument
 from advisor.errors import AdvisorError
 
 SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
@@ -15,7 +15,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "ma
 
 @app.command("report")
 def report_cmd(
-    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    workload: str = workload_argument(),
     output: Path = typer.Option(
         Path("report.html"), "--output", "-o", readable=False,
         help="Where to write it: .html (one self-contained page) or .md (Markdown); - prints "

@@ -16,7 +16,10 @@ from advisor.cli.common import (
     DbOption,
     check_calls_per_process,
     check_id,
+    complete_workloads,
     fail_on,
+    sweep_argument,
+    workload_argument,
 )
 from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
@@ -38,7 +41,8 @@ def _store(db: str | None) -> ResultStore:
 @app.command("list")
 def list_sweeps(
     db: str | None = DbOption,
-    workload: str | None = typer.Option(None, "--workload", help="Only this workload."),
+    workload: str | None = typer.Option(
+        None, "--workload", help="Only this workload.", autocompletion=complete_workloads),
     fmt: str = output.format_option(),
     as_json: bool = output.JsonOption,
     out: Path | None = output.OutputOption,
@@ -68,42 +72,27 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
     if not sweeps:
         render.console.print("no sweeps yet: run `advisor sweep workloads/reranker.py`")
         return
-    title = ("sweeps (recommended: the one answer for the workload on the sweep's device and "
-             "stack, all its sweeps pooled)")
-    # the device (its short id) stays: status and trial counts go first on a narrow terminal
-    columns = (("id", 0), ("workload", 0), ("device", 1), ("status", 2), ("trials", 2),
-               ("failed", 3), ("recommended", 0), ("figure", 0), ("speedup", 0), ("started", 4))
+    workloads = {s["workload"]["name"] for s in sweeps}
+    one = next(iter(workloads)) if len(workloads) == 1 else None
+    title = (f"sweeps of {one}" if one else "sweeps") + (
+        " (recommended: the one answer for the workload on the sweep's device and stack, all "
+        "its sweeps pooled; decision: how it was reached)")
+    # the device (its short id) and the decision stay at any width: status, trial counts and
+    # the speedup go first on a narrow terminal; one workload is named in the title instead
+    columns = (("id", 0), *((("workload", 0),) if one is None else ()), ("device", 0),
+               ("status", 2), ("trials", 3), ("failed", 3), ("decision", 0),
+               ("recommended", 0), ("figure", 0), ("speedup", 1), ("started", 4))
     rows = []
     for s in sweeps:
         pick = s["recommendation"] or {}
         rows.append([
-            str(s["id"]), s["workload"]["name"], s["device_id"], s["status"],
-            f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
-            str(pick.get("pick") or "-"),
+            str(s["id"]), *([s["workload"]["name"]] if one is None else []), s["device_id"],
+            s["status"], f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
+            str(pick.get("decision") or "-"), str(pick.get("label") or "-"),
             render.figure(pick.get("median_ms"), None, pick.get("noisy")),
             units.ratio(pick.get("speedup")), str(s.get("started_at") or "-")[:16],
         ])
-    _make_room_for_the_device(columns, rows, render.console.width)
     render.console.print(render.fitted_table(title, columns, rows))
-
-
-MIN_PICK = 24  # the recommended config gives way to the device id down to this many characters
-
-
-def _make_room_for_the_device(columns: Sequence[tuple[str, int]], rows: list[list[str]],
-                              width: int) -> None:
-    """Keep the device column where the recommended config can give way: its label written
-    without `` + `` and then cut (the full label is in --json), down to `MIN_PICK`."""
-    at = {name: i for i, (name, _) in enumerate(columns)}
-    kept = [i for i, (name, priority) in enumerate(columns)
-            if (priority == 0 or name == "device") and name != "recommended"]
-    need = 1 + sum(3 + max(len(columns[i][0]), *(len(r[i]) for r in rows)) for i in kept)
-    room, pick = width - need - 3, at["recommended"]
-    if room < MIN_PICK or all(len(r[pick]) <= room for r in rows):
-        return
-    for r in rows:
-        text = r[pick].replace(" + ", " ")
-        r[pick] = text if len(text) <= room else text[: room - 1] + "…"
 
 
 def _picks(
@@ -121,7 +110,8 @@ def _picks(
         rec = answer(store, key[0], key[1])
         best = rec.best
         out[key] = {
-            "pick": pick_label(rec), "decision": rec.decision,
+            "pick": pick_label(rec), "label": best.label if best else None,
+            "decision": rec.decision,
             "median_ms": best.median_ms if best else None,
             "median_ci_ms": best.median_ci_ms if best else None,
             "noisy": best.noisy if best else None,
@@ -132,7 +122,7 @@ def _picks(
 
 @app.command()
 def show(
-    sweep_id: int = typer.Argument(..., help="Sweep id (see `advisor list`)."),
+    sweep_id: int = sweep_argument(),
     db: str | None = DbOption,
     fmt: str = output.format_option(choices=SHOW_FORMATS),
     as_json: bool = output.JsonOption,
@@ -207,7 +197,7 @@ FORMATS = (*output.FORMATS, "python")
 
 @app.command("recommend")
 def recommend_cmd(
-    workload: str = typer.Argument(..., help="Workload name (see `advisor list`)."),
+    workload: str = workload_argument(),
     db: str | None = DbOption,
     device: str | None = typer.Option(
         None, "--device", help="Device to recommend for (default: cuda when present, else cpu)."
@@ -296,9 +286,9 @@ def resolve_recommendation(
     calls: int | None, constraints: Constraints, *, confirm: bool, top: int, artifact: bool,
     file: Path | None, timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Recommendation:
-    """`advisor.api.recommend`, saying what it notices on stderr: what `recommend`, `report`
-    and `check` show. ``fingerprint``: any selector `resolve_fingerprint` reads."""
-    from advisor.api import recommend
+    """`advisor.api.recommendation_for`, saying what it notices on stderr: what `recommend`,
+    `report` and `check` show. ``fingerprint``: any selector `resolve_fingerprint` reads."""
+    from advisor.api import recommendation_for
 
     check_calls_per_process(calls)
     if fingerprint is not None and device is not None and not confirm:
@@ -308,11 +298,12 @@ def resolve_recommendation(
         fingerprint = resolve_fingerprint(db, workload, fingerprint)
 
     def say(text: str) -> None:
-        typer.echo(f"advisor: {text}" if text.startswith("warning") else text, err=True)
+        render.echo(f"advisor: {text}" if text.startswith("warning") else text)
 
-    return recommend(workload, db=db, device=device, fingerprint=fingerprint, policy=policy,
-                     calls_per_process=calls, constraints=constraints, confirm=confirm, top=top,
-                     artifact=artifact, file=file, notice=say, timeout_s=timeout_s)
+    return recommendation_for(
+        workload, db=db, device=device, fingerprint=fingerprint, policy=policy,
+        calls_per_process=calls, constraints=constraints, confirm=confirm, top=top,
+        artifact=artifact, file=file, notice=say, timeout_s=timeout_s)
 
 
 def _check_workload_file(file: Path, workload: str, timeout_s: float) -> None:
@@ -346,11 +337,9 @@ def resolve_fingerprint(db: str | None, workload: str, selector: str,
     a short id (``H200 @gpu-a · 7f023bc2``), a hash or a prefix of it, or a host name.
     ConfigError (exit 2) when it names none or several; a workload never measured is left to
     `advisor.api.recommend` to explain."""
-    store = _store(db)
-    measured = [f["fingerprint_hash"] for f in store.fingerprints(workload)]
-    if not measured:
-        return selector
-    return device_names(store, workload).resolve(selector, measured, what, scope=workload)
+    from advisor import api
+
+    return api.resolve_fingerprint(_store(db), workload, selector, what)
 
 
 def recommendation_document(rec: Recommendation, device_id: str | None = None) -> dict[str, Any]:
@@ -415,7 +404,7 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
         ])
     staleness = rec.staleness
     if staleness and staleness["warning"]:
-        render.console.print(f"[yellow]warning: {staleness['warning']}[/yellow]")
+        render.paragraph(staleness["warning"], "warning", "yellow")
     render.lead_warning(rec)
     render.console.print(render.fitted_table(title, columns, cells))
     from advisor.recommendation import flag_legend
@@ -423,9 +412,9 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
     legend = flag_legend(rows)
     if legend:
         render.console.print(legend)
-    render.console.print(f"[bold]recommendation[/bold]: {rec.sentence}")
+    render.paragraph(rec.sentence, "recommendation")
     if rec.note:
-        render.console.print(f"note: {rec.note}")
+        render.paragraph(rec.note, "note")
     if rec.artifact:
         a = rec.artifact
         render.console.print(

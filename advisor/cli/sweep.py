@@ -75,12 +75,31 @@ def with_request_flags(command: Callable[..., None]) -> Callable[..., None]:
             default = SweepRequest.__dataclass_fields__[name].default
         if typing.get_origin(kind) is list:
             default = list(default)
-        option = typer.Option(default, declared.option, help=declared.help, readable=False)
+        option = typer.Option(default, declared.option, help=declared.help, readable=False,
+                              rich_help_panel=_panel(declared.long))
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
                                         annotation=kind))
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
     return command
+
+
+# `advisor sweep --help` in panels (typer's rich help panels): what to measure, how the search
+# spends its time, what runs after the trials; the database, the sweep file and the output stay
+# under "Options".
+PANELS = {
+    "What to measure": ("--modes", "--dtypes", "--fullgraph", "--dynamic", "--option",
+                        "--device", "--shape", "--shapes", "--traffic", "--holdout",
+                        "--calls-per-process"),
+    "Search and time": ("--trials", "--budget", "--resume", "--workers", "--jobs", "--screen",
+                        "--sampler", "--priors", "--timeout"),
+    "After the trials": ("--warm", "--warm-all", "--confirm", "--confirm-leaders",
+                         "--keep-caches"),
+}
+
+
+def _panel(long: str) -> str | None:
+    return next((name for name, flags in PANELS.items() if long in flags), None)
 
 
 def resume_hint(file: Path | str, db: str | None) -> str:
@@ -197,13 +216,13 @@ def sweep(
     except AdvisorError as e:
         fail_on(e)
     for text in planned.warnings:
-        typer.echo(f"advisor: warning: {text}", err=True)
+        render.echo(f"advisor: warning: {text}")
     _warn_host_load()
     outcomes = []
     try:
         for plan in planned.plans:
             if plan.note:  # only once every flag is known to be good: a mistake stays one line
-                typer.echo(plan.note, err=True)
+                render.echo(plan.note)
             try:
                 if request.workers > 1 or planned.jobs > 1:
                     outcome = run_sweep(planned, plan, request, notice=_say)
@@ -277,7 +296,7 @@ def parse_list(text: str | None) -> list[str] | None:
 
 
 def _say(text: str) -> None:
-    typer.echo(f"advisor: {text}", err=True)
+    render.echo(f"advisor: {text}")
 
 
 def _warn_host_load() -> None:
@@ -286,7 +305,7 @@ def _warn_host_load() -> None:
 
     warning = host_load_warning(*current_load())
     if warning:
-        typer.echo(f"advisor: warning: {warning}", err=True)
+        render.echo(f"advisor: warning: {warning}")
 
 
 def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = None) -> None:
@@ -303,7 +322,7 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
         for _, o in outcomes:  # before the claim (the table leads with it otherwise)
             unsafe = interval_warning(o.recommendation)
             if unsafe:
-                typer.echo(f"advisor: warning: {unsafe}", err=True)
+                render.echo(f"advisor: warning: {unsafe}")
         for document in documents:  # JSON Lines: one object per workload file, always
             typer.echo(json.dumps(document, default=str))
     for file, o in outcomes:
@@ -312,16 +331,16 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
             print_replays(o.records, o.recommendation.calls_per_process)
         left_out = unmeasured_line(o)
         if left_out:
-            typer.echo(f"advisor: {left_out}", err=True)
+            render.echo(f"advisor: {left_out}")
         if o.status == "interrupted":
-            typer.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
-                       f"Continue with: {resume_hint(file, db)} (it reuses the sweep's settings)",
-                       err=True)
+            render.echo(f"advisor: sweep {o.sweep_id} interrupted; finished trials are kept. "
+                        "Continue it with (it reuses the sweep's settings):\n"
+                        f"  {resume_hint(file, db)}")
             raise typer.Exit(128 + (o.signum or signal.SIGINT))  # 130 Ctrl-C, 143 SIGTERM
     for _, o in outcomes:  # where the results went, what to run next (stderr: --json stays)
         given = db is not None or bool(env_settings.db_url())
-        typer.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
-                                                     store.masked_url, given), err=True)
+        render.echo("advisor: " + render.closing_line(o.sweep_id, o.recommendation.workload,
+                                                      store.masked_url, given))
     # A sweep none of whose own trials ran and passed failed, whatever earlier sweeps of the
     # workload left in the database (the answer above may rest on them: said so, exit 1).
     failed = [o for _, o in outcomes if not any(
@@ -329,15 +348,15 @@ def _report(outcomes: list[Any], store: Any, as_json: bool, db: str | None = Non
         and o.recommendation.decision != "undecided: noise"]
     for o in failed:
         if o.stopped_by == "budget" and not any(r["status"] == "ok" for r in o.records):
-            typer.echo(f"advisor: {no_result_line(o)}", err=True)  # stopped, not failed
+            render.echo(f"advisor: {no_result_line(o)}")  # stopped, not failed
             continue
         statuses = collections.Counter(
             "rejected" if r["status"] == "ok" else r["status"] for r in o.records)
         counted = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
         earlier = (" (the answer above rests on earlier sweeps of it)"
                    if o.recommendation.best is not None else "")
-        typer.echo(f"advisor: no config of {o.recommendation.workload} ran and passed in sweep "
-                   f"{o.sweep_id} ({counted or 'no trial stored'}){earlier}; see `advisor show "
-                   f"{o.sweep_id}`", err=True)
+        render.echo(f"advisor: no config of {o.recommendation.workload} ran and passed in "
+                    f"sweep {o.sweep_id} ({counted or 'no trial stored'}){earlier}; see "
+                    f"`advisor show {o.sweep_id}`")
     if failed:
         raise typer.Exit(1)

@@ -10,14 +10,15 @@ import typer
 
 from advisor.cli import output
 from advisor.cli.app import app
-from advisor.cli.common import DbOption, fail, fail_on
+from advisor.cli.common import DbOption, complete_workloads, fail, fail_on
 from advisor.errors import AdvisorError
 
 
 @app.command("export")
 def export(
     workload: str | None = typer.Option(
-        None, "--workload", "-w", help="Only this workload's trials.", show_default=False
+        None, "--workload", "-w", help="Only this workload's trials.", show_default=False,
+        autocompletion=complete_workloads,
     ),
     fmt: str = typer.Option(
         "json", "--format", "-f",

@@ -398,6 +398,13 @@ class ResultStore:
             raise StoreError(f"no sweep {sweep_id} in {self.masked_url}")
         return _liveness(found[0])
 
+    def sweep_of_study(self, study_name: str) -> dict[str, Any] | None:
+        """The sweep whose Optuna study is ``study_name`` (the newest, should two share it),
+        as in `sweeps`; None when there is none."""
+        with self._read("reading a sweep") as session:
+            found = queries.sweep_dicts(session, [Sweep.study_name == study_name])
+        return _liveness(max(found, key=lambda s: s["id"])) if found else None
+
     def sweeps(
         self,
         workload: str | None = None,

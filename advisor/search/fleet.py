@@ -70,6 +70,18 @@ log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
 
+def has_work(store: ResultStore, sweep: dict[str, Any]) -> bool:
+    """Whether a worker can measure anything of ``sweep``: it runs (it may queue more), or its
+    study still holds queued configs (a pooled run that died left them). An ended sweep with an
+    empty queue has nothing for a worker: the caller says why instead."""
+    if sweep["status"] == "running":
+        return True
+    if not sweep.get("study_name"):
+        return False
+    study = open_study(store.url, sweep["study_name"], seed=None)
+    return bool(study.get_trials(deepcopy=False, states=(trial_state("WAITING"),)))
+
+
 def space_of(sweep: dict[str, Any]) -> Space:
     configs = sweep["settings"].get("space")
     if not configs:

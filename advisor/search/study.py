@@ -14,7 +14,9 @@ through these; the order of what they ask for is `advisor.search.plan`'s.
 
 from __future__ import annotations
 
+import logging
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from advisor import dimensions
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from advisor.records import TrialRecord
     from advisor.search.space import Space
 
+log = logging.getLogger(__name__)
 SAMPLERS = ("tpe", "random", "grid")
 
 
@@ -62,9 +65,176 @@ def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool 
         )
     # its errors retried while the database is busy or away, else one line (advisor.db.studies)
     storage = RetryingStorage(url, **kwargs)
-    return optuna.create_study(study_name=study_name, storage=storage,
-                               sampler=make_sampler(sampler, seed),
-                               direction="minimize", load_if_exists=True)
+    study = optuna.create_study(study_name=study_name, storage=storage,
+                                sampler=make_sampler(sampler, seed),
+                                direction="minimize", load_if_exists=True)
+    describe_from_store(study, url)
+    return study
+
+
+# -- what optuna-dashboard shows of advisor's sweep -----------------------------------------------
+
+STUDY_ATTRS = ("workload", "workload_path", "source_sha256", "device_id", "device", "torch",
+               "policy", "advisor_sweep_id")
+
+
+def metric_name(settings: dict[str, Any] | None) -> str:
+    """The name of the value a sweep tells its study (`advisor.recommendation.deciding_ms`):
+    the steady-state ``median_ms``, or under a traffic replay the expected ``ms_per_request``
+    over a serving process's life."""
+    return "ms_per_request" if (settings or {}).get("traffic") else "median_ms"
+
+
+def study_attrs(sweep: dict[str, Any], device_id: str) -> dict[str, Any]:
+    """The study's user attributes for optuna-dashboard: the workload (name, path, source
+    sha256), the device (its short id and model), torch, the policy and the sweep's id."""
+    fp = sweep.get("fingerprint") or {}
+    settings = sweep.get("settings") or {}
+    # a sweep's answer is the latency policy's (`advisor.recommendation.answers.answer`): on
+    # the steady-state median, or under a traffic replay the cost per request over a process
+    policy = "latency" if not settings.get("traffic") else (
+        f"latency over a process of {settings.get('calls_per_process') or 10_000:,} calls")
+    return {
+        "workload": sweep["workload"]["name"], "workload_path": sweep["workload"].get("path"),
+        "source_sha256": sweep["workload"].get("source_sha256"), "device_id": device_id,
+        "device": fp.get("device_name") or fp.get("cpu_model"),
+        "torch": fp.get("torch_version"),
+        "policy": policy,
+        "advisor_sweep_id": sweep["id"],
+    }
+
+
+def describe(study: optuna.Study, sweep: dict[str, Any], device_id: str) -> None:
+    """Name the study's objective (`metric_name`) and set its user attributes (`study_attrs`),
+    each only where it differs (workers open the same study)."""
+    name = metric_name(sweep.get("settings"))
+    if study.metric_names != [name]:
+        study.set_metric_names([name])
+    current = study.user_attrs
+    for key, value in study_attrs(sweep, device_id).items():
+        if current.get(key) != value:
+            study.set_user_attr(key, value)
+
+
+def describe_from_store(study: optuna.Study, url: str) -> None:
+    """`describe` the study of the sweep that names it, read from the store at ``url`` (none
+    yet, or no advisor tables there: left as it is; the study's own use never fails on it)."""
+    from advisor.db.store import ResultStore
+    from advisor.devices import DeviceNames
+    from advisor.errors import AdvisorError
+
+    try:
+        with ResultStore.from_url(url, read_only=True) as store:
+            sweep = store.sweep_of_study(study.study_name)
+            if sweep is None:
+                return
+            device_id = DeviceNames.of_store(store).name(sweep.get("fingerprint_hash"),
+                                                         sweep.get("fingerprint"))
+    except AdvisorError as e:
+        log.debug("study %s left undescribed: %s", study.study_name, e)
+        return
+    describe(study, sweep, device_id)
+
+
+def outcome_text(record: TrialRecord) -> str:
+    """A trial's outcome in words for optuna-dashboard: ``ok``, ``ok (noisy)``, ``rejected:
+    accuracy``, ``failed: oom``, ``pruned``, ``stopped``."""
+    status = record["status"]
+    if status == "ok":
+        if not record.get("passed"):
+            return "rejected: " + ("accuracy" if not record.get("correct") else "quality")
+        return "ok (noisy)" if record.get("noisy") else "ok"
+    if status == "failed":
+        return f"failed: {record.get('failure_reason') or 'unknown'}"
+    return str(status)
+
+
+def trial_attrs(record: TrialRecord, config: CompileConfig) -> dict[str, Any]:
+    """A trial's user attributes: the advisor trial it stands for (``trial_uuid``,
+    ``config_key``), its config as every advisor surface names it (``config``) and its outcome
+    in words (``outcome``, `outcome_text`)."""
+    return {"trial_uuid": record["trial_uuid"], "config_key": config.key,
+            "config": config.label, "outcome": outcome_text(record)}
+
+
+def write_study(url: str, study_name: str, records: Sequence[TrialRecord],
+                space: Sequence[CompileConfig]) -> optuna.Study:
+    """The study of a sweep whose trials were stored without one (a generated data set, an
+    import): each record added as a finished Optuna trial as `tell_outcome` would have told
+    it (its deciding figure and accuracy constraint, or FAIL/PRUNED), described from the store
+    (`describe_from_store`)."""
+    import optuna
+
+    from advisor.config import CompileConfig
+    from advisor.recommendation import deciding_ms
+
+    study: optuna.Study = open_study(url, study_name, seed=None)
+    choices = dimensions.varying(space)
+    trials = []
+    for record in records:
+        config = CompileConfig.from_dict(record["config"])
+        params = dimensions.params_of(config, space)
+        ok = record["status"] == "ok"
+        state = "COMPLETE" if ok else "PRUNED" if record["status"] == "pruned" else "FAIL"
+        system = {"constraints": [0.0 if record.get("passed") else 1.0]} if ok else {}
+        trials.append(optuna.trial.create_trial(
+            params=params, state=trial_state(state),
+            distributions={n: optuna.distributions.CategoricalDistribution(choices[n])
+                           for n in params},
+            value=deciding_ms(record, None) if ok else None,
+            user_attrs={**trial_attrs(record, config),
+                        **({"constraint_names": ["accuracy"]} if ok else {})},
+            system_attrs=system))
+    study.add_trials(trials)
+    return study
+
+
+def record_answer(study: optuna.Study, rec: Any) -> None:
+    """advisor's answer beside Optuna's best trial: the study's user attributes
+    ``advisor_pick`` (its config), ``advisor_decision``, ``advisor_pick_ms`` (its figure,
+    paired where a confirmation re-measured it beside eager fp32) and, where Optuna's best
+    trial is another config or another figure, ``advisor_vs_best_trial``: why they differ."""
+    best = rec.best
+    attrs: dict[str, Any] = {"advisor_decision": rec.decision,
+                             "advisor_pick": best.label if best else None,
+                             "advisor_pick_ms": best.median_ms if best else None,
+                             "advisor_pick_paired": bool(rec.paired)}
+    why = _why_not_best(study, rec)
+    if why:
+        attrs["advisor_vs_best_trial"] = why
+    for key, value in attrs.items():
+        study.set_user_attr(key, value)
+
+
+def _why_not_best(study: optuna.Study, rec: Any) -> str:
+    """Why Optuna's best trial (the lowest single value) is not advisor's answer, or ""."""
+    best = rec.best
+    trials = [t for t in study.get_trials(deepcopy=False, states=(trial_state("COMPLETE"),))
+              if t.values and not _infeasible(t)]
+    if not trials:
+        return ""
+    if best is None:
+        return f"advisor makes no pick ({rec.decision}): {rec.sentence}"
+    top = min(trials, key=lambda t: t.values[0])
+    same = top.user_attrs.get("config_key") == best.config_key
+    if same and abs(top.values[0] - best.median_ms) <= 1e-9 * max(1.0, best.median_ms):
+        return ""
+    from advisor import units
+
+    how = ("paired: re-measured beside eager fp32 in one process" if rec.paired else
+           f"pooled over {best.n_trials} trial(s)")
+    figure = f"{units.duration_ms(best.median_ms)} ({how})"
+    shown = top.user_attrs.get("config") or top.user_attrs.get("config_key") or "?"
+    if same:
+        return (f"advisor answers {best.label} at {figure}; Optuna's best trial #{top.number} "
+                f"is the same config at {units.duration_ms(top.values[0])}, one unpaired trial")
+    return (f"advisor answers {best.label} at {figure}, decision {rec.decision}; Optuna's best "
+            f"trial #{top.number} ({shown}, {units.duration_ms(top.values[0])}) is one "
+            f"unpaired trial: {rec.note or 'see `advisor recommend`'}")
+
+
+def _infeasible(trial: Any) -> bool:
+    return any(v > 0 for v in trial.system_attrs.get("constraints") or [])
 
 
 def fail_orphans(study: optuna.Study) -> int:
@@ -127,8 +297,8 @@ def tell_outcome(study: optuna.Study, trial: optuna.trial.Trial, record: TrialRe
     with accuracy as a constraint, or PRUNED with its bound, or FAIL with its reason (a trial
     the budget stopped: FAIL, not measured, with how far it got and its bound where it has
     one)."""
-    trial.set_user_attr("trial_uuid", record["trial_uuid"])
-    trial.set_user_attr("config_key", config.key)
+    for key, value in trial_attrs(record, config).items():
+        trial.set_user_attr(key, value)
     if record["status"] == "ok":
         set_constraints(study, trial, accuracy=0.0 if record["passed"] else 1.0)
         study.tell(trial, deciding_ms(record, calls_per_process))

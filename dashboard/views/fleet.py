@@ -204,13 +204,15 @@ def software_upgrade() -> None:
 
 
 def two_devices() -> None:
-    """Two devices and stacks side by side: their recommendations, and the configs one finds
-    faster than eager fp32 and the other slower."""
+    """Two devices and stacks side by side (by default the two that disagree most): their
+    recommendations, and each kind of disagreement counted: configs faster than eager fp32 on
+    one and slower on the other, failed or rejected on one side only, as fast as eager on one
+    side only."""
     if len(groups) < 2:
         st.info("This workload has been measured on one device and stack only.")
         return
     sides = st.columns(2)
-    first, second = analysis.most_overlap(fleet)
+    first, second = data.most_different(url, workload)
     a = sides[0].selectbox("Device A", groups, index=groups.index(first), key="device_a",
                            bind="query-params")  # fmt: skip
     b = sides[1].selectbox("Device B", groups, index=groups.index(second), key="device_b",
@@ -241,8 +243,9 @@ def two_devices() -> None:
     dots = alt.Chart().mark_point(filled=True, size=80, clip=True).encode(
         x=alt.X("speedup_a:Q", title="speedup on device A (x over eager fp32)", scale=scale),
         y=alt.Y("speedup_b:Q", title="speedup on device B (x over eager fp32)", scale=scale),
-        color=alt.Color("disagree:N", title="disagree",
-                        scale=alt.Scale(domain=[True, False], range=["#d62728", "#1f77b4"])),
+        color=alt.Color("kind:N", title="on the two devices",
+                        scale=alt.Scale(domain=list(KIND_COLOURS),
+                                        range=list(KIND_COLOURS.values()))),
         tooltip=ui.tooltips(["config", alt.Tooltip("speedup_a:Q", format=".2f"),
                              alt.Tooltip("speedup_b:Q", format=".2f"), "verdict_a",
                              "verdict_b", "pick"]),
@@ -268,22 +271,39 @@ def two_devices() -> None:
         ui.chart((rules + alt.layer(dots, ring, *names, data=plotted)).properties(height=440))
         st.caption("One point per config that passed on both (log scales; dashed: as fast as "
                    "eager fp32; hover for its name). Ringed: the config recommended on A or B. "
-                   "Red: faster than eager on one, slower on the other.")  # fmt: skip
-    disagree = both[both["disagree"]]
-    if disagree.empty:
+                   "Red: faster than eager fp32 on one device, slower on the other; orange: as "
+                   "fast as eager on one, not on the other; blue: the same verdict on both. A "
+                   "config that failed or was rejected on one side has no point: it is counted "
+                   "beside the plot and listed in the table.")  # fmt: skip
+    counts = analysis.disagreement_counts(both)
+    disagree = len(both) - counts.get(analysis.AGREE, 0)
+    if not disagree:
         n = len(both)
         summary.success(
             f"They agree on {'the' if n == 1 else 'all'} {n} config{'s' if n > 1 else ''} "
-            "measured on both: each is faster than eager fp32 on both, slower on both, the "
-            "same on both, or fails on both."
+            "measured on both: each is faster than eager fp32 on both, slower on both, as fast "
+            "on both, or fails on both."
         )
     else:
-        n = len(disagree)
-        summary.markdown(f"**They disagree on {n} config{'s' if n > 1 else ''}** (first below): "
-                         "faster than eager fp32 on one device, slower on the other.")
-    summary.markdown(f"{len(both)} configs measured on both; ranks by best p50 on each.")
-    ui.table(both, ["config", "speedup_a", "speedup_b", "rank_a", "rank_b", "verdict_a",
-                    "verdict_b", "disagree"], key="disagreements")  # fmt: skip
+        summary.markdown(f"**They disagree on {disagree} config{'s' if disagree > 1 else ''}** "
+                         f"of the {len(both)} measured on both (first in the table):")
+        summary.markdown("\n".join(f"- {n} {SAY_KIND[k]}" for k, n in counts.items()
+                                   if k != analysis.AGREE))
+    summary.markdown(f"{counts.get(analysis.AGREE, 0)} with the same verdict on both; ranks by "
+                     "best p50 on each.")
+    ui.table(both, ["config", "kind", "speedup_a", "speedup_b", "rank_a", "rank_b", "verdict_a",
+                    "verdict_b"], hidden=["disagree"], key="disagreements")  # fmt: skip
+
+
+# The disagreement kinds' colours on the plot (the kinds with a point: passed on both) and how
+# the summary beside it says each.
+KIND_COLOURS = {analysis.OPPOSITE: "#d62728", analysis.SAME_ONE_SIDE: "#ff7f0e",
+                analysis.AGREE: "#1f77b4"}  # fmt: skip
+SAY_KIND = {
+    analysis.OPPOSITE: "faster than eager fp32 on one device and slower on the other",
+    analysis.FAILED_ONE_SIDE: "failed or rejected on one device and not on the other",
+    analysis.SAME_ONE_SIDE: "as fast as eager fp32 on one device, faster or slower on the other",
+}
 
 
 VIEWS = {  # tab label -> what the tab shows

@@ -10,8 +10,9 @@ from advisor.presentation.noise import interval_warning
 from dashboard import analysis, data, ui
 
 # The trials table's columns at first (the others are in its column menu): it fits the page.
-TRIAL_COLUMNS = ["started", "config", "outcome", "speedup", "p50_ms", "noisy", "p99_ms",
-                 "cold_compile_s", "launches_per_call", "peak_mem_mib"]  # fmt: skip
+# Under varying traffic the deciding figure (the cost per request over a process) comes first.
+TRIAL_COLUMNS = ["config", "outcome", "speedup", "p50_ms", "noisy", "p99_ms", "cold_compile_s",
+                 "launches_per_call", "peak_mem_mib", "started"]  # fmt: skip
 
 url = ui.connect()
 st.title("Workload")
@@ -36,8 +37,8 @@ if group["stale"]:
     st.warning(f"Stale: {group['stale_reason']}.", icon=":material/history:")
 
 records = data.group_trials(url, workload, group["device_hash"], group["env_hash"])
-trials = analysis.trials_frame(records)
 rec = data.recommendation(url, workload, group["device_hash"], group["env_hash"])
+trials = analysis.trials_frame(records, rec.calls_per_process)
 best = next((r for r in records if rec.best and r["trial_uuid"] == rec.best.trial_uuid), None)
 
 counts = st.columns(5)
@@ -87,9 +88,18 @@ if modes:
     shown = shown[shown["mode"].isin(modes)]
 if dtypes:
     shown = shown[shown["dtype"].isin(dtypes)]
-ui.table(shown, TRIAL_COLUMNS, hidden=[c for c in shown.columns if c not in TRIAL_COLUMNS],
-         key="trials")
-st.caption("Each trial's own figures: its speedup is against the fastest eager fp32 trial, "
+# Sorted by the figure the recommendation decides on (the fastest first; failed and rejected
+# trials last, then by when they started), every row shown: not ten rows of the start order.
+shown = shown.sort_values(["deciding_ms", "started"], na_position="last", kind="stable")
+replays = bool((shown["deciding_ms"] != shown["p50_ms"]).loc[shown["deciding_ms"].notna()].any())
+columns = ["deciding_ms", *TRIAL_COLUMNS] if replays else TRIAL_COLUMNS
+ui.table(shown, columns, hidden=[c for c in shown.columns if c not in columns], key="trials",
+         all_rows=True)
+st.caption(f"All {len(shown)} trials, the fastest by the "
+           + ("cost per request over a serving process's life (the deciding figure)"
+              if replays else "steady-state p50 (the deciding figure)")
+           + " first, failed and rejected trials last. "
+           "Each trial's own figures: its speedup is against the fastest eager fp32 trial, "
            "separate trials, not paired (the headline above is "
            + ("paired" if rec.paired else "from the pooled trials") + "); noisy: its "
            "timings' spread exceeded 10% of its median; mode, dtype, p90, kernels, graphs, "

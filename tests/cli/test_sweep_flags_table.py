@@ -155,9 +155,10 @@ def test_the_python_api_takes_a_request_and_keywords(tmp_path: Path) -> None:
     from advisor import api
 
     url = sqlite_url(tmp_path / "a.db")
-    with pytest.raises(ConfigError, match="--trials must be at least 1"):
+    # from Python, an error names the Python argument (`advisor.api.python_arguments`)
+    with pytest.raises(ConfigError, match="^trials= must be at least 1"):
         api.sweep(FOUR_DTYPES, SweepRequest(trials=0, db=url))
-    with pytest.raises(ConfigError, match="--trials must be at least 1"):
+    with pytest.raises(ConfigError, match="^trials= must be at least 1"):
         api.sweep(FOUR_DTYPES, SweepRequest(trials=3, db=url), trials=0)  # keywords win
     for wrong in ({"files": (FOUR_DTYPES,)}, {"dynamics": ["true"]}):
         with pytest.raises(ConfigError, match="unknown argument"):

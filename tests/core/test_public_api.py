@@ -21,7 +21,9 @@ EXPECTED = {
     "apply",
     "load_workload",
     "recommend",
+    "recommendations",
     "sweep",
+    "trials",
 }
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -276,11 +277,15 @@ def _fleet_trial(rng: random.Random, config: CompileConfig, model: str, eager_ms
                  extra={"noisy": True} if noisy else {})
 
 
-def seed_fleet(url: str) -> ResultStore:
+def seed_fleet(url: str, studies: bool | Collection[str] = False) -> ResultStore:
     """A fleet-size database at ``url`` (created): three workloads on twelve devices of four
     GPU models (one A100 still on the older stack), ``FLEET_TRIALS`` (2,880) trials with every
     config of the space, repeats of the fastest ones, failures and one noisy host. The figures
-    are made up (shaped like the H200 measurements), for screenshots and tests, not results."""
+    are made up (shaped like the H200 measurements), for screenshots and tests, not results.
+    ``studies``: each sweep's Optuna study too (or those of the workloads named), as a sweep
+    leaves it (its trials, metric name, attributes and advisor's answer:
+    `advisor.search.study.write_study`), so that optuna-dashboard opens the fleet; Optuna adds
+    a trial in about 40 ms here, so the whole fleet's studies take a minute or two."""
     store = ResultStore.from_url(url)
     space = fleet_configs()
     for day, (name, (eager_ms, n_trials)) in enumerate(FLEET_WORKLOADS.items()):
@@ -299,18 +304,32 @@ def seed_fleet(url: str) -> ResultStore:
             sweep_id = store.create_sweep(wl, fp, {"device": "cuda"}, f"{name}-{device}",
                                           len(trials))  # fmt: skip
             start = T0 + timedelta(days=day, hours=k)
-            store.add_trials([_record(i, wl, fp, t, start + timedelta(seconds=40 * i))
-                              for i, t in enumerate(trials)], sweep_id)  # fmt: skip
+            records = [_record(i, wl, fp, t, start + timedelta(seconds=40 * i))
+                       for i, t in enumerate(trials)]  # fmt: skip
+            store.add_trials(records, sweep_id)
             store.finish_sweep(sweep_id, "finished")
+            if studies is True or (studies and name in studies):
+                _fleet_study(store, f"{name}-{device}", records, space)
     return store
+
+
+def _fleet_study(store: ResultStore, study_name: str, records: list[dict[str, Any]],
+                 space: list[CompileConfig]) -> None:
+    """The sweep's Optuna study, its trials and advisor's answer, as a sweep leaves them."""
+    from advisor.recommendation.answers import answer
+    from advisor.search.study import record_answer, write_study
+
+    study = write_study(store.url, study_name, records, space)
+    fp_hash = records[0]["fingerprint"]["fingerprint_hash"]
+    record_answer(study, answer(store, records[0]["workload"]["name"], fp_hash))
 
 
 if __name__ == "__main__":  # python tests/dashboard/dashboard_seed.py [--fleet] sqlite:///x.db
     import sys
 
-    fleet = "--fleet" in sys.argv
+    fleet = "--fleet" in sys.argv  # with its Optuna studies, for optuna-dashboard
     target = next(a for a in sys.argv[1:] if not a.startswith("--"))
-    (seed_fleet if fleet else seed)(target).close()
+    (seed_fleet(target, studies=True) if fleet else seed(target)).close()
     print(f"wrote {'the fleet-size' if fleet else 'the test'} data set into {target}")
 
 

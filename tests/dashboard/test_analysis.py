@@ -152,8 +152,33 @@ def test_disagreements_between_two_devices() -> None:
         "faster than eager", "slower than eager")  # fmt: skip
     assert both.loc["ro", "disagree"] and both.loc["ro", "verdict_b"] == "failed or rejected"
     assert not both.loc["default", "disagree"] and not both.loc["eager", "disagree"]
-    assert list(both.index[:2]) == ["ro", "max"]  # disagreements first, widest gap first
+    # faster vs slower first, then failed on one side; each kind said in words
+    assert list(both.index[:2]) == ["max", "ro"]
+    assert both.loc["max", "kind"] == "faster on one, slower on the other"
+    assert both.loc["ro", "kind"] == "failed or rejected on one side"
+    assert both.loc["default", "kind"] == "agree"
+    assert analysis.disagreement_counts(both.reset_index()) == {
+        "faster on one, slower on the other": 1, "failed or rejected on one side": 1,
+        "agree": 2}
     assert analysis.most_overlap(_fleet()) == ("C", "B")  # 4 configs each; C shares 4 with B
+
+
+def test_the_kinds_of_disagreement() -> None:
+    kind = analysis.kind
+    assert kind("faster than eager", "slower than eager") == analysis.OPPOSITE
+    assert kind("slower than eager", "faster than eager") == analysis.OPPOSITE
+    assert kind("failed or rejected", "faster than eager") == analysis.FAILED_ONE_SIDE
+    assert kind("slower than eager", "failed or rejected") == analysis.FAILED_ONE_SIDE
+    assert kind("same as eager", "faster than eager") == analysis.SAME_ONE_SIDE
+    assert kind("failed or rejected", "failed or rejected") == analysis.AGREE
+    assert kind("same as eager", "same as eager") == analysis.AGREE
+
+
+def test_the_default_pair_is_the_most_different() -> None:
+    # B and C disagree on max (faster on B, slower on C); A and B, two H200 stacks, on nothing
+    assert analysis.most_different(_fleet()) == ("B", "C")
+    twins = pd.concat([_fleet(), _fleet()[lambda f: f["group"] == "B"].assign(group="B2")])
+    assert set(analysis.most_different(twins)) in ({"B", "C"}, {"B2", "C"})
 
 
 def test_replay_frame_puts_shape_strategies_side_by_side() -> None:

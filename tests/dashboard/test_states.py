@@ -25,12 +25,20 @@ def _shows_first_sweep(at: AppTest, url: str) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_missing_database_shows_the_first_sweep_and_creates_nothing(
+def test_a_missing_database_is_an_error_with_the_fix_and_creates_nothing(
     run_page: Run, tmp_path: Path, page: str
 ) -> None:
+    """A mistyped --db path: an error, as every advisor reader answers it (exit 2), not "no
+    results yet"; with the fix (check the path, or the first sweep that creates it)."""
     path = tmp_path / "none-yet.db"
-    at = run_page(f"sqlite:///{path}", page)
-    _shows_first_sweep(at, f"sqlite:///{path}")
+    url = f"sqlite:///{path}"
+    at = run_page(url, page)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1 and not at.info
+    assert at.error[0].value.startswith(f"There is no results database at {path}: check the "
+                                        "path given to `advisor dashboard --db`")
+    assert at.code[0].value == f"advisor sweep workloads/reranker.py --db {url}"
+    assert not at.get("vega_lite_chart") and not at.dataframe
     assert not path.exists()  # read-only: the dashboard never creates a database
 
 

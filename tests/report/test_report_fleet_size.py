@@ -133,11 +133,19 @@ def test_the_noisy_warning_names_a_handful_and_counts_the_rest(
         pages: dict[str, str], rec: object) -> None:
     noisy = [r.label for r in rec.ranked if r.noisy]
     assert len(noisy) > 50
-    (line,) = [w for w in pages["md"].splitlines() if w.startswith("**warning**: noisy timings")]
-    listed = line.split("): ", 1)[1].split(" and ")[0]
+    # the noise said once: one warning (why the figures cannot carry the answer, and which
+    # configs were noisy), the headline "on noisy evidence" without saying why again
+    (line,) = [w for w in pages["md"].splitlines() if w.startswith("**warning**: noisy")]
+    which = line.split("; noisy timings in ", 1)[1]
+    listed = which.split("): ", 1)[1].split(" and ")[0]
     assert listed.split(", ") == noisy[:report.NAMED]
-    assert f" and {len(noisy) - report.NAMED} more;" in line
-    assert len(line) < 400
+    assert f" and {len(noisy) - report.NAMED} more;" in which
+    assert len(line) < 600
+    (headline,) = [w for w in pages["md"].splitlines() if w.startswith("**recommended")]
+    assert headline.startswith("**recommended on noisy evidence**: ") and "noisy" not in (
+        headline.split("**: ", 1)[1])
+    # not in a green box: the amber one of an answer its evidence does not carry
+    assert "<div class='pick undecided'><b>recommended on noisy evidence</b>" in pages["html"]
 
 
 def _label_boxes(svg: str, char_w: float = 6.6) -> list[tuple[float, float, float, float]]:

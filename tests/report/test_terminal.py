@@ -1,5 +1,6 @@
 """The terminal at 80 columns: tables drop columns by priority instead of wrapping cells,
-configs by short labels, figures in human units; the sweep's closing line."""
+configs by their one label (abbreviated with a legend where too narrow), figures in human
+units; the sweep's closing line."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_the_sweeps_table_fits_80_columns_without_wrapping_a_cell(
     rows = [line for line in lines if line.startswith("│")]
     assert len(rows) == len(rec.ranked)  # one line per config: nothing wrapped
     first = [cell.strip() for cell in rows[0].strip("│").split("│")]
-    assert first[:3] == ["bf16 reduce-overhead", "6.46x", "0.960 ms"]
+    assert first[:3] == ["bf16 + reduce-overhead", "6.46x", "0.960 ms"]
     header = next(line for line in lines if line.startswith("┃"))
     assert "cold" in header and "quality" not in header  # dropped by priority
 
@@ -50,11 +51,12 @@ def test_columns_return_when_they_fit() -> None:
     assert [c.header for c in empty.columns] == ["config"]  # nothing measured: not shown
 
 
-def test_short_labels_and_intervals() -> None:
-    assert render.short_label(CompileConfig(mode="max-autotune-no-cudagraphs", dtype="bf16",
-                                            fullgraph=True, options={"a": 1},
-                                            shapes="buckets:pow2")) == (
-        "bf16 max-autotune-nocg fullgraph buckets:pow2 +1 option")
+def test_labels_and_intervals() -> None:
+    config = CompileConfig(mode="max-autotune-no-cudagraphs", dtype="bf16", fullgraph=True,
+                           options={"a": 1}, shapes="buckets:pow2")
+    assert render.short_label(config) == config.label == (  # the one form, on every surface
+        "bf16 + max-autotune-no-cudagraphs + fullgraph + a=1 + shapes=buckets:pow2")
+    assert render.abbreviate(config.label)[0] == "bf16 + ma-nocg + fg + a=1 + shapes=buckets:pow2"
     assert render.interval([0.94, 0.98]) == "0.940-0.980 ms"
     assert render.interval([980.0, 1220.0]) == "0.980-1.22 s"  # one unit, the larger end's
     assert render.figure(1220.0, [1200.0, 1250.0], noisy=True) == "1.22 s [1.20-1.25 s] (noisy)"

@@ -173,7 +173,8 @@ def test_a_running_trial_shows_its_progress() -> None:
     # piped: one line per progress, at most every PLAIN_EVERY_S
     out = io.StringIO()
     now = [0.0]
-    observer = ProgressObserver(Console(file=out, width=80), clock=lambda: now[0])
+    observer = ProgressObserver(Console(file=out, width=80), clock=lambda: now[0],
+                                repeat_s=None)
     with observer:
         observer.started(1, 3, 0, 300.0)
         observer.trial_started(EAGER_FP32)
@@ -188,6 +189,29 @@ def test_a_running_trial_shows_its_progress() -> None:
                     "  replaying fp32 + eager: request 21 of 150, 20.0 s"]
     assert any("fp32 + eager: stopped by the budget after 40 of 150 requests" in ln
                for ln in lines)
+
+
+def test_a_stalled_childs_progress_is_said_again_with_its_time_moved_on() -> None:
+    """A child compiling can hold its interpreter for many seconds (its progress thread waits):
+    piped, its last progress is said again every PLAIN_EVERY_S, its time moved on."""
+    out = io.StringIO()
+    now = [0.0]
+    observer = ProgressObserver(Console(file=out, width=80), clock=lambda: now[0],
+                                repeat_s=None)
+    observer.started(1, 2, 0, 300.0)
+    observer.trial_started(CompileConfig(mode="default", dtype="bf16"))
+    observer.say_progress()  # nothing said yet: nothing to repeat
+    now[0] = 4.0
+    observer.trial_progress({"phase": "compiling", "done": 1, "total": 8,
+                             "unit": "start-up shape", "phase_s": 9.5})
+    for t in (8.0, 12.0, 16.0, 21.0):  # no progress comes: the repeater's looks
+        now[0] = t
+        observer.say_progress()
+    said = [ln for ln in out.getvalue().splitlines() if "compiling" in ln]
+    assert said == ["  compiling bf16 + default: start-up shape 2 of 8, 9.50 s",  # at 4 s
+                    "  compiling bf16 + default: start-up shape 2 of 8, 17.5 s",  # at 12 s
+                    "  compiling bf16 + default: start-up shape 2 of 8, 26.5 s"]  # at 21 s
+    assert observer.progress_now(short=True) == "start-up shape 2/8, 26.5 s"
 
 
 def test_the_bar_shows_the_progress_at_80_columns() -> None:

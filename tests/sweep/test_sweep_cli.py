@@ -181,7 +181,7 @@ def test_show(swept: Swept) -> None:
     table = advisor("show", sweep_id, "--db", swept.url, cwd=swept.cwd)
     assert table.returncode == 0, table.stderr
     # every trial is a row, by its short label (the sentence below names what it decided)
-    assert "fp32 default" in table.stdout and "fp32 eager" in table.stdout
+    assert "fp32 + default" in table.stdout and "fp32 + eager" in table.stdout
 
 
 def test_show_an_unknown_sweep_is_one_line_and_exit_2(swept: Swept) -> None:

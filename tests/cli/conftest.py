@@ -1,0 +1,23 @@
+"""Fixtures of the terminal tests: the fleet-size seed (tests/dashboard/dashboard_seed.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+SEED = Path(__file__).resolve().parents[1] / "dashboard"
+if str(SEED) not in sys.path:
+    sys.path.insert(0, str(SEED))
+
+from dashboard_seed import seed_fleet  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fleet_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The fleet-size seed: three workloads on twelve devices, 2,880 trials (read only; no
+    Optuna studies: the terminal reads none)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('fleet') / 'fleet.db'}"
+    seed_fleet(url, studies=False).close()
+    return url

@@ -1,0 +1,117 @@
+"""Every dashboard page on the fleet-size seed in Chromium at 1280 px (a laptop's width): no
+error box on any page or fleet view, no failed request in the browser's network log, the two
+devices view on the pair that disagrees most with its counts in words, the workload page's
+trials sorted by the deciding figure with every row there; a missing database is an error page
+with the fix. Skipped (with the install line) only when Chromium is not installed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from browser import (
+    CHROMIUM,
+    PAGE_TIMEOUT_MS,
+    dashboard,
+    error_boxes,
+    launch,
+    open_page,
+    open_tab,
+    remote,
+    settled,
+)
+from dashboard_seed import seeded_file
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(),
+                       reason=f"needs Chromium at {CHROMIUM}: apt-get install -y chromium "
+                       "chromium-driver"),
+]
+WIDTH = 1280
+TABS = ("Speedup: device x config", "Latency per device", "Software upgrade", "Two devices")
+# Streamlit's frontend, on a page opened from its own address (/fleet), first looks for the
+# server under that path (/fleet/_stcore/health, /fleet/_stcore/host-config) before the root:
+# Streamlit's issue 7074, its own two probes; any other failed request fails the test.
+BASE_PROBE = re.compile(r"^/(recommendations|workload|fleet|sweeps)/_stcore/(health|host-config)$")
+
+
+@pytest.fixture(scope="module")
+def fleet_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return seeded_file(tmp_path_factory.mktemp("fleet"), fleet=True)
+
+
+def _failures(page: Any) -> list[tuple[int, str]]:
+    """Every response of 400 or more the page gets (and every request that fails outright)."""
+    failed: list[tuple[int, str]] = []
+    page.on("response", lambda r: failed.append((r.status, r.url)) if r.status >= 400 else None)
+    page.on("requestfailed", lambda r: failed.append((0, r.url)))
+    return failed
+
+
+def test_every_page_and_view_at_1280_px(fleet_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
+    with dashboard(fleet_url, cwd=tmp_path) as (base, _), sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
+            failed = _failures(page)
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            main = page.locator("[data-testid='stMain']")
+            page.goto(base)
+            settled(page, "Recommendations")
+            assert error_boxes(page) == 0
+            open_page(page, "workload")
+            assert error_boxes(page) == 0
+            expect(main).to_contain_text("trials, the fastest by the steady-state p50")
+            open_page(page, "fleet")
+            for tab in TABS:
+                open_tab(page, tab)
+                assert error_boxes(page) == 0, tab
+            # the pair that disagrees most, each kind counted in words
+            device_a = page.get_by_role("combobox", name="Device A").input_value()
+            device_b = page.get_by_role("combobox", name="Device B").input_value()
+            assert device_a.split()[0] != device_b.split()[0], (device_a, device_b)
+            expect(main).to_contain_text("faster than eager fp32 on one device and slower on "
+                                         "the other")
+            expect(main).to_contain_text("failed or rejected on one device and not on the other")
+            open_page(page, "sweeps")
+            assert error_boxes(page) == 0
+            assert failed == [], failed  # through the navigation: none at all
+            # pages opened from their own address, as a shared link opens them
+            for path, title in (("/workload", "Workload"), ("/fleet?fleet_view=Two+devices",
+                                                             "Fleet"), ("/sweeps", "Sweeps")):
+                page.goto(base + path)
+                settled(page, title)
+                assert error_boxes(page) == 0, path
+            unexpected = [(status, url) for status, url in failed
+                          if not (status == 404 and BASE_PROBE.match(urlsplit(url).path))]
+            assert unexpected == [], unexpected
+            assert remote(requests) == []
+        finally:
+            browser.close()
+
+
+def test_a_missing_database_is_an_error_page_with_the_fix(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url = f"sqlite:///{tmp_path / 'typo.db'}"
+    with dashboard(url, cwd=tmp_path) as (base, _), sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
+            page.goto(base)
+            error = page.locator("[data-testid='stAlertContentError']")
+            expect(error).to_contain_text(f"There is no results database at {tmp_path}/typo.db",
+                                          timeout=PAGE_TIMEOUT_MS)
+            expect(page.locator("[data-testid='stMain']")).to_contain_text(
+                f"advisor sweep workloads/reranker.py --db {url}")
+            assert not (tmp_path / "typo.db").exists()
+        finally:
+            browser.close()
