@@ -93,7 +93,7 @@ def test_the_dashboard_reads_create_and_convert_nothing(
 
     missing = tmp_path / "missing.db"
     monkeypatch.setenv("ADVISOR_DB_URL", f"sqlite:///{missing}")
-    assert data.database().state == "empty"
+    assert data.database().state == "missing"  # an error page with the fix, nothing created
     assert not missing.exists()
     path = tmp_path / "results.db"
     url = _rollback_journal_db(path)

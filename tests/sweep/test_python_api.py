@@ -34,7 +34,7 @@ def test_sweep_and_recommend_from_python_match_the_cli(tmp_path: Path) -> None:
 
 def test_a_mistake_raises_one_config_error_and_writes_nothing(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path / "a.db")
-    with pytest.raises(ConfigError, match="--trials must be at least 1"):
+    with pytest.raises(ConfigError, match="trials= must be at least 1"):
         api.sweep(FOUR_DTYPES, db=url, trials=0)
     with pytest.raises(ConfigError, match="unknown argument"):
         api.sweep(FOUR_DTYPES, db=url, warp=True)
