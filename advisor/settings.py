@@ -143,6 +143,13 @@ IMPORT_TIMEOUT_S = Setting(
     "worker, `recommend --confirm --file`; at most the command's `--timeout`); the wait is "
     "said every few seconds",
     ("parent",))
+REGIME_RATIO = Setting(
+    "ADVISOR_REGIME_RATIO", "float > 1", "2",
+    "how far apart eager fp32's paired re-measurement and its trials may lie (beyond both "
+    "intervals) before the host counts as changed between them and the paired figures are not "
+    "used (advisor.recommendation.decide); a large value turns the judgement off (the test "
+    "suite, which loads its own host)",
+    ("parent", "serving"))
 CPU_THREADS = Setting(
     "ADVISOR_CPU_THREADS", "int > 0", "the cores the process may use",
     "torch's intra-op threads in a CPU trial or paired re-measurement (stored with each "
@@ -153,7 +160,7 @@ SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
-    STORE_RETRY_S, MEASURE_S, FORK_SERVER, QUIET_WAIT_S, BUSY_SLACK_CORES,
+    STORE_RETRY_S, MEASURE_S, FORK_SERVER, QUIET_WAIT_S, BUSY_SLACK_CORES, REGIME_RATIO,
     CPU_THREADS, IMPORT_TIMEOUT_S,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -328,6 +335,16 @@ def import_timeout_s(timeout_s: float | None = None) -> float:
     return value if timeout_s is None else min(value, timeout_s)
 
 
+def regime_ratio() -> float:
+    """`REGIME_RATIO`: eager fp32 paired against its trials, the ratio that says the host
+    changed."""
+    value = _number(REGIME_RATIO, float)
+    if value is not None and value <= 1:
+        raise ConfigError(f"{REGIME_RATIO.name} must be a number above 1 (float > 1), not "
+                          f"{raw(REGIME_RATIO)!r}: set it to one (e.g. 2) or unset it")
+    return 2.0 if value is None else float(value)
+
+
 def cpu_threads() -> int | None:
     """torch's intra-op threads for a CPU measurement, or None: the cores allowed."""
     value = _number(CPU_THREADS, int)
@@ -458,6 +475,7 @@ def check_for_children() -> None:
     fork_server()
     quiet_wait_s("cpu")
     busy_slack_cores()
+    regime_ratio()
     cpu_threads()
     _host_cores(MEASURE_CORE, most=1)
     check_device_lock()

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from advisor import settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.hostload import describe
 from advisor.recommendation.constraints import Constraints
@@ -60,8 +61,8 @@ FAR_RATIO = 3.0
 # The paired re-measurement's eager fp32 against its trials': further apart than this, and
 # beyond both intervals, the host changed between the two (a busy re-measurement ran 25x slower
 # than its quiet trials): the re-measurement is not used and no speedup spans the two. Between
-# processes on a quiet host a median moves by up to about 1.7x (docs/performance.md).
-REGIME_RATIO = 2.0
+# processes on a quiet host a median moves by up to about 1.7x (docs/performance.md). The ratio
+# is $ADVISOR_REGIME_RATIO (advisor.settings, 2 by default), the one setting this module reads.
 
 
 def _with_score(r: Ranked, policy: Policy) -> Ranked:
@@ -432,13 +433,13 @@ def _against_best_eager(ranked: list[Ranked], base_ms: float | None) -> list[Ran
 
 def _regime_change(baseline: Ranked | None, entry: ConfirmationEntry | None) -> str:
     """Why the paired re-measurement and the trials ran in two host regimes ("" when they did
-    not): eager fp32's paired median and its trials' further apart than `REGIME_RATIO` and
+    not): eager fp32's paired median and its trials' further apart than $ADVISOR_REGIME_RATIO and
     beyond both intervals. Then no speedup spans the two and the paired figures are not used."""
     if baseline is None or entry is None or not entry.get("median_ms"):
         return ""
     paired, trials = entry["median_ms"], baseline.median_ms
     ratio = max(paired, trials) / min(paired, trials)
-    if ratio <= REGIME_RATIO or overlaps(baseline.median_ci_ms or [trials, trials],
+    if ratio <= settings.regime_ratio() or overlaps(baseline.median_ci_ms or [trials, trials],
                                          entry.get("median_ci_ms") or [paired, paired]):
         return ""
     return (f"the host changed between the trials and the paired re-measurement: eager fp32 "

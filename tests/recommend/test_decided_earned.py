@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from recommend_support import record
 
 from advisor.config import EAGER_FP32, CompileConfig
@@ -94,7 +95,9 @@ def _confirmation(base_trial: dict[str, Any], pick: dict[str, Any], eager_ms: fl
     return dict(summarize(result, configs, shapes, trials))
 
 
-def test_a_regime_change_is_said_and_no_speedup_spans_it() -> None:
+def test_a_regime_change_is_said_and_no_speedup_spans_it(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    monkeypatch.setenv("ADVISOR_REGIME_RATIO", "2")  # the default (the suite's conftest: off)
     base = record(FP, "eager", "fp32", 63.2, ci=(62.0, 64.0))
     bf16 = record(FP, "eager", "bf16", 30.0, ci=(29.0, 31.0))
     fast = record(FP, "default", "fp32", 71.7, ci=(70.0, 73.0))

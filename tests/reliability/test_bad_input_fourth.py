@@ -214,6 +214,7 @@ BAD_SETTINGS: dict[str, tuple[str, str]] = {  # variable -> (a value its check r
     "ADVISOR_FORK_SERVER": ("2", "must be 0 or 1"),
     "ADVISOR_QUIET_WAIT_S": ("-1", "must be a finite number at least 0"),
     "ADVISOR_BUSY_SLACK_CORES": ("0", "must be a finite number above 0"),
+    "ADVISOR_REGIME_RATIO": ("0.5", "must be a number above 1"),
     "ADVISOR_CPU_THREADS": ("1.5", "must be a finite number above 0"),
     "ADVISOR_IMPORT_TIMEOUT_S": ("0", "must be a finite number above 0"),
 }

@@ -18,7 +18,7 @@ from sweep_support import advisor, json_out, open_store, sqlite_url
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.search.feed import PLAN_ATTR
-from advisor.search.plan import BASELINE_REASON
+from advisor.search.plan import BASELINE_REASON, EAGER_REASON
 
 pytestmark = pytest.mark.slow
 
@@ -33,17 +33,19 @@ def _trials_in_order(url: str) -> list[dict]:
 
 def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
         tmp_path: Path) -> None:
-    # Two trials: the baseline, then the priors' first pick (that eager bf16 comes after every
-    # compiled config is asserted by the --jobs test below, whose cap of three leaves it out).
+    # Three trials: the baseline, every other eager dtype (cheap first: seconds, no compile),
+    # then the priors' first pick.
     url = sqlite_url(tmp_path / "a.db")
-    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "2", "--no-warm",
+    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "3", "--no-warm",
                    "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     records = _trials_in_order(url)
-    assert [CompileConfig.from_dict(r["config"]) for r in records] == [EAGER_FP32, DEFAULT_FP32]
+    assert [CompileConfig.from_dict(r["config"]) for r in records] == [
+        EAGER_FP32, CompileConfig(mode="eager", dtype="bf16"), DEFAULT_FP32]
     assert records[0]["tried_because"] == BASELINE_REASON
+    assert records[1]["tried_because"] == EAGER_REASON
     # The launch share is measured (a busy neighbour lowers it), so only its form is asserted.
-    assert re.match(r"prior rank 1: ~\d+% of eager time launching", records[1]["tried_because"])
+    assert re.match(r"prior rank 1: ~\d+% of eager time launching", records[2]["tried_because"])
     assert "tried because prior rank 1" in done.stderr
     # The compiled config leads by far: eager is never the pick, nor undecided with it
     rec = json_out(done)["recommendation"]
@@ -56,19 +58,18 @@ def test_budgeted_sweep_measures_the_compiled_best_right_after_the_baseline(
 
 def test_budgeted_sweep_runs_several_jobs_in_the_priors_order(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path / "a.db")
-    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "3", "--jobs", "2",
+    done = advisor("sweep", LAUNCH_BOUND, "--db", url, "--trials", "4", "--jobs", "2",
                    "--no-warm", "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "configs queued for 2 workers (2 per device)" in done.stderr
     assert json_out(done)["status"] == "finished"
     records = {r["config_key"]: r for r in _trials_in_order(url)}
-    assert len(records) == 3  # the cap
-    assert {EAGER_FP32.key, DEFAULT_FP32.key} <= set(records)
-    assert all(r["config"]["mode"] != "eager" or r["config_key"] == EAGER_FP32.key
-               for r in records.values())
-    # The baseline and the first compiled pick were queued before the workers started: two
+    assert len(records) == 4  # the cap
+    bf16_eager = CompileConfig(mode="eager", dtype="bf16").key
+    assert {EAGER_FP32.key, bf16_eager, DEFAULT_FP32.key} <= set(records)
+    # The baseline and the other eager dtype were queued before the workers started: two
     # workers took them at once, so their trials overlap.
-    a, b = records[EAGER_FP32.key], records[DEFAULT_FP32.key]
+    a, b = records[EAGER_FP32.key], records[bf16_eager]
     assert a["started_at"] < b["finished_at"] and b["started_at"] < a["finished_at"]
     # Each measured its turn alone on the device, waiting for the other when needed.
     assert all(len(r["measured_alone"]) == 1 for r in records.values())
