@@ -300,7 +300,10 @@ def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
     assert "fixed_params" in complete[1].system_attrs
     assert "fixed_params" not in complete[2].system_attrs
 
-    sentence = recommend("four-dtypes", records, sweep["fingerprint_hash"]).sentence
+    from advisor.recommendation import cover
+
+    sentence = cover(recommend("four-dtypes", records, sweep["fingerprint_hash"]),
+                     space.configs, records).sentence
     stdout = " ".join(done.stdout.split())  # rich may wrap lines
     assert "four-dtypes: best configs (3 trials, 0 failed" in stdout
     # one config of the four was never measured: the answer says so before its sentence
