@@ -233,8 +233,9 @@ class Recommendation:
         """The evidence in one sentence; noisy evidence says so before any number, and an
         answer short of its coverage says it is provisional first."""
         text = self._sentence()
-        if self.decision == "provisional":
-            text = f"provisional ({self.coverage}): {text}"
+        if self.unmeasured and self.best is not None and (
+                self.decision == "provisional" or self.decision.startswith("undecided")):
+            text = f"provisional ({self.coverage}): {text}"  # short of its coverage, said first
         if self.best is not None and self.best.figure == "process":
             text += f" [{self.decided_by}; steady state {_ms(self.best.steady_ms)}]"
         if self.doubt:
