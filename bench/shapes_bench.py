@@ -48,6 +48,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import host_facts, load_span  # noqa: E402
+
 STARTUP_SHAPES = 8  # the fitted part's most frequent shapes an unbucketed server warms
 GOAL_PREDICTION = 0.15
 GOAL_PICK = 0.10
@@ -471,9 +473,17 @@ def reprice(src: Path, args: argparse.Namespace, out: Path) -> None:
     print(stem.with_suffix(".md").read_text())
 
 
+def _host_line(host: dict[str, Any]) -> str:
+    """The host the run ran on, as every kept result names it: load, GPU, torch, triton."""
+    gpus = ", ".join(f"{g['name']} (driver {g['driver']})" for g in host["gpus"]) or "no GPU"
+    return (f"Host {host['hostname']}, {host['cores']} cores, {gpus}; torch {host['torch']}, "
+            f"triton {host['triton']}, Python {host['python']}; {load_span(host)}.")
+
+
 def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [f"# Shape strategies: predicted vs served ({meta['device']}, {meta['when']})", "",
              f"`{meta['command']}`", "",
+             *([_host_line(meta["host"]), ""] if meta.get("host") else []),
              *([f"Repriced from {meta['repriced_from']}: its measured figures, the "
                 f"{LONG_LIVED:,}-request process's through today's advisor.serving.", ""]
                if meta.get("repriced_from") else []),
@@ -570,7 +580,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="shapes_bench_"))
     meta = {"device": args.device, "when": when, "workload": Path(args.workload).name,
             "mode": args.mode, "dtype": args.dtype, "fit": args.fit, "serve": args.serve,
-            "seed": args.seed,
+            "seed": args.seed, "host": host_facts(),
             "command": " ".join(["python", "bench/shapes_bench.py", *sys.argv[1:]])}
     stem = out / f"shapes_bench_{args.device.split(':')[0]}_{when}"
     results: list[dict[str, Any]] = []

@@ -21,6 +21,7 @@ from typing import Any
 import typer
 
 from advisor.errors import ConfigError
+from advisor.frames import flatten  # one flattening: the CSV's and the DataFrames'
 
 FORMATS = ("table", "json", "yaml", "csv")
 
@@ -101,18 +102,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as dotted keys (``config.mode``); lists kept as they are."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            out.update(flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    return out
 
 
 def _cell(value: Any) -> str:

@@ -162,14 +162,12 @@ def test_an_option_that_cannot_apply_is_refused_naming_both(
 ) -> None:
     db = ("--db", f"sqlite:///{tmp_path / 'r.db'}") if command[0] == "sweep" else ()
     files = _files(tmp_path)
-    started = time.monotonic()
     code, out, err = advisor(*command, *db)
     message = one_line_error(code, err)
     assert words in message and out == ""
     if "holdout" in words:
         assert "--traffic" in message
     assert _files(tmp_path) == files  # no database, nothing else
-    assert time.monotonic() - started < 30  # refused before any child imported the workload
 
 
 def test_a_shape_from_a_flag_has_the_bounds_of_a_traffic_file() -> None:
@@ -410,7 +408,7 @@ def test_a_hanging_import_is_said_then_one_line_with_its_limit(
     last = lines[-1]
     assert last.startswith("advisor: error: ") and f"longer than {limit} s" in last, last
     assert "ADVISOR_IMPORT_TIMEOUT_S" in last and "--timeout" in last
-    assert limit <= took < limit + 60
+    assert took >= limit  # it waited its limit (load can only lengthen this, never flip it)
 
 
 def test_a_phase_that_lasts_is_said_with_its_seconds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -528,9 +526,7 @@ def test_an_empty_database_no_one_is_creating_says_what_to_do(db_url: str) -> No
     what a user beside a starting sweep should do, and what one without should."""
     if db_url.startswith("sqlite"):
         Path(db_url.removeprefix("sqlite:///")).touch()  # a file another process just made
-    started = time.monotonic()
     code, _, err = advisor("list", "--db", db_url)
-    assert time.monotonic() - started < schema.CREATING_WAIT_S
     message = one_line_error(code, err)
     assert "no advisor tables" not in message
     assert "the database is being created; try again" in message, message
