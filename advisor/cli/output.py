@@ -21,7 +21,6 @@ from typing import Any
 import typer
 
 from advisor.errors import ConfigError
-from advisor.frames import flatten  # one flattening: the CSV's and the DataFrames'
 
 FORMATS = ("table", "json", "yaml", "csv")
 
@@ -119,6 +118,8 @@ def _cell(value: Any) -> str:
 def to_csv(rows: Sequence[Mapping[str, Any]], flat: bool = False) -> str:
     """Rows as CSV: a header of every key seen (in order), one line per row."""
     import csv  # not for `--help`
+
+    from advisor.frames import flatten  # one flattening: the CSV's and the DataFrames'
 
     rows = [flatten(r) if flat else r for r in rows]
     columns: dict[str, None] = {}
