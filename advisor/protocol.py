@@ -118,6 +118,7 @@ class WarmSpec(_SecondProcess):
 
 class AloneSpec(_SecondProcess):
     kind: Literal["alone"]
+    positions: NotRequired[list[int]]  # a sampled stream: the positions the trial served
 
 
 class ProbeSpec(TypedDict):

@@ -241,6 +241,20 @@ class ServedAlone(TypedDict):
     new_shape: list[int]
 
 
+class StreamSample(TypedDict):
+    """A stream served in part (advisor.sizing.stream_stride): the positions of the holdout
+    served (ascending, from 0), the requests each stands for (`advisor.sizing.coverage`),
+    the holdout's length, and which of its positions meet a shape (bucket) new to the process
+    when the whole holdout is served in order (and which of those inside a bucketed plan's
+    grid): the classes advisor.serving prices the whole stream by."""
+
+    of_requests: int
+    positions: list[int]
+    weights: list[int]
+    new_positions: list[int]
+    bounded_new_positions: list[int]
+
+
 class StreamFigures(TypedDict):
     """A replay's stream: the holdout served once, in order, as a fresh server meets it."""
 
@@ -255,6 +269,9 @@ class StreamFigures(TypedDict):
     alone: NotRequired[ServedAlone]
     per_request_ms: list[float]  # each request's cost, in order
     new_shape: list[int]  # positions of the requests that met a shape not executed before
+    # present when the stream was sampled (a budgeted replay): per_request_ms and new_shape are
+    # then the served requests', and the sample says what they stand for
+    sample: NotRequired[StreamSample]
     # those of them inside a bucketed plan's grid, and the grid's buckets left unmet (None:
     # unbucketed); a longer process meets no more new shapes inside the grid than that
     bounded_new_shape: NotRequired[list[int]]

@@ -26,7 +26,7 @@ from typing import Any
 
 from advisor import units
 from advisor.config import CompileConfig
-from advisor.records import Flag, ReplayFigures, ServedAlone, StreamFigures
+from advisor.records import Flag, ReplayFigures, ServedAlone, StreamFigures, StreamSample
 
 DEFAULT_CALLS_PER_PROCESS = 10_000
 MEMORY_GROWTH_MIN_BYTES = 16 * 2**20  # reserved memory growth below this is allocator noise
@@ -41,18 +41,78 @@ def decides(replay: ReplayFigures | None) -> bool:
 
 def process_life_ms(replay: ReplayFigures, calls: int) -> float | None:
     """Expected ms per request over a process that serves `calls` requests (module doc);
-    None when the replay has no stream."""
+    None when the replay has no stream. A sampled stream (``stream["sample"]``) stands for the
+    whole holdout, priced by `stream_total_ms`."""
     stream = replay.get("stream")
     if not stream or not stream.get("per_request_ms") or calls < 1:
         return None
     paid = served(stream)
     costs: list[float] = paid["per_request_ms"]
     steady = float(replay["mean_ms"])
-    total = paid["startup_s"] * 1000 + sum(costs[:calls])
-    rest = calls - len(costs)
+    sample = stream.get("sample")
+    if sample:
+        length = int(sample["of_requests"])
+        whole = stream_total_ms(costs, paid["new_shape"], sample, steady)
+        total = paid["startup_s"] * 1000 + whole * min(calls, length) / length
+    else:
+        length = len(costs)
+        total = paid["startup_s"] * 1000 + sum(costs[:calls])
+    rest = calls - length
     if rest > 0:
         total += rest * steady + late_new_shapes_ms(stream, rest, steady)
     return float(total / calls)
+
+
+def _weighted_mean(pairs: Sequence[tuple[float, float]]) -> float | None:
+    weight = sum(w for w, _ in pairs)
+    return sum(w * c for w, c in pairs) / weight if weight > 0 else None
+
+
+def sample_classes(costs: Sequence[float], new_in_run: Sequence[int], sample: StreamSample
+                   ) -> tuple[list[tuple[float, float]], list[tuple[float, float]],
+                              list[tuple[float, float]]]:
+    """A sampled stream's served requests as (weight, cost) pairs in three classes: those that
+    meet a new shape in the whole holdout too (``new``), those that meet a shape met before
+    in both (``repeat``), and those new only because the sample skipped the request that met
+    their shape first (``skipped_first``: they paid a new shape the whole stream would not)."""
+    first_in_whole, first_in_run = set(sample["new_positions"]), set(new_in_run)
+    new, repeat, skipped_first = [], [], []
+    for j, (p, w, c) in enumerate(zip(sample["positions"], sample["weights"], costs,
+                                      strict=True)):
+        if p in first_in_whole:
+            new.append((float(w), float(c)))
+        elif j in first_in_run:
+            skipped_first.append((float(w), float(c)))
+        else:
+            repeat.append((float(w), float(c)))
+    return new, repeat, skipped_first
+
+
+def stream_total_ms(costs: Sequence[float], new_in_run: Sequence[int], sample: StreamSample,
+                    steady_ms: float) -> float:
+    """The whole holdout's cost (ms) from a sample of it served in order (`sample_classes`):
+    its requests that meet a new shape (known from the plan, whether served or not) at the
+    weighted mean cost of the served ones that did (else of those new only in the sample, else
+    the steady state), the others at the weighted mean of the served repeats (else the steady
+    state: a shape met again costs what the steady state measured)."""
+    new, repeat, skipped_first = sample_classes(costs, new_in_run, sample)
+    n_new = len(sample["new_positions"])
+    n_repeat = int(sample["of_requests"]) - n_new
+    new_ms = _weighted_mean(new) or _weighted_mean(skipped_first) or steady_ms
+    repeat_ms = _weighted_mean(repeat) or steady_ms
+    return n_new * new_ms + n_repeat * repeat_ms
+
+
+def bound_costs(costs: Sequence[float], new_in_run: Sequence[int],
+                sample: StreamSample | None) -> list[float]:
+    """The served costs a lower bound may use (`process_life_lower_bound_ms`): every one of a
+    whole stream; of a sampled one, all but those that paid a new shape only because the sample
+    skipped its first request (the whole stream pays less there)."""
+    if sample is None:
+        return list(costs)
+    first_in_whole, first_in_run = set(sample["new_positions"]), set(new_in_run)
+    return [c for j, (p, c) in enumerate(zip(sample["positions"], costs, strict=False))
+            if p in first_in_whole or j not in first_in_run]
 
 
 def process_life_lower_bound_ms(startup_s: float, paid_ms: Sequence[float], calls: int) -> float:
@@ -118,17 +178,33 @@ def late_new_shapes_ms(stream: StreamFigures, rest: int, steady_ms: float) -> fl
     in all): the stream's later half's new-shape rate times `rest` (those inside a bucketed
     strategy's grid no more than the buckets it has left, ``grid_left``) times a late new
     shape's cost above the steady state. From the served stream (`served`); which new shapes
-    fell inside the grid is the stream's own (the same requests, the same order)."""
+    fell inside the grid is the stream's own (the same requests, the same order). A sampled
+    stream: the rate from the whole holdout's new shapes (known from the plan), the cost from
+    the served ones (weighted)."""
     paid = served(stream)
-    costs, new = paid["per_request_ms"], set(paid["new_shape"])
-    half = len(costs) // 2
-    late = [i for i in range(half, len(costs)) if i in new]
-    if not late:
+    costs = paid["per_request_ms"]
+    sample = stream.get("sample")
+    if sample:
+        length = int(sample["of_requests"])
+        half = length // 2
+        late = [p for p in sample["new_positions"] if p >= half]
+        bounded = set(sample["bounded_new_positions"])
+        new, _, skipped_first = sample_classes(costs, paid["new_shape"], sample)
+        late_paid = [(float(w), float(c)) for p, w, c in zip(
+            sample["positions"], sample["weights"], costs, strict=True)
+            if p >= half and p in set(late)]
+        late_ms = (_weighted_mean(late_paid) or _weighted_mean(new)
+                   or _weighted_mean(skipped_first))
+    else:
+        length, half = len(costs), len(costs) // 2
+        late = [i for i in range(half, length) if i in set(paid["new_shape"])]
+        bounded = set(stream.get("bounded_new_shape") or [])
+        late_ms = statistics.fmean(costs[i] for i in late) if late else None
+    if not late or late_ms is None:
         return 0.0
-    later = max(1, len(costs) - half)
-    extra = max(0.0, statistics.fmean(costs[i] for i in late) - steady_ms)
+    later = max(1, length - half)
+    extra = max(0.0, late_ms - steady_ms)
     grid_left = stream.get("grid_left")
-    bounded = set(stream.get("bounded_new_shape") or [])
     inside = sum(1 for i in late if i in bounded) if grid_left is not None else 0
     expected = (len(late) - inside) / later * rest  # outside the grid: no bound
     if grid_left is not None:
@@ -249,11 +325,20 @@ def split_note(records: Sequence[Mapping[str, Any]]) -> str | None:
         rp = (r.get("replay") if r.get("status") == "ok" else None) or {}
         stream = rp.get("stream") or {}
         if stream.get("split"):
+            sample = stream.get("sample")
+            if sample:
+                length = int(sample["of_requests"])
+                what = (f"served {stream['requests']:,} of the next {length:,} in order (a "
+                        f"sample: each stands for the requests skipped after it; holdout "
+                        f"{rp['holdout']:.0%} of the log); "
+                        f"{len(sample['new_positions']) / length:.0%} of those {length:,}")
+            else:
+                what = (f"served the next {stream['requests']:,} (holdout "
+                        f"{rp['holdout']:.0%} of the log); {stream['new_shape_share']:.0%} "
+                        "of them")
             return (
-                f"fitted on the log's first {stream['fit_requests']:,} requests, served the "
-                f"next {stream['requests']:,} (holdout {rp['holdout']:.0%} of the log); "
-                f"{stream['new_shape_share']:.0%} of them met a shape not seen before "
-                f"({CompileConfig.from_dict(r['config']).label})"
+                f"fitted on the log's first {stream['fit_requests']:,} requests, {what} met a "
+                f"shape not seen before ({CompileConfig.from_dict(r['config']).label})"
             )
     return None
 

@@ -20,6 +20,13 @@ shapes when all of them do not fit the trial's share of the budget:
   left is known.
 - `mean_interval`: the 95% interval of a sample's mean (collapsed strata: the variance from
   neighbouring draws' differences), stored with the figures.
+- `stream_stride`: the stream itself, sampled when serving all of it does not fit: a replay
+  serves the holdout in order but only every ``stride``-th request, the stride doubled (never
+  lowered) whenever the rest, priced per element at what was served so far, would not end
+  within the trial's share; never fewer than `MIN_STREAM` requests. The strides are powers of
+  two from position 0, so every config of a sweep serves nested samples of the same requests
+  (a faster config's sample holds a slower one's). Each served request stands for itself and
+  the requests skipped after it (`coverage`): advisor.serving prices the whole stream from them.
 - `next_budget`: what budget a sweep that stopped before its first result would need, from the
   stopped trials' served requests and phases.
 """
@@ -43,6 +50,9 @@ SAMPLE_SEED = 0
 # percentile over seeds; 8 strata within 4% and 13% (tests/shapes/test_sizing.py checks the
 # estimate on such a traffic).
 MIN_DRAWS = 16
+# A sampled stream's fewest requests: with each request weighted by the requests it stands for,
+# the sample's classes (new shapes, repeats) price the stream (advisor.serving.stream_total_ms).
+MIN_STREAM = 12
 MIN_PASSES = 3  # timed passes a sample keeps before it shrinks (each draw: the median of them)
 MAX_PASSES = 5
 # A replay's steady state and reference are sized to this share of the trial's time at least,
@@ -112,14 +122,16 @@ def _cost_s(draws: Sequence[int], costs_ms: Mapping[int, float], fixed_calls: fl
 
 def plan_steady(costs_ms: Mapping[int, float], sizes: Mapping[int, float], stream: Sequence[int],
                 time_s: float | None, *, fixed_calls: float, max_passes: int = MAX_PASSES,
-                min_draws: int = MIN_DRAWS, seed: int = SAMPLE_SEED) -> SteadyPlan:
+                min_draws: int = MIN_DRAWS, seed: int = SAMPLE_SEED,
+                stream_weights: Sequence[float] | None = None) -> SteadyPlan:
     """The steady state a replay can afford in ``time_s`` seconds (None: no limit).
 
     ``stream``: the distinct shape each request of the stream executed, in order (its counts
     weight the shapes); ``costs_ms``: each of those shapes' cost of one call, as measured;
     ``sizes``: their sizes (the strata's order); ``fixed_calls``: calls per distinct shape
     timed besides the passes (its warm-up, and the reference's call in cost units of this
-    config's).
+    config's); ``stream_weights``: each request's weight (a sampled stream's `coverage`;
+    default 1 each).
 
     Every shape, timed as the stream's requests in order, when that fits with `MIN_PASSES`
     passes (or ``time_s`` is None); else the largest sample (`stratified_sample`, fewer draws
@@ -132,8 +144,11 @@ def plan_steady(costs_ms: Mapping[int, float], sizes: Mapping[int, float], strea
     missing = [i for i in distinct if i not in costs_ms or i not in sizes]
     if missing:
         raise ValueError(f"shapes {missing} have no cost or size")
-    counts = Counter(stream)
-    weights = {i: counts[i] / len(stream) for i in distinct}
+    counts: dict[int, float] = {}
+    for n, i in enumerate(stream):
+        counts[i] = counts.get(i, 0.0) + 1.0 if stream_weights is None else float(stream_weights[n])
+    whole = sum(counts.values())
+    weights = {i: counts[i] / whole for i in distinct}
     full = tuple(stream)
 
     def done(draws: tuple[int, ...], sampled: bool) -> SteadyPlan:
@@ -155,6 +170,37 @@ def plan_steady(costs_ms: Mapping[int, float], sizes: Mapping[int, float], strea
             return done(draws, True)
     return done(tuple(stratified_sample({i: sizes[i] for i in distinct}, weights, min_draws,
                                         seed)), True)
+
+
+def first_at(position: int, stride: int) -> int:
+    """The first position at or after ``position`` that a stream sampled at ``stride`` serves
+    (the multiples of ``stride``)."""
+    return -(-position // stride) * stride
+
+
+def stream_stride(stride: int, next_position: int, sizes: Sequence[float], rate_ms: float,
+                  time_s: float | None, *, min_stream: int = MIN_STREAM) -> int:
+    """The stride a sampled stream goes on at from ``next_position`` (module doc): ``stride``,
+    doubled while serving the rest at it (``sizes``: every request's size, in stream order,
+    priced at ``rate_ms`` per unit of size) would take more than ``time_s`` seconds, up to the
+    widest power of two that still spreads ``min_stream`` requests over the whole stream.
+    ``time_s`` None: no limit, the stride stays."""
+    if time_s is None or rate_ms <= 0:
+        return stride
+    n = len(sizes)
+    widest = 1 << max(0, (max(1, n // max(1, min_stream))).bit_length() - 1)
+    while stride < widest and rate_ms * sum(
+            sizes[p] for p in range(first_at(next_position, stride), n, stride)) / 1000 > time_s:
+        stride *= 2
+    return stride
+
+
+def coverage(positions: Sequence[int], n: int) -> list[int]:
+    """Per served position (ascending, the first 0): the requests it stands for, itself and
+    those skipped up to the next served one (the last: up to the stream's end ``n``). They sum
+    to ``n``."""
+    ends = [*positions[1:], n]
+    return [end - p for p, end in zip(positions, ends, strict=True)]
 
 
 def passes_for(pass_ms: float, time_s: float, max_passes: int = MAX_PASSES) -> int:

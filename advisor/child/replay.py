@@ -33,10 +33,20 @@ from advisor.records import (
     SteadySample,
     Stopped,
     StreamFigures,
+    StreamSample,
     TelemetryFigures,
     TrialRecord,
 )
-from advisor.sizing import MIN_DRAWS, MIN_PASSES, SAMPLE_SEED, SteadyPlan, mean_interval
+from advisor.sizing import (
+    MIN_DRAWS,
+    MIN_PASSES,
+    SAMPLE_SEED,
+    SteadyPlan,
+    coverage,
+    first_at,
+    mean_interval,
+    stream_stride,
+)
 from advisor.traffic import TRACE_SEED, Traffic
 
 if TYPE_CHECKING:
@@ -157,6 +167,29 @@ class ReplayPlan:
     def weight(self, i: int) -> float:
         """The share of the stream's requests that have distinct shape `i`."""
         return self.weights[i]
+
+    def new_positions(self) -> list[int]:
+        """The stream's positions that meet a shape (bucket) executed neither at start-up nor
+        earlier in the stream, when the whole stream is served in order."""
+        keys = self.bucket_keys()
+        seen = {keys[i] for i in self.startup_shapes}
+        new = []
+        for n, i in enumerate(self.request_shape):
+            if keys[i] not in seen:
+                new.append(n)
+                seen.add(keys[i])
+        return new
+
+    def served_part(self, positions: list[int]) -> ReplayPlan:
+        """This plan with its stream cut to the requests at ``positions`` (ascending, from 0),
+        each weighted by the requests it stands for (`advisor.sizing.coverage`): what a sampled
+        stream's steady state and reference work on. The shapes and their indices stay."""
+        weights = [0.0] * len(self.shapes)
+        total = len(self.request_shape)
+        for p, w in zip(positions, coverage(positions, total), strict=True):
+            weights[self.request_shape[p]] += w / total
+        return replace(self, weights=weights,
+                       request_shape=[self.request_shape[p] for p in positions])
 
     def reference_shapes(self) -> list[dict[str, Any]]:
         """The shapes the trial's fp32 eager reference runs (unpadded, one per distinct shape)."""
@@ -279,6 +312,14 @@ class _Replay:
         self.stream_s: float | None = None  # the stream's wall time, once served
         self.stream_compiled: list[bool] = []  # whether each stream request compiled
         self.steady: SteadyPlan | None = None  # what the steady state measures (`_plan_steady`)
+        # the stream's positions served (all of them, or a sample: advisor.sizing.stream_stride)
+        # and, once it is served, the sample's figures (None: served whole)
+        self.positions: list[int] = []
+        self.stride = 1
+        self.fixed_positions: list[int] | None = None  # serving alone: the trial's sample
+        self.whole_plan = plan  # the plan before its stream was cut to a sample
+        self.whole_new = set(plan.new_positions())
+        self.sample: StreamSample | None = None
 
     # -- set-up -------------------------------------------------------------------------------
     def _limit(self) -> int:
@@ -427,7 +468,7 @@ class _Replay:
         run = self.run
         self.where = "reference"
         chosen, weights = self._checked()
-        refs = self.reference(chosen)
+        refs = [self.outs[i] for i in chosen] if self._own_reference() else self.reference(chosen)
         run.stage = "accuracy"
         run._accuracy(self.wl, refs, [self.outs[i] for i in chosen], weights)
         if self.eager:
@@ -437,7 +478,9 @@ class _Replay:
         """The distinct shapes the reference checks and their weights: every one (the start-up's
         too) when the steady state timed every one, else its sample's."""
         if self.steady is None or not self.steady.sampled:
-            return list(range(len(self.plan.shapes))), list(self.plan.weights)
+            # every shape executed (a sampled stream's: those it served, and the start-up's)
+            chosen = [i for i in range(len(self.plan.shapes)) if i in self.outs]
+            return chosen, [self.plan.weights[i] for i in chosen]
         weights = self.steady.weights()
         return list(weights), list(weights.values())
 
@@ -473,9 +516,13 @@ class _Replay:
                 costs[i] = rate * _padded_size(plan, i) if rate is not None else min(seen)
         return costs
 
+    def _own_reference(self) -> bool:
+        """Whether this config is the fp32 eager reference itself (its outputs are the
+        reference's: nothing to run again)."""
+        return not self.config.compiled and self.config.dtype == "fp32"
+
     def _reference_factor(self) -> float:
-        cfg = self.config
-        return 1.0 if not cfg.compiled and cfg.dtype == "fp32" else REFERENCE_FACTOR
+        return 0.0 if self._own_reference() else REFERENCE_FACTOR
 
     def _fixed_calls(self) -> float:
         """Calls of each timed shape besides the passes: its warm-up, the reference's call (in
@@ -502,7 +549,9 @@ class _Replay:
         left = self.clock.left()
         steady = plan_steady(costs, sizes, plan.request_shape,
                              None if left is None else left - overhead,
-                             fixed_calls=self._fixed_calls())
+                             fixed_calls=self._fixed_calls(),
+                             stream_weights=None if self.sample is None
+                             else self.sample["weights"])
         stop_at = self.clock.stop_at
         if not steady.fits and stop_at is not None and (
                 time.monotonic() + steady.estimated_s + overhead > stop_at):
@@ -527,10 +576,60 @@ class _Replay:
         if clock.share_end is None or now < clock.share_end or not self.stream_ms:
             return False
         typical_s = statistics.median(self.stream_ms) / 1000
-        left = len(self.plan.request_shape) - len(self.stream_ms)
+        left = self._left_to_serve()
         least = min(MIN_DRAWS, len(set(self.plan.request_shape))) * (self._fixed_calls()
                                                                      + MIN_PASSES)
         return now + typical_s * (left + least) + self.build_s > clock.stop_at
+
+    def _left_to_serve(self) -> int:
+        """Requests of the stream still to serve at the current stride."""
+        total = len(self.whole_plan.request_shape)
+        if self.fixed_positions is not None:
+            return len(self.fixed_positions) - len(self.positions)
+        start = self.positions[-1] + 1 if self.positions else 0
+        return len(range(first_at(start, self.stride), total, self.stride))
+
+    def _sizes(self) -> list[float]:
+        """Every stream request's size (elements computed, padded), in order."""
+        plan = self.whole_plan
+        return [_padded_size(plan, i) for i in plan.request_shape]
+
+    def _next_stride(self, sizes: list[float]) -> int:
+        """The stride the stream goes on at (advisor.sizing.stream_stride): a budgeted trial's
+        stream sized to what is left of its share once the smallest steady state and the
+        reference are set aside, priced per element at what it served so far."""
+        left = self.clock.left()
+        if left is None or self.fixed_positions is not None or not self.stream_ms:
+            return self.stride
+        paid = sum(sizes[p] for p in self.positions)
+        rate = sum(self.stream_ms) / paid if paid > 0 else 0.0
+        typical_ms = rate * statistics.median(sizes)
+        shapes = min(MIN_DRAWS, len(set(self.whole_plan.request_shape)))
+        reserve_s = (shapes * (self._fixed_calls() + MIN_PASSES) * typical_ms / 1000
+                     + self.build_s)
+        start = self.positions[-1] + 1
+        return stream_stride(self.stride, start, sizes, rate, left - reserve_s)
+
+    def _bound_costs(self) -> list[float]:
+        """The served costs a lower bound may use (advisor.serving.bound_costs)."""
+        from advisor.serving import bound_costs
+
+        new_in_run = [j for j, n in enumerate(self.stream_new) if n]
+        if len(self.positions) == len(self.whole_plan.request_shape):
+            return list(self.stream_ms)
+        return bound_costs(self.stream_ms, new_in_run, self._sample_of(self.positions))
+
+    def _sample_of(self, positions: list[int]) -> StreamSample:
+        """The sample's figures (advisor.records.StreamSample) for the positions served."""
+        plan = self.whole_plan
+        total = len(plan.request_shape)
+        new = sorted(self.whole_new)
+        return {
+            "of_requests": total, "positions": list(positions),
+            "weights": coverage(positions, total) if positions else [],
+            "new_positions": new,
+            "bounded_new_positions": [p for p in new if plan.in_grid(plan.request_shape[p])],
+        }
 
     def _stopped_state(self, reason: str | None = None) -> Stopped:
         """What the trial keeps if it is stopped now (advisor.records.Stopped): how far it got
@@ -540,14 +639,14 @@ class _Replay:
         traffic whose dims never vary (its steady state decides, not the process)."""
         from advisor.serving import process_life_lower_bound_ms
 
-        served, total = len(self.stream_ms), len(self.plan.trace)
+        served, total = len(self.stream_ms), len(self.whole_plan.request_shape)
         startup: float | None = self.startup_wall_s if self.startup_done else None
         if startup is None and self.startup_t0 is not None:
             startup = time.perf_counter() - self.startup_t0  # start-up so far: at least this
         bound = None
         if (startup is not None and getattr(self.run, "quiet", True)
                 and self.plan.traffic.varying_dims()):
-            bound = process_life_lower_bound_ms(startup, list(self.stream_ms), self.calls)
+            bound = process_life_lower_bound_ms(startup, self._bound_costs(), self.calls)
         stream_s = self.stream_s
         if stream_s is None and self.stream_t0 is not None:
             stream_s = time.perf_counter() - self.stream_t0
@@ -598,7 +697,13 @@ class _Replay:
         phase("replaying")
         started = self.stream_t0 = time.perf_counter()
         total = len(plan.request_shape)
+        sizes = self._sizes()
+        fixed = None if self.fixed_positions is None else set(self.fixed_positions)
         for n, i in enumerate(plan.request_shape):
+            # a sampled stream (`_next_stride`) serves every stride-th request; serving alone,
+            # the trial's own sample
+            if (n % self.stride) if fixed is None else (n not in fixed):
+                continue
             # after start-up and after each request: stop once proven above the sweep's bar,
             # or once the trial's time is up (a budgeted sweep: `_out_of_time`)
             self._reread_bar()
@@ -607,18 +712,27 @@ class _Replay:
             if self._out_of_time():
                 self.stopped = self._stopped_state()
                 break
-            count(n, total, "request")
+            served = len(self.positions)
+            count(served, served + self._left_to_serve(),
+                  "request" if self.stride == 1 and fixed is None else "sampled request")
             new = keys[i] not in seen
             out, compiled, ms = self._call(timer, i, fns, keys, seen)
             self.recompiles += int(compiled)
             self.stream_ms.append(ms)
             self.stream_new.append(new)
             self.stream_compiled.append(compiled)
+            self.positions.append(n)
             if new:
                 self.last_new_s = time.perf_counter() - started
             if i not in outs:
                 outs[i] = to_cpu_fp32(out)
+            self.stride = self._next_stride(sizes)
         self.stream_s = time.perf_counter() - started
+        if self.stopped is None and self.pruned is None and len(self.positions) < total:
+            # served in part: what follows works on the sample, each request weighted by the
+            # requests it stands for
+            self.sample = self._sample_of(self.positions)
+            self.plan = plan.served_part(self.positions)
         self.mem_stream = _reserved(run.device)
         self.outs = outs
 
@@ -652,8 +766,9 @@ class _Replay:
         bar (advisor.serving.process_life_lower_bound_ms); if so, keeps the proof (`pruned`)."""
         from advisor.serving import process_life_lower_bound_ms
 
-        calls, served, total = bar["calls_per_process"], len(self.stream_ms), len(self.plan.trace)
-        bound = process_life_lower_bound_ms(self.startup_wall_s, self.stream_ms, calls)
+        calls, served = bar["calls_per_process"], len(self.stream_ms)
+        total = len(self.whole_plan.request_shape)
+        bound = process_life_lower_bound_ms(self.startup_wall_s, self._bound_costs(), calls)
         if bound <= bar["above_ms"]:
             return False
         self.pruned = {
@@ -672,7 +787,7 @@ class _Replay:
         plan, costs, new = self.plan, self.stream_ms, self.stream_new
         new_costs = [ms for ms, n in zip(costs, new, strict=True) if n]
         half = len(costs) // 2
-        return {
+        figures: StreamFigures = {
             "requests": len(costs),
             "split": plan.split,
             "fit_requests": plan.fit_requests,
@@ -692,6 +807,9 @@ class _Replay:
             "mem_startup_bytes": self.mem_startup - mem0 if self.mem_startup else None,
             "mem_growth_bytes": self.mem_stream - self.mem_startup if self.mem_stream else None,
         }
+        if self.sample is not None:
+            figures["sample"] = self.sample
+        return figures
 
     def _flags(self, replay: ReplayFigures) -> list[Flag]:
         """What a serving process of this config meets that it should be told (never silent)."""
@@ -794,7 +912,7 @@ class _Replay:
             "traffic_source": plan.traffic.source,
             "traffic_shapes": len(plan.traffic.shapes),
             "varying_dims": plan.traffic.varying_dims(),
-            "requests": len(plan.trace),
+            "requests": len(self.whole_plan.request_shape),
             "trace_shapes": len(set(plan.request_shape)),
             "holdout": plan.traffic.holdout if plan.split else None,
             "split": plan.split,
@@ -817,7 +935,7 @@ class _Replay:
             "recompile_limit_hit": self.limit_hit,
             "eager_fallbacks": len(self.eager),
             "eager_fallback_buckets": sorted(self.eager),
-            "eager_fallback_requests": eager_requests / len(plan.trace),
+            "eager_fallback_requests": eager_requests / len(plan.request_shape),
             "cudagraph_mem_bytes": None,
         }
 
@@ -983,6 +1101,16 @@ def run_replay(
        each shape's measured cost of one call): every shape when they fit, else a sample of
        the distinct shapes stratified by size and weighted by the traffic, timed as its draws
        (``replay.steady_sample`` says which: N of M shapes, passes, the mean's interval).
+       A budgeted trial's stream is itself sampled when serving all of it would not leave
+       time for the smallest steady state within its share (advisor.sizing.stream_stride):
+       every stride-th request, in order, from the first; the stride doubles (a power of two,
+       never narrowed, never so wide that fewer than `advisor.sizing.MIN_STREAM` requests
+       spread over the stream) whenever the rest, priced per element at what was served so
+       far, would not fit. ``stream.sample`` (advisor.records.StreamSample) then says which
+       requests were served and what each stands for; the steady state and the reference work
+       on the served shapes, weighted so; advisor.serving prices the whole stream from the
+       sample, new shapes and repeats apart. A serving process measured alone serves the
+       same positions.
     6. Time: a budgeted trial stops itself (status "stopped", advisor.records.Stopped: how far it
        got, a lower bound of its process-life cost where what it paid proves one, no figure)
        at its time limit, less `STOP_MARGIN_S`, or, past its share, once the rest of the stream
@@ -1105,6 +1233,9 @@ def serve_alone(
     from advisor.child.measure import phase
 
     replay, timer, fns, mode = _served(config, workload, plan, device)
+    positions = spec.get("positions")
+    if positions:
+        replay.fixed_positions = sorted(int(p) for p in positions)
     with mode:
         phase("serving alone")
         replay._serve_untimed(timer, fns)

@@ -481,16 +481,20 @@ class Launcher:
             self._child = None
 
     def serve_alone(self, workload_path: str | Path, config: CompileConfig, device: str,
-                    shapes: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+                    shapes: list[dict[str, Any]] | None,
+                    positions: list[int] | None = None) -> dict[str, Any] | None:
         """A replay trial's serving process again, alone (advisor.child.replay.serve_alone): a
         fresh process on an empty cache dir with this launcher's environment (the host's
         compile threads, where a pooled sweep's workers share them out); its start-up and
-        stream. None when its child failed (logged)."""
+        stream (``positions``: a sampled stream's, the same requests). None when its child
+        failed (logged)."""
         spec: AloneSpec = {
             "kind": "alone", "workload_path": str(Path(workload_path).resolve()),
             "config": config.to_dict(), "device": device, "shapes": shapes,
             "trial_uuid": str(uuid.uuid4()),
         }
+        if positions:
+            spec["positions"] = list(positions)
         workdir = tempdirs.make("alone")
         try:
             child = self._start(spec, workdir, None)

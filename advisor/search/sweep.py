@@ -598,9 +598,11 @@ class Sweeper:
             if record is None or not stream or stream.get("alone"):
                 continue
             self.observer.phase(f"serving {ranked.label} again, alone")
+            sample = stream.get("sample")
             alone = self.launcher.serve_alone(self.loaded.path,
                                               CompileConfig.from_dict(record["config"]),
-                                              self.settings.device, self.shapes())
+                                              self.settings.device, self.shapes(),
+                                              sample["positions"] if sample else None)
             if self.interrupted:
                 return measured
             if alone is None:
@@ -742,8 +744,10 @@ class Sweeper:
                    ) -> tuple[float | None, float | None]:
         """A budgeted trial's (share, limit) in seconds from its start; (None, None) without a
         time budget. The eager fp32 baseline of a sweep that replays traffic: `BASELINE_SHARE`
-        of the budget, its share and its limit alike (a replay's cost grows with the traffic's
-        shapes; a per-shape trial's does not, and its baseline runs as the others do). Another
+        of the budget as its share, twice that as its limit (a replay's cost grows with the
+        traffic's shapes, and its stream is sampled to fit the share, but a slow host's smallest
+        sample can outgrow it; a per-shape trial's does not, and its baseline runs as the others
+        do). Another
         config: an even share of what is left of the trials' time among the ``remaining``
         configs still to measure, this one included (what its replay's steady state and
         reference are sized to: advisor.child.replay), and all that is left as its limit (a
@@ -755,7 +759,7 @@ class Sweeper:
         left = max(1.0, left)
         if config == EAGER_FP32 and self.settings.traffic:
             share = min(left, budget * BASELINE_SHARE)
-            return share, share
+            return share, min(left, 2 * share)
         return left / max(1, remaining), left
 
     def _run_one(self, config: CompileConfig, fingerprint: Fingerprint, sweep_id: int,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.serving import (
+    bound_costs,
     decides,
     flags,
     late_new_shapes_ms,
@@ -12,6 +13,7 @@ from advisor.serving import (
     process_life_ms,
     pruned_text,
     startup_s,
+    stream_total_ms,
 )
 
 STREAM = {"per_request_ms": [100.0, 2.0, 2.0, 2.0, 40.0, 2.0], "new_shape": [0, 4],
@@ -123,3 +125,41 @@ def test_the_lower_bound_never_exceeds_the_process_life_cost(replay: dict, calls
 def test_a_pruned_trial_reads_as_its_bound_never_a_figure() -> None:
     assert pruned_text({"lower_bound_ms": 12.34}) == "pruned: at least 12.3 ms a request"
     assert pruned_text({"lower_bound_ms": 0.5}) == "pruned: at least 0.500 ms a request"
+
+
+def sample_of(positions: list[int], n: int, new_positions: list[int]) -> dict:
+    from advisor.sizing import coverage
+
+    return {"of_requests": n, "positions": positions, "weights": coverage(positions, n),
+            "new_positions": new_positions, "bounded_new_positions": []}
+
+
+def test_a_stream_served_whole_at_stride_one_is_priced_as_it_was_paid() -> None:
+    costs = STREAM["per_request_ms"]
+    whole = sample_of(list(range(6)), 6, [0, 4])
+    assert stream_total_ms(costs, [0, 4], whole, 2.0) == pytest.approx(sum(costs))
+    sampled = {**STREAM, "sample": whole}
+    assert process_life_ms({**REPLAY, "stream": sampled}, 6) == pytest.approx(
+        process_life_ms(REPLAY, 6))
+
+
+def test_a_sampled_stream_prices_new_shapes_and_repeats_apart() -> None:
+    # 64 requests, shapes a a b b c c ...: the even positions meet a new shape (100 ms), the odd
+    # ones repeat it (1 ms). Sampled at stride 4: only new shapes served; the repeats are
+    # priced at the steady state
+    new = list(range(0, 64, 2))
+    sample = sample_of(list(range(0, 64, 4)), 64, new)
+    costs = [100.0] * 16
+    assert stream_total_ms(costs, list(range(16)), sample, 1.0) == pytest.approx(
+        32 * 100 + 32 * 1.0)
+    # shapes a b b b ...: at stride 2 the sample meets b first at position 2, a repeat in the
+    # whole stream; its 100 ms compile is not a repeat's cost, nor part of a lower bound
+    sample = sample_of([0, 2, 4, 6], 8, [0, 1])
+    costs = [100.0, 100.0, 1.0, 1.0]
+    assert stream_total_ms(costs, [0, 1], sample, 5.0) == pytest.approx(2 * 100 + 6 * 1.0)
+    assert bound_costs(costs, [0, 1], sample) == [100.0, 1.0, 1.0]
+    # the process: start-up, the whole stream's estimate, the rest at the steady state
+    replay = {**REPLAY, "mean_ms": 1.0, "stream": {
+        **STREAM, "per_request_ms": costs, "new_shape": [0, 1], "sample": sample}}
+    assert process_life_ms(replay, 8) == pytest.approx((1000 + 206) / 8)
+    assert process_life_ms(replay, 4) == pytest.approx((1000 + 206 / 2) / 4)

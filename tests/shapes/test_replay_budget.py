@@ -28,7 +28,7 @@ from advisor.search.launcher import Launcher
 from advisor.search.study import open_study
 from advisor.search.sweep import record_outcome
 from advisor.serving import process_life_ms
-from advisor.sizing import MIN_DRAWS
+from advisor.sizing import MIN_DRAWS, MIN_STREAM
 from advisor.traffic import load_traffic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,9 +73,14 @@ def test_a_replay_past_its_share_measures_a_sample_of_the_shapes(log: Path,
     assert sample["passes"] == replay["passes"] >= 1 and sample["time_share_s"] == 0.5
     low, high = sample["mean_ci_ms"]
     assert low <= replay["mean_ms"] <= high
-    # the buckets timed carry the sample's weights; the stream stays whole (the deciding figure)
+    # the buckets timed carry the sample's weights; the stream itself is a sample of the 80
+    # holdout requests, in order, at the widest stride that spreads MIN_STREAM over them
     assert math.isclose(sum(s["weight"] for s in record["shapes"]), 1.0)
-    assert replay["stream"]["requests"] == 80
+    stream = replay["stream"]
+    assert replay["requests"] == 80 and stream["sample"]["of_requests"] == 80
+    positions = stream["sample"]["positions"]
+    assert MIN_STREAM <= stream["requests"] == len(positions) < 80 and positions[0] == 0
+    assert positions == sorted(positions) and sum(stream["sample"]["weights"]) == 80
     assert process_life_ms(replay, 10_000) is not None
     # the reference checked the same shapes: accuracy and quality were judged
     assert record["correct"] is True and record["quality_value"] is not None
@@ -87,6 +92,7 @@ def test_a_replay_past_its_share_measures_a_sample_of_the_shapes(log: Path,
     every = whole["replay"]["steady_sample"]
     assert not every["sampled"] and every["shapes"] == every["of_shapes"]
     assert every["draws"] == 80 and every["mean_ci_ms"] is None
+    assert whole["replay"]["stream"]["requests"] == 80 and "sample" not in whole["replay"]["stream"]
 
 
 def test_a_replay_out_of_time_is_stopped_and_stored_with_its_bound(
@@ -110,7 +116,7 @@ def test_a_replay_out_of_time_is_stopped_and_stored_with_its_bound(
     assert undeclared_keys(record) == []
     # its progress came every few seconds, with counts where its phase has them
     assert seen and all(b - a <= 10 for (a, _), (b, _) in zip(seen, seen[1:], strict=False))
-    assert any(info["unit"] in ("start-up shape", "request") and info["total"]
+    assert any(info["unit"] in ("start-up shape", "request", "sampled request") and info["total"]
                for _, info in seen)
     # stored as stopped, with its bound
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'advisor.sqlite'}") as store:

@@ -16,11 +16,14 @@ from advisor.sizing import (
     MAX_PASSES,
     MIN_DRAWS,
     MIN_PASSES,
+    MIN_STREAM,
+    coverage,
     mean_interval,
     next_budget,
     passes_for,
     plan_steady,
     stratified_sample,
+    stream_stride,
     trial_estimate_s,
 )
 
@@ -169,3 +172,25 @@ def test_the_budget_a_next_run_needs_from_what_ran() -> None:
     # a share not recorded: the baseline's, BASELINE_SHARE of the budget
     plain = stopped_record(share_s=None)
     assert next_budget([plain], 300.0).budget_s == pytest.approx(240.0 / BASELINE_SHARE)  # type: ignore[union-attr]
+
+
+def test_a_stream_is_sampled_at_the_stride_its_time_share_allows() -> None:
+    sizes = [1.0] * 150  # 150 requests of 100 ms each: 15 s served whole
+    assert stream_stride(1, 0, sizes, 100.0, None) == 1  # no budget: the whole stream
+    assert stream_stride(1, 0, sizes, 100.0, 20.0) == 1  # it fits
+    assert stream_stride(1, 0, sizes, 100.0, 8.0) == 2  # 75 requests, 7.5 s
+    assert stream_stride(1, 0, sizes, 100.0, 4.0) == 4  # 38 requests, 3.8 s
+    # never wider than spreads MIN_STREAM requests over the whole stream (150 // 12 -> 8)
+    widest = stream_stride(1, 0, sizes, 100.0, 0.0)
+    assert widest == 8 and len(range(0, 150, widest)) >= MIN_STREAM
+    # the rest only is priced, from where the stream is; a stride is never narrowed again
+    assert stream_stride(1, 140, sizes, 100.0, 1.0) == 1  # 10 left: 1 s
+    assert stream_stride(4, 0, sizes, 100.0, 1000.0) == 4
+    # by size: the same count of requests, four times the elements, a wider stride
+    assert stream_stride(1, 0, [4.0] * 150, 100.0, 8.0) == 8
+
+
+def test_each_served_request_stands_for_those_skipped_after_it() -> None:
+    assert coverage([0, 1, 2, 4, 8], 12) == [1, 1, 2, 4, 4]
+    assert sum(coverage(list(range(0, 150, 8)), 150)) == 150
+    assert coverage([0], 5) == [5]
