@@ -524,10 +524,18 @@ class _Replay:
     def _reference_factor(self) -> float:
         return 0.0 if self._own_reference() else REFERENCE_FACTOR
 
+    def _warm_calls(self) -> int:
+        """The steady state's warm-up calls of a timed shape: `REPLAY_WARMUP_CALLS`
+        (`CUDAGRAPH_STARTUP_CALLS` under CUDA graphs); none for an eager config, whose stream
+        already called every shape the steady state times and which has nothing to compile."""
+        if self.config.uses_cudagraphs:
+            return CUDAGRAPH_STARTUP_CALLS
+        return REPLAY_WARMUP_CALLS if self.config.compiled else 0
+
     def _fixed_calls(self) -> float:
         """Calls of each timed shape besides the passes: its warm-up, the reference's call (in
         calls of this config), and on a GPU the back-to-back calls of its throughput."""
-        warm = CUDAGRAPH_STARTUP_CALLS if self.config.uses_cudagraphs else REPLAY_WARMUP_CALLS
+        warm = self._warm_calls()
         back_to_back = self.run.policy.throughput_calls if self.run.device.startswith("cuda") \
             else 0
         return warm + self._reference_factor() + back_to_back
@@ -830,8 +838,7 @@ class _Replay:
 
         plan, policy, steady = self.plan, self.run.policy, self.steady
         assert steady is not None
-        warm = CUDAGRAPH_STARTUP_CALLS if self.config.uses_cudagraphs else REPLAY_WARMUP_CALLS
-        warming = replace(policy, warmup_iters=min(policy.warmup_iters, warm))
+        warming = replace(policy, warmup_iters=min(policy.warmup_iters, self._warm_calls()))
         self.warmups = [0] * len(plan.shapes)
         for n, i in enumerate(steady.shapes):
             count(n, len(steady.shapes), "shape warmed")
