@@ -39,6 +39,7 @@ from advisor.search.feed import (
     past_deadline,
     room_for_more,
 )
+from advisor.search.heartbeat import trial_heartbeat
 from advisor.search.launcher import Launcher, describe
 from advisor.search.plan import sampler_reason
 from advisor.search.space import Space
@@ -261,7 +262,7 @@ class Worker:
     @staticmethod
     def _hold(study: optuna.Study, trial: optuna.trial.Trial) -> None:
         """Beat at once (Optuna never calls a trial without any heartbeat stale; a beat that
-        fails is tried again by the trial's `Heartbeat`) and name this worker, so that a
+        fails is tried again by advisor.search.heartbeat) and name this worker, so that a
         resumed sweep leaves the trial to it while it lives (`advisor.db.studies.held_trials`)."""
         from advisor.db.studies import WORKER_ATTR, worker_identity
 
@@ -300,7 +301,7 @@ class Worker:
         # deadline): each stops itself before it, kept as "stopped" (advisor.child.replay)
         deadline = study.user_attrs.get(DEADLINE_ATTR)
         left = None if deadline is None else max(1.0, float(deadline) - time.time())
-        with Heartbeat(study._storage, trial._trial_id):
+        with trial_heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 path, config, self.device, shapes,
                 measure_warm=bool(settings.get("measure_warm", True) and settings.get("warm_all")),
@@ -337,36 +338,6 @@ class Worker:
     def interrupt(self) -> None:
         self.stop.set()
         self.launcher.kill()
-
-
-class Heartbeat:
-    """Beats for a held trial every $ADVISOR_HEARTBEAT_S until the block ends. Unlike Optuna's
-    own thread it outlives a failed beat (a database restart): it beats again once the server
-    answers, so the trial is not taken for dead while its worker is alive."""
-
-    def __init__(self, storage: Any, trial_id: int) -> None:
-        self.storage, self.trial_id = storage, trial_id
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self) -> None:
-        while True:
-            try:
-                self.storage.record_heartbeat(self.trial_id)
-            except Exception as e:  # noqa: BLE001 - the next beat tries again
-                log.info("trial %d: heartbeat failed, retried in %d s: %s", self.trial_id,
-                         env_settings.heartbeat_s(), str(e).splitlines()[0] if str(e) else
-                         type(e).__name__)
-            if self.done.wait(env_settings.heartbeat_s()):
-                return
-
-    def __enter__(self) -> Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
 
 
 def worker_env(index: int, device: str, jobs: int = 1, workers: int = 1) -> dict[str, str]:

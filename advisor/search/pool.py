@@ -24,9 +24,10 @@ from advisor.errors import ConfigError, TrialFailed
 from advisor.recommendation import steady_ms
 from advisor.search.confirm import confirm_and_save
 from advisor.search.fleet import WorkerPool, queue_pool
+from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher
 from advisor.search.study import fail_orphans, open_study
-from advisor.search.sweep import Heartbeat, QuietObserver, Sweeper
+from advisor.search.sweep import QuietObserver, Sweeper
 from advisor.serving import pruned_text, stopped_text
 from advisor.units import duration_ms, duration_s
 
@@ -142,7 +143,7 @@ def run_pool(store: ResultStore, sweeper: Sweeper, resume: bool | int, workers: 
             sweeper.budget_ended = True
             pool.stop()
 
-    with Heartbeat(store, sweep_id):
+    with sweep_heartbeat(store, sweep_id):
         codes = pool.wait(tick=tick)
     progress()  # the trials stored after the last tick: the closing progress line
     done = store.config_keys_done(sweep_id)

@@ -35,6 +35,7 @@ from advisor.recommendation import Recommendation, deciding_ms, make_policy, ste
 from advisor.recommendation.answers import answer
 from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, WorkloadInfo
 from advisor.search.confirm import confirm
+from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, sampler_reason
@@ -172,41 +173,6 @@ class SweepOutcome:
     budget_s: float | None = None  # the time budget it ran with (None: none)
 
 
-class Heartbeat:
-    """Refreshes a running sweep's heartbeat (`ResultStore.beat`) every $ADVISOR_SWEEP_HEARTBEAT_S
-    from a thread of its own, while the sweep's parent is alive; a beat that fails (the
-    database briefly away) is tried again at the next one."""
-
-    def __init__(self, store: ResultStore, sweep_id: int, interval_s: float | None = None) -> None:
-        self.store, self.sweep_id = store, sweep_id
-        self.interval_s = interval_s or env_settings.sweep_heartbeat_s()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sweep-heartbeat", daemon=True)
-
-    def start(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def __enter__(self) -> Heartbeat:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            # a missed beat (the database briefly away) is retried; the sweep goes on
-            try:
-                self.store.beat(self.sweep_id)
-            except Exception as e:  # noqa: BLE001 - the next beat tries again
-                log.info("sweep %d: heartbeat failed, retried in %.0f s: %s", self.sweep_id,
-                         self.interval_s, str(e).splitlines()[0] if str(e) else type(e).__name__)
-
-
 class WarmStartBeside:
     """A warm start in a thread of its own, on a launcher of its own, started when the child
     it runs beside reports its first phase (`on_phase`): a confirmation child has copied the
@@ -340,7 +306,7 @@ class Sweeper:
                               self.settings.budget_s)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         self.start_budget()
-        beating = Heartbeat(self.store, sweep_id).start()
+        beating = sweep_heartbeat(self.store, sweep_id).start()
         try:
             for config, trial in self._next_configs(study, done, planned):
                 if self._over_budget():
@@ -377,7 +343,7 @@ class Sweeper:
             self.store.finish_sweep(sweep_id, status)
             return self.outcome(sweep_id, status, fingerprint, study_name, startups_shared)
         try:
-            with Heartbeat(self.store, sweep_id):
+            with sweep_heartbeat(self.store, sweep_id):
                 outcome = self.outcome(sweep_id, status, fingerprint, study_name,
                                        startups_shared)
                 if self.finishing is not None:

@@ -15,8 +15,8 @@ from sqlalchemy import create_engine, select, update
 
 from advisor.db import ResultStore
 from advisor.db.models import Sweep, table
+from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.resume import resumable
-from advisor.search.sweep import Heartbeat
 
 SWEEPS = table(Sweep)
 
@@ -83,7 +83,7 @@ def test_the_heartbeat_thread_beats_until_stopped(
             self.beaten.set()
 
     watched = Watched()
-    with Heartbeat(watched, sweep_id, interval_s=0.01):
+    with sweep_heartbeat(watched, sweep_id, interval_s=0.01):
         assert watched.beaten.wait(timeout=300)
     assert store.get_sweep(sweep_id)["status"] == "running"
 
