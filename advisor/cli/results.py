@@ -378,9 +378,11 @@ def _table(rec: Recommendation, top: int = 8, device_id: str = "") -> None:
     title = (f"{rec.workload}{on}: best configs by {rec.policy} ({rec.n_trials} trials, "
              f"{rec.n_failed} failed, {rec.n_rejected} rejected, {pruned}"
              f"{rec.n_excluded} over the limits); speedup vs {rec.baseline_name}")
-    # calls/s is a back-to-back burst of its own, taken apart from the median's samples: shown
-    # only under the throughput policy, which decides on it (under load the two disagree)
-    rate = (("calls/s", 4),) if rec.policy == "throughput" else ()
+    # a policy's own columns (calls/s, a back-to-back burst of its own taken apart from the
+    # median's samples, only under the throughput policy, which decides on it)
+    from advisor.recommendation.policies import policy_named
+
+    rate = policy_named(rec.policy).columns
     columns = (("config", 0), ("speedup", 0), ("median", 0), ("95% CI", 2), ("noise", 1),
                ("trials", 5), ("p99", 4), *rate, ("cold", 1), ("warm", 3),
                ("pays off after", 2), ("peak mem", 5))

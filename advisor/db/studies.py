@@ -183,10 +183,3 @@ def _alive(worker: Any) -> bool:
     decides; on this one, its process (`advisor.lifetime.alive_here`)."""
     alive = alive_here(worker)
     return True if alive is None else alive
-    try:
-        os.kill(int(worker["pid"]), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, KeyError, TypeError, ValueError):
-        return True
-    return True

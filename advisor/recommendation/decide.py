@@ -82,7 +82,7 @@ def _verdict(r: Ranked, leader: Ranked, policy: Policy) -> str | None:
     if r.confirmed and leader.confirmed:
         if within:
             return "tie"
-        if policy.name == "latency":  # paired: the speedups over the same rounds decide
+        if policy.speedup_decides:  # paired: the speedups over the same rounds decide
             return "undecided" if overlaps(r.speedup_ci, leader.speedup_ci) else None
     if within or overlaps(policy.interval(r), policy.interval(leader)):
         return "undecided"
@@ -145,7 +145,7 @@ def _clearly_beats(r: Ranked, baseline: Ranked, policy: Policy) -> bool:
         return False
     if policy.within_ratio(baseline, r):  # the baseline is within TIE_RATIO of r, or ahead
         return False
-    if r.confirmed and baseline.confirmed and policy.name == "latency" and r.speedup_ci:
+    if r.confirmed and baseline.confirmed and policy.speedup_decides and r.speedup_ci:
         return r.speedup_ci[0] > 1
     mine, base = _span(r, policy), _span(baseline, policy)
     return mine[0] > base[1] if policy.higher_is_better else mine[1] < base[0]

@@ -9,6 +9,7 @@ from typing import Any
 
 from advisor.config import TORCH_DTYPE_NAMES
 from advisor.recommendation.evidence import Recommendation
+from advisor.recommendation.policies import policy_named
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE
 from advisor.units import duration_ms, interval_ms
@@ -36,8 +37,7 @@ def export_dict(rec: Recommendation, device_id: str | None = None) -> dict[str, 
     }
     if b.figure == "process":
         figures["calls_per_process"] = rec.calls_per_process or DEFAULT_CALLS_PER_PROCESS
-    if rec.policy == "break-even":
-        figures.update(calls_per_process=rec.calls_per_process, total_s=b.total_s)
+    figures.update(policy_named(rec.policy, rec.calls_per_process).export_figures(rec, b))
     out: dict[str, Any] = {
         "workload": rec.workload,
         "device_id": device_id,

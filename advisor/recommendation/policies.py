@@ -20,13 +20,13 @@ peak memory; a trial whose figure is unknown does not meet a constraint on it):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from advisor.errors import ConfigError
 from advisor.units import duration_ms, duration_s, rate
 
 if TYPE_CHECKING:
-    from advisor.recommendation.evidence import Ranked
+    from advisor.recommendation.evidence import Ranked, Recommendation
 
 TIE_RATIO = 0.02  # figures closer than 2% count as a tie
 
@@ -38,7 +38,12 @@ class Policy:
     unit: ClassVar[str] = "ms"
     higher_is_better: ClassVar[bool] = False
     paired: ClassVar[bool] = False  # a confirmation's paired medians can decide it
+    # its paired speedup intervals order two confirmed configs, and a config against the
+    # baseline (advisor.recommendation.decide)
+    speedup_decides: ClassVar[bool] = False
     needs_calls: ClassVar[bool] = False  # needs --calls-per-process
+    # the columns the CLI's ranking table adds for it: (header, priority at narrow widths)
+    columns: ClassVar[tuple[tuple[str, int], ...]] = ()
 
     def __init__(self, calls: int | None = None) -> None:
         self.calls = calls
@@ -60,6 +65,10 @@ class Policy:
             return r.score * (1 + ratio) >= leader.score
         return r.score <= leader.score * (1 + ratio)
 
+    def export_figures(self, rec: Recommendation, best: Ranked) -> dict[str, Any]:
+        """What `advisor export` adds to the pick's figures under this policy."""
+        return {}
+
     def figure(self, r: Ranked) -> str:
         """The policy's figure of ``r`` as a person reads it (advisor.units)."""
         assert r.score is not None
@@ -75,6 +84,7 @@ class Latency(Policy):
 
     name = "latency"
     paired = True
+    speedup_decides = True
 
     def score(self, r: Ranked) -> float | None:
         return r.median_ms
@@ -99,6 +109,8 @@ class Throughput(Policy):
     unit = "calls/s"
     higher_is_better = True
 
+    columns = (("calls/s", 4),)  # a back-to-back burst of its own: shown where it decides
+
     def score(self, r: Ranked) -> float | None:
         return r.throughput_per_s
 
@@ -121,6 +133,9 @@ class BreakEven(Policy):
         compile_s = 0.0 if not r.config.compiled else (r.cold_compile_s or 0.0)
         return compile_s + self.calls * r.median_ms / 1000
 
+    def export_figures(self, rec: Recommendation, best: Ranked) -> dict[str, Any]:
+        return {"calls_per_process": rec.calls_per_process, "total_s": best.total_s}
+
     def interval(self, r: Ranked) -> list[float] | None:
         if r.median_ci_ms is None:
             return None
@@ -139,6 +154,11 @@ def check_policy(policy: str, calls_per_process: int | None) -> None:
         raise ConfigError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
     if REGISTRY[policy].needs_calls and (calls_per_process is None or calls_per_process < 1):
         raise ConfigError(f"the {policy} policy needs --calls-per-process N (N >= 1)")
+
+
+def policy_named(policy: str, calls_per_process: int | None = None) -> Policy:
+    """The policy a stored answer names (known: its sweep checked it), unchecked."""
+    return REGISTRY[policy](calls_per_process)
 
 
 def make_policy(policy: str, calls_per_process: int | None) -> Policy:
