@@ -39,7 +39,6 @@ from advisor.records import (
 )
 from advisor.sizing import (
     MIN_DRAWS,
-    MIN_PASSES,
     SAMPLE_SEED,
     SteadyPlan,
     coverage,
@@ -585,9 +584,19 @@ class _Replay:
             return False
         typical_s = statistics.median(self.stream_ms) / 1000
         left = self._left_to_serve()
-        least = min(MIN_DRAWS, len(set(self.plan.request_shape))) * (self._fixed_calls()
-                                                                     + MIN_PASSES)
-        return now + typical_s * (left + least) + self.build_s > clock.stop_at
+        return now + typical_s * (left + self._least_steady_calls()) + self.build_s \
+            > clock.stop_at
+
+    def _least_steady_calls(self) -> float:
+        """The calls of the smallest steady state (advisor.sizing.plan_steady's floor): at most
+        `MIN_DRAWS` of the shapes the stream serves at its current stride, each warmed up,
+        referenced and timed once."""
+        total = len(self.whole_plan.request_shape)
+        start = self.positions[-1] + 1 if self.positions else 0
+        ahead = (self.fixed_positions[len(self.positions):] if self.fixed_positions is not None
+                 else range(first_at(start, self.stride), total, self.stride))
+        shapes = {self.whole_plan.request_shape[p] for p in [*self.positions, *ahead]}
+        return min(MIN_DRAWS, len(shapes)) * (self._fixed_calls() + 1)
 
     def _left_to_serve(self) -> int:
         """Requests of the stream still to serve at the current stride."""
@@ -612,9 +621,7 @@ class _Replay:
         paid = sum(sizes[p] for p in self.positions)
         rate = sum(self.stream_ms) / paid if paid > 0 else 0.0
         typical_ms = rate * statistics.median(sizes)
-        shapes = min(MIN_DRAWS, len(set(self.whole_plan.request_shape)))
-        reserve_s = (shapes * (self._fixed_calls() + MIN_PASSES) * typical_ms / 1000
-                     + self.build_s)
+        reserve_s = self._least_steady_calls() * typical_ms / 1000 + self.build_s
         start = self.positions[-1] + 1
         return stream_stride(self.stride, start, sizes, rate, left - reserve_s)
 

@@ -1,7 +1,9 @@
 """The order a budgeted sweep tries configs in, each with the reason it comes when it does.
 
 First the eager fp32 baseline (the correctness oracle, whose profile the priors read), then every
-other eager config (cheap: no compile), then the fleet's best configs for this workload
+other eager config (cheap: no compile; not in a sweep that replays traffic, where an eager
+replay costs as much as a compiled one's stream and steady state, and the compiled strategies are
+the question), then the fleet's best configs for this workload
 (`advisor.search.neighbours`), then the share of the space
 the priors rank highest (`advisor.search.priors`), then whatever the Optuna sampler proposes
 (`advisor.search.study.make_sampler`). Without priors (``priors=False``) only the baseline is
@@ -36,8 +38,10 @@ class Plan:
     """See the module docstring. `n_trials`: the sweep's cap (None: a time budget only)."""
 
     def __init__(self, space: Space, device: str, fleet: Sequence[FleetPick] = (),
-                 priors: bool = True, n_trials: int | None = None) -> None:
+                 priors: bool = True, n_trials: int | None = None,
+                 replays: bool = False) -> None:
         self.space, self.device, self.priors = space, device, priors
+        self.replays = replays  # its trials replay traffic: eager is not cheap
         self.fleet = list(fleet) if priors else []
         cap = len(space) if n_trials is None else min(n_trials, len(space))
         self.cap = cap
@@ -50,8 +54,9 @@ class Plan:
         often beats fp32 eager by 2x on a CPU, and an answer without them would be "eager fp32"
         by default), then the fleet's picks."""
         steps = [Step(EAGER_FP32, BASELINE_REASON)] if EAGER_FP32 in self.space.configs else []
-        steps += [Step(c, EAGER_REASON) for c in self.space.configs
-                  if not c.compiled and c != EAGER_FP32]
+        if not self.replays:
+            steps += [Step(c, EAGER_REASON) for c in self.space.configs
+                      if not c.compiled and c != EAGER_FP32]
         queued = {s.config.key for s in steps}
         steps += [Step(p.config, p.reason) for p in self.fleet if p.config.key not in queued]
         return steps[:self.cap]

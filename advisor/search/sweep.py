@@ -650,7 +650,7 @@ class Sweeper:
             self.observer.notice(f"warm start from the fleet: {pick.config.label} queued "
                                  f"right after the baseline ({pick.reason})")
         return Plan(self.space, self.settings.device, picks, self.settings.priors,
-                    self.settings.n_trials)
+                    self.settings.n_trials, replays=bool(self.settings.traffic))
 
     def _planned_step(self, done: set[str], ranked: int) -> Any:
         """The plan's next step (None: the sampler's turn): the opening, then the priors'

@@ -167,6 +167,9 @@ def test_plan_opens_with_the_baseline_then_the_fleet() -> None:
     assert all(s.reason == EAGER_REASON for s in steps[1:-1])
     assert steps[-1].reason.startswith("fleet: best on NVIDIA H200 (same device, another stack")
     assert plan.quota == math.ceil(PRIOR_SHARE * len(GPU_SPACE)) and plan.cap == 8
+    # a sweep that replays traffic: an eager replay is not cheap, the compiled ones come first
+    replays = Plan(GPU_SPACE, "cuda", [fleet], priors=True, n_trials=8, replays=True)
+    assert [s.config for s in replays.opening()] == [EAGER_FP32, fleet.config]
 
 
 def test_plan_ranks_from_the_stored_baseline_and_leaves_out_what_is_done() -> None:
