@@ -6,8 +6,11 @@ per step after the trials (the leaders' re-measurement, the warm start). While a
 child's progress (every few seconds: its phase, how far it got, the time in it) is the bar's phase
 (``request 87/150, 41 s``); piped, a line at least every `PLAIN_EVERY_S` seconds
 (``replaying fp32 + eager: request 87 of 150, 41 s``). The time left is
-computed at every redraw: it counts down during a trial, and once the trials are done it names
-the step under way with the time it has taken so far (``warm start ... 12.0 s``).
+computed at every redraw (`time_left_text`): it counts down during a trial, and where no estimate
+holds (no trial finished yet, or the running one already past the mean trial time) it says what
+runs and for how long instead (``compiling, 2.50 min so far``), never ``~0 s left`` while work
+runs; once the trials are done it names the step under way with the time it has taken so far
+(``warm start ... 12.0 s``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from advisor.records import TrialRecord
 from advisor.serving import pruned_text, stopped_text
 
 PLAIN_EVERY_S = 8.0  # piped: a running trial's progress line this often (the child's: 4 s)
+ESTIMATE_FLOOR_S = 1.0  # a running trial's own estimate under this has run out: not said
 
 
 def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False) -> str:
@@ -52,6 +56,33 @@ def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False)
     head = phase if not label else f"{label}: {phase}" if ":" in phase else f"{phase} {label}"
     where = f": {unit} {done + 1} of {total}" if total and unit else ""
     return f"{head}{where}, {seconds}"
+
+
+def time_left_text(remaining: int, per_trial_s: float | None, running_s: float | None,
+                   doing: str = "running") -> str:
+    """The time left while ``remaining`` trials (the running one among them) are to finish:
+    ``~40.0 s left`` from the mean trial time ``per_trial_s`` less the running trial's time
+    ``running_s`` (None: no trial running). Where no estimate holds for the running trial (no
+    mean yet, or less than `ESTIMATE_FLOOR_S` of it left), what it is ``doing`` and its time so
+    far, with the estimate for the trials not yet started: ``compiling, 2.50 min so far``,
+    ``compiling, 2.50 min so far, ~20.0 s after``. Never an estimate of nothing while a trial
+    runs; ``""`` when nothing is known."""
+    if remaining <= 0:
+        return ""
+    if running_s is None:
+        return "" if per_trial_s is None else f"~{units.duration_s(remaining * per_trial_s)} left"
+    if per_trial_s is not None and per_trial_s - running_s >= ESTIMATE_FLOOR_S:
+        return f"~{units.duration_s(remaining * per_trial_s - running_s)} left"
+    so_far = f"{doing or 'running'}, {units.duration_s(running_s)} so far"
+    if per_trial_s is None or remaining == 1:
+        return so_far
+    return f"{so_far}, ~{units.duration_s((remaining - 1) * per_trial_s)} after"
+
+
+def _doing(phase: str) -> str:
+    """A phase as the time-left column names it: its head (``waiting for a quiet host: 1.5 of
+    2 cores busy`` -> ``waiting for a quiet host``)."""
+    return phase.partition(":")[0].strip()
 
 
 class _TimeLeft(ProgressColumn):
@@ -123,6 +154,7 @@ class ProgressObserver:
         self.step: tuple[str, float] | None = None  # a step after the trials, and its start
         self.planned = 0
         self.label = ""  # the running trial's config
+        self.doing = ""  # the running trial's phase, as the time-left column names it
         self.said_at: float | None = None  # piped: when its last progress line was printed
         self.last: tuple[Mapping[str, Any], float] | None = None  # its last progress, and when
 
@@ -173,30 +205,31 @@ class ProgressObserver:
         )
 
     def time_left(self) -> str:
-        """What the bar shows as time left now: the budget left; else, while trials remain,
-        their estimate (mean trial time) less the running trial's time so far; after the
+        """What the bar shows as time left now: the budget left (once spent, the running
+        trial's phase and time so far); else, while trials remain, `time_left_text`; after the
         trials, the step under way and its time so far."""
         now = self.clock()
         if self.step is not None:
             name, since = self.step
             return f"{name} {units.duration_s(now - since)}"
+        running = None if self.trial_started_at is None else now - self.trial_started_at
         if self.budget_s is not None:
-            return f"{units.duration_s(max(self.budget_s - (now - self.started_at), 0))} " \
-                   "of budget left"
+            left = self.budget_s - (now - self.started_at)
+            if left < ESTIMATE_FLOOR_S and running is not None:
+                return f"budget spent; {self.doing}, {units.duration_s(running)} so far"
+            return f"{units.duration_s(max(left, 0))} of budget left"
         if not self.progress.tasks:
             return ""
         task = self.progress.tasks[0]
-        remaining = (task.total or 0) - task.completed
-        if self.durations and remaining > 0:
-            per = sum(self.durations) / len(self.durations)
-            running = 0.0 if self.trial_started_at is None else now - self.trial_started_at
-            return f"~{units.duration_s(max(remaining * per - min(running, per), 0))} left"
-        return ""
+        remaining = int((task.total or 0) - task.completed)
+        per = sum(self.durations) / len(self.durations) if self.durations else None
+        return time_left_text(remaining, per, running, self.doing)
 
     def trial_started(self, config: CompileConfig) -> None:
         self.trial_started_at = self.clock()
         self.step = None
         self.label, self.said_at, self.last = config.label, None, None
+        self.doing = "starting"
         self.progress.update(self.task, config=short_label(config), phase="starting")
 
     def trial_progress(self, info: Mapping[str, Any]) -> None:
@@ -204,11 +237,13 @@ class ProgressObserver:
         if self.trial_started_at is None:
             return
         self.last = (info, self.clock())
+        self.doing = _doing(str(info.get("phase") or "")) or self.doing
         self.progress.update(self.task, phase=progress_text(info, short=True))
         self.say_progress()
 
     def phase(self, name: str) -> None:
         if self.trial_started_at is not None:  # a trial's own phase (compiling, measuring)
+            self.doing = _doing(name) or self.doing
             self.progress.update(self.task, phase=name)
             return
         self.step = (name, self.clock())  # a step after the trials: the warm start, ...

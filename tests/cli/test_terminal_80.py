@@ -2,7 +2,8 @@
 the device and its decision; every table names configs in the one label form (`fp16 +
 reduce-overhead`), abbreviated with a legend rather than cut, so that no two configs read
 alike; a cell wraps between words only; messages and `next:` commands are never broken inside
-a word or a command; `--help` has a wide help column, defaults in full, flags without a type."""
+a word or a command; `--help` has a wide help column, defaults in full, flags without a type;
+the sweep's progress bar fits, and its time left never runs out while a trial runs on."""
 
 from __future__ import annotations
 
@@ -211,3 +212,35 @@ def test_diff_fits_and_names_configs_as_the_other_tables(fleet_url: str) -> None
     assert [_expand(row[0], legend) for row in rows] == [c["config"]
                                                          for c in document["configs"]]
     assert "B against A: " in screen.text
+
+
+SWEEP_PROGRESS = """
+from advisor.cli.progress import ProgressObserver
+from advisor.config import CompileConfig
+now = [0.0]
+eager = CompileConfig(mode="eager", dtype="fp32")
+slow = CompileConfig(mode="max-autotune-no-cudagraphs", dtype="bf16", fullgraph=True)
+with ProgressObserver(clock=lambda: now[0]) as observer:
+    observer.started(1, 3, 0, None)
+    observer.trial_started(eager)
+    observer.phase("compiling")
+    now[0] = 150.0  # the first trial: no estimate yet
+    observer.progress.refresh()
+    observer.trial_finished({"status": "ok", "median_ms": 1.0, "passed": True,
+                             "config": eager.to_dict()}, 1.0)
+    observer.trial_started(slow)
+    observer.phase("compiling")
+    now[0] = 450.0  # twice the mean and running on: its estimate ran out
+    observer.progress.refresh()
+"""
+
+
+def test_sweep_progress_fits_and_never_says_nothing_is_left() -> None:
+    screen = in_terminal(python=SWEEP_PROGRESS)
+    assert screen.code == 0, screen.text
+    assert "compiling, 2.50 min so far" in screen.text  # no estimate yet: what runs, how long
+    final = screen.lines[-1]  # the bar's last frame
+    assert final.endswith("compiling, 5.00 min so far, ~2.50 min after"), final
+    assert len(final) <= WIDTH
+    assert " left" not in screen.text  # no estimate held at any frame: none said, no "~0 s"
+    assert "…" not in screen.text  # the time left whole, not cut
