@@ -16,17 +16,16 @@ says while it runs goes to ``notice`` (the CLI prints it) or the ``advisor`` log
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import paths
+from advisor.arguments import python_arguments
 from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
@@ -441,24 +440,6 @@ RECOMMEND_ARGUMENTS = {
     "--max-memory": "constraints=", "--confirm": "confirm=True", "--top": "top=",
     "--file": "file=", "--timeout": "timeout_s=", "--db": "db=",
 }
-_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)( (?=['\"0-9]))?")  # and a value after it
-
-
-@contextlib.contextmanager
-def python_arguments(names: Mapping[str, str]) -> Iterator[None]:
-    """Errors raised inside name the Python arguments, not the CLI's flags: each flag of
-    ``names`` (``--fingerprint``) outside backticks (a command to run stays as written) becomes
-    its argument (``fingerprint=``). Only a ConfigError's text is rewritten."""
-    try:
-        yield
-    except ConfigError as e:
-        text = str(e)
-        parts = re.split(r"(`[^`]*`)", text)
-        new = "".join(p if p.startswith("`") else _FLAG.sub(lambda m: _argument(m, names), p)
-                      for p in parts)
-        if new == text or type(e) is not ConfigError:
-            raise
-        raise ConfigError(new) from e
 
 
 def sweep_arguments() -> dict[str, str]:
@@ -471,15 +452,6 @@ def sweep_arguments() -> dict[str, str]:
         names[declared.long] = f"{name}="
         names[f"--no-{declared.long[2:]}"] = f"{name}=False"
     return names
-
-
-def _argument(match: re.Match[str], names: Mapping[str, str]) -> str:
-    """``--fingerprint 'x'`` -> ``fingerprint='x'``; an unknown flag stays as it is."""
-    flag, space = match.group(1), match.group(2) or ""
-    name = names.get(flag)
-    if name is None:
-        return flag + space
-    return name if name.endswith("=") else name + space
 
 
 def recommend(workload: str, *, db: str | None = None, device: str | None = None,

@@ -23,7 +23,9 @@ otherwise; a stored confirmation's paired figures when it has one). It then
 Never silently: no recommendation (nothing measured, nothing passed, no database) gives the
 model back uncompiled with a `RecommendationWarning`; trials measured only on another stack give
 that stack's recommendation with a warning naming every field that changed (no artifact is
-loaded across stacks). Imports torch, lazily, like every module that runs models.
+loaded across stacks). A mistake in its own arguments (an unknown ``policy``, a policy without
+its ``calls_per_process``) is raised, naming the argument, before anything is read. Imports
+torch, lazily, like every module that runs models.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor.arguments import python_arguments
 from advisor.child.capture import ServingMonitor, TrafficRecorder
 from advisor.child.prepare import prepare
 from advisor.child.serve import (
@@ -50,6 +53,7 @@ from advisor.recommendation import (
     Constraints,
     Recommendation,
     Staleness,
+    check_policy,
     nearest_fingerprint,
 )
 from advisor.recommendation.answers import answer
@@ -60,6 +64,10 @@ if TYPE_CHECKING:
     from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
+
+
+# The Python arguments of `apply` that the shared checks' flags stand for (advisor.arguments).
+APPLY_ARGUMENTS = {"--policy": "policy=", "--calls-per-process": "calls_per_process="}
 
 
 def apply(
@@ -81,8 +89,11 @@ def apply(
     URL (None: $ADVISOR_DB_URL, else sqlite:///advisor.db). ``device``: where ``model`` runs
     (default: cuda when available, else cpu). ``record_traffic``: a CSV path to which each
     request's dims are appended (advisor.child.capture; ``advisor sweep --traffic`` reads it). See
-    the module docstring for what is done.
+    the module docstring for what is done. Raises ConfigError naming the argument on a
+    mistake in ``policy`` or ``calls_per_process``.
     """
+    with python_arguments(APPLY_ARGUMENTS):
+        check_policy(policy, calls_per_process)
     import torch
 
     from advisor import fingerprint

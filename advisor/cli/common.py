@@ -31,9 +31,11 @@ def complete_sweep_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, s
     return complete.sweep_ids(ctx, incomplete)
 
 
-def workload_argument(help: str = "Workload name (see `advisor list`).") -> Any:
-    """The WORKLOAD argument of the read commands, completed from the database."""
-    return typer.Argument(..., help=help, autocompletion=complete_workloads)
+def workload_argument(help: str = "Workload name (see `advisor list`).",
+                      default: Any = ...) -> Any:
+    """The WORKLOAD argument of the read commands, completed from the database (``default``
+    None: optional)."""
+    return typer.Argument(default, help=help, autocompletion=complete_workloads)
 
 
 def sweep_argument(help: str = "Sweep id (see `advisor list`).") -> Any:

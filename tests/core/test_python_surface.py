@@ -63,10 +63,56 @@ def test_errors_name_python_arguments(url: str) -> None:
     with pytest.raises(advisor.ConfigError) as top:
         advisor.recommend("reranker", db=url, fingerprint="host-a100", top=0)
     assert str(top.value).startswith("top=") and "--top" not in str(top.value)
+    with pytest.raises(advisor.ConfigError) as timeout:
+        advisor.recommend("reranker", db=url, fingerprint="host-a100", timeout_s=-1)
+    assert str(timeout.value).startswith("timeout_s=-1 is not a time limit")
+    assert "--" not in str(timeout.value)
+    with pytest.raises(advisor.ConfigError) as calls:
+        advisor.recommend("reranker", db=url, fingerprint="host-a100", policy="break-even")
+    assert "calls_per_process=N" in str(calls.value) and "--" not in str(calls.value)
     # the CLI still names its flag
     done = subprocess.run([sys.executable, "-m", "advisor", "recommend", "reranker", "--db", url,
                            "--fingerprint", "nowhere"], capture_output=True, text=True)
     assert done.returncode == 2 and "--fingerprint 'nowhere'" in done.stderr
+
+
+def test_apply_errors_name_python_arguments(url: str) -> None:
+    """A mistake in apply's own arguments is raised before anything is read (no torch, no
+    store), in Python's words; the model is never touched."""
+    model = object()
+    with pytest.raises(advisor.ConfigError) as calls:
+        advisor.apply(model, "reranker", db=url, policy="break-even")
+    assert str(calls.value) == "the break-even policy needs calls_per_process=N (N >= 1)"
+    with pytest.raises(advisor.ConfigError) as unknown:
+        advisor.apply(model, "reranker", db=url, policy="fastest")
+    assert "unknown policy 'fastest'" in str(unknown.value) and "--" not in str(unknown.value)
+
+
+def test_frame_errors_name_python_arguments(url: str) -> None:
+    with pytest.raises(advisor.ConfigError) as devices:
+        advisor.recommendations("reranker", db=url, devices=["TPU"])
+    assert str(devices.value).startswith("no device matches devices=['TPU']")
+    assert "--devices" not in str(devices.value)
+    assert len(advisor.recommendations("reranker", db=url, devices=["A100"])) == 1
+    with pytest.raises(advisor.ConfigError) as workload:
+        advisor.trials("nope", db=url)
+    assert "'nope'" in str(workload.value) and "--" not in str(workload.value)
+    with pytest.raises(advisor.StoreError) as sweep:
+        advisor.trials(db=url, sweep=999)
+    assert "no sweep 999" in str(sweep.value) and "--" not in str(sweep.value)
+
+
+def test_flags_outside_backticks_become_arguments() -> None:
+    from advisor.arguments import pythonic
+
+    names = {"--fingerprint": "fingerprint=", "--confirm": "confirm=True", "--top": "top="}
+    assert pythonic("--fingerprint 'x' names 2 devices", names) == (
+        "fingerprint='x' names 2 devices")
+    assert pythonic("--top -1 is not allowed; give --top 3", names) == (
+        "top=-1 is not allowed; give top=3")
+    assert pythonic("drop --confirm or run `advisor recommend W --confirm`", names) == (
+        "drop confirm=True or run `advisor recommend W --confirm`")  # a command stays whole
+    assert pythonic("--other 3 stays", names) == "--other 3 stays"
 
 
 def test_a_sweep_error_names_its_argument(tmp_path: Path) -> None:
