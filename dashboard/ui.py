@@ -30,6 +30,7 @@ ROW_PX = 30  # pixels per category row of a chart
 SLANTED_MAX = 20  # more x categories than this: upright labels, thinned where they would touch
 EMPTY_POLL_S = 3  # how often an empty database is looked at again
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
+PICK_STROKE_PX = 3  # a heatmap's pick: its cell outlined this thick in solid black
 NO_PICK_GREY = "#bbbbbb"  # a cell with no figure: every trial failed, or no pick was made
 
 
@@ -117,11 +118,14 @@ def speedup_heatmap(
     y_order: list[str] | None = None,
     step: int = ROW_PX,
     noisy: str | None = None,
+    pick: str | None = None,
 ) -> alt.LayerChart:
     """A heatmap of ``speedup`` (x over eager fp32; log colour scale, 1 in the middle), ``step``
     pixels per row; the tooltip shows every column of ``frame`` but its times. A row without a
     speedup (no pick: undecided, nothing passed) is a grey cell, never left out; ``noisy``: a
-    column of booleans, its true cells outlined in black dashes (noisy timings)."""
+    column of booleans, its true cells outlined in black dashes (noisy timings); ``pick``: a
+    column of booleans, its true cells (the recommended config) outlined in solid black;
+    ``text``: the column written in each cell."""
     tips = tooltips(_tip(frame, c) for c in frame.columns
                     if not str(frame[c].dtype).startswith("datetime"))  # fmt: skip
     at = {"x": alt.X(f"{x}:N", axis=x_labels(frame[x], x_title), **_order(x_order)),
@@ -137,6 +141,10 @@ def speedup_heatmap(
     if noisy is not None and frame[noisy].fillna(False).astype(bool).any():
         layers.append(alt.Chart().transform_filter(f"datum.{noisy} === true").mark_rect(
             filled=False, stroke="black", strokeWidth=2, strokeDash=[4, 3]).encode(
+            **at, tooltip=tips))  # fmt: skip
+    if pick is not None and frame[pick].fillna(False).astype(bool).any():
+        layers.append(alt.Chart().transform_filter(f"datum.{pick} === true").mark_rect(
+            filled=False, stroke="black", strokeWidth=PICK_STROKE_PX).encode(
             **at, tooltip=tips))  # fmt: skip
     if text is not None:
         layers.append(alt.Chart().mark_text(fontSize=12).encode(

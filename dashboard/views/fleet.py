@@ -11,6 +11,7 @@ from advisor import units
 from dashboard import analysis, data, ui
 
 TOP_CONFIGS = 30  # the heatmap's rows unless all are asked for
+MAX_TEXT_COLUMNS = 16  # more devices than this: cells too narrow for their figure (tooltip)
 
 url = ui.connect()
 st.title("Fleet")
@@ -52,10 +53,16 @@ def speedup_map() -> None:
     ranking = analysis.config_ranking(fleet)
     everything = len(ranking) <= TOP_CONFIGS or st.toggle(
         f"All {len(ranking)} configs", help=f"Off: the {TOP_CONFIGS} configs with the highest "
-        "median speedup across these devices."
+        "median speedup across these devices, and every device's pick."
     )  # fmt: skip
-    shown = ranking if everything else ranking[:TOP_CONFIGS]
-    on_map = fleet[fleet["config"].isin(shown)]
+    # each device's pick (the one answer, as the table above): a row always, outlined, starred
+    chosen = set(zip(picks["group"], picks["config_key"], strict=True))
+    is_pick = [(g, k) in chosen for g, k in zip(fleet["group"], fleet["config_key"], strict=True)]
+    picked = set(fleet.loc[is_pick, "config"])
+    shown = ranking if everything else [c for i, c in enumerate(ranking)
+                                        if i < TOP_CONFIGS or c in picked]  # fmt: skip
+    on_map = fleet.assign(pick=is_pick)
+    on_map = on_map[on_map["config"].isin(shown)]
     measured = on_map[on_map["speedup"].notna()]
     failed = on_map[on_map["n_passed"] == 0].assign(outcome="no passing trial")
     # A device whose answer rests on noisy timings keeps its column, its label marked.
@@ -65,11 +72,16 @@ def speedup_map() -> None:
               for g, sg in zip(fleet["group"], fleet["short_group"], strict=True)}  # fmt: skip
     measured = measured.assign(short_group=measured["group"].map(marked))
     failed = failed.assign(short_group=failed["group"].map(marked))
-    cells = measured[["short_group", "group", "config", "speedup", "best_median_ms", "n_trials",
-                      "n_passed"]]  # fmt: skip
+    value = [("★ " if p else "") + units.ratio(s)
+             for p, s in zip(measured["pick"], measured["speedup"], strict=True)]  # fmt: skip
+    cells = measured.assign(value=value)[[
+        "short_group", "group", "config", "speedup", "value", "pick", "best_median_ms",
+        "n_trials", "n_passed"]]  # fmt: skip
     columns = list(dict.fromkeys(fleet.sort_values("group")["group"].map(marked)))
+    written = "value" if len(columns) <= MAX_TEXT_COLUMNS else None
     heat = ui.speedup_heatmap(cells, "short_group", "config", "device · software stack",
-                              "config", x_order=columns, y_order=shown, step=22)  # fmt: skip
+                              "config", x_order=columns, y_order=shown, step=22, pick="pick",
+                              text=written)  # fmt: skip
     if not failed.empty:
         heat = heat + alt.Chart(failed[["short_group", "group", "config", "outcome",
                                         "n_trials"]]).mark_rect(color="#bbbbbb").encode(
@@ -79,7 +91,8 @@ def speedup_map() -> None:
     ui.chart(heat)
     st.caption(
         "Each cell: the config's best p50 on that device and stack against the eager fp32 p50 "
-        "there (green: faster, red: slower); grey: every trial failed or was rejected. Configs "
+        "there, written in the cell (green: faster, red: slower); grey: every trial failed or "
+        "was rejected; outlined in black, ★: the device's pick (the table above). Configs "
         "(rows) in order of their median speedup across the devices; columns: each device by "
         "its short id, as `advisor compare` names it: model @host · fingerprint hash (the "
         "whole stack in the tooltip); \"noisy ·\": its recommendation rests on noisy timings."

@@ -173,7 +173,24 @@ def test_fleet_pages_at_fleet_size(run_page: Run, fleet_url: str) -> None:
     x, y = heat["layer"][0]["encoding"]["x"], heat["layer"][0]["encoding"]["y"]
     assert x["field"] == "short_group" and y["field"] == "config"  # configs as rows
     assert x["axis"]["labelAngle"] == -45 and len(x["scale"]["domain"]) == 12
-    assert len(y["scale"]["domain"]) == 30  # the top configs, one row each
+    assert len(y["scale"]["domain"]) >= 30  # the top configs and every pick, one row each
+    written = [m for m in heat["layer"] if m.get("mark", {}).get("type") == "text"]
+    assert [m["encoding"]["text"]["field"] for m in written] == ["value"]  # values in cells
+    (outline,) = [m for m in heat["layer"] if "datum.pick === true" in json.dumps(
+        m.get("transform", []))]
+    assert outline["mark"]["filled"] is False and outline["mark"]["stroke"] == "black"
+    cells = _rows(at, 0)
+    cells = cells[cells["speedup"].notna()]  # the measured cells (not the grey failed ones)
+    picks = next(d.value for d in at.dataframe if "decision" in d.value.columns)
+    starred = cells[cells["pick"] == True]  # noqa: E712
+    assert starred["value"].str.startswith("★ ").all()
+    assert not cells.loc[cells["pick"] != True, "value"].str.contains("★").any()  # noqa: E712
+    # one pick per device that has one, on the config the table above names there
+    with_pick = picks[picks["speedup"].notna()]
+    assert sorted(zip(starred["group"].str.split(" | ", regex=False).str[0], starred["config"],
+                      strict=True)) == sorted(zip(with_pick["device"], with_pick["config"],
+                                                  strict=True))  # fmt: skip
+    assert cells["value"].str.fullmatch(r"(★ )?\d+\.\d\dx").all()
 
     at.session_state["fleet_view"] = "Two devices"  # as a click on the tab does
     at = at.run()
@@ -273,6 +290,13 @@ def test_a_heatmap_keeps_a_row_without_a_pick_and_outlines_a_noisy_one() -> None
     assert grey["mark"]["color"] == ui.NO_PICK_GREY
     outline = spec["layer"][filters.index(next(f for f in filters if "datum.noisy" in f))]
     assert outline["mark"]["filled"] is False and outline["mark"]["strokeDash"]
+    picked = ui.speedup_heatmap(frame.assign(pick=[True, False, False]), "workload",
+                                "short_group", "w", "d", text="label", pick="pick").to_dict()
+    (ring,) = [layer for layer in picked["layer"]
+               if "datum.pick === true" in json.dumps(layer.get("transform", []))]
+    assert ring["mark"] == {"type": "rect", "filled": False, "stroke": "black",
+                            "strokeWidth": ui.PICK_STROKE_PX}
+    assert picked["layer"][-1]["mark"]["type"] == "text"  # written over the outline
     clean = ui.speedup_heatmap(frame.assign(speedup=[2.0, 1.5, 3.0], noisy=False), "workload",
                                "short_group", "w", "d", noisy="noisy")  # fmt: skip
     assert isinstance(clean, alt.LayerChart) and len(clean.layer) == 1  # nothing to mark
