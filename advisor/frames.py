@@ -76,7 +76,7 @@ def recommendations(workload: str | None = None, *, db: str | None = None,
     one row each, the fastest device first within a workload: a ``workload`` column, then the
     columns of `advisor compare WORKLOAD -f csv` (``device_id``, ``config``, ``decision``,
     ``median_ms``, ``speedup``, ``vs_best``, ...). ``devices``: parts of device ids or model
-    names to keep, as ``--devices``."""
+    names to keep, as ``--devices`` (none matching raises ConfigError, as the CLI's exit 2)."""
     from advisor.db.store import ResultStore
     from advisor.errors import ConfigError
 
@@ -89,14 +89,20 @@ def recommendations(workload: str | None = None, *, db: str | None = None,
         for name in [workload] if workload is not None else names:
             rows += [{"workload": name, **row}
                      for row in compare_devices(store, name, devices)]
+    if devices is not None and not rows and names:
+        raise ConfigError(f"no device matches devices={list(devices)!r}: give parts of their "
+                          "short ids or model names (`advisor.recommendations()` lists them), "
+                          "or None for every device")
     return frame(rows, flatten)
 
 
 def compare_devices(store: ResultStore, workload: str,
-                    wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                    wanted: Sequence[str] | None = None, *, policy: str = "latency",
+                    calls_per_process: int | None = None) -> list[dict[str, Any]]:
     """One row per device (fingerprint) ``workload`` was measured on, the fastest pick first
-    (devices with no pick last), each with ``vs_best``: what `advisor compare` prints.
-    ``wanted``: parts of short ids or model names to keep (case-insensitive)."""
+    (devices with no pick last), each with ``vs_best``: what `advisor compare` prints and
+    `advisor report --fleet` reports (under ``policy``). ``wanted``: parts of short ids or model
+    names to keep (case-insensitive)."""
     from advisor.devices import DeviceNames
     from advisor.recommendation.answers import answer, pick_label
 
@@ -115,7 +121,8 @@ def compare_devices(store: ResultStore, workload: str,
         device_id = names.name(fp_hash, fp)
         if words and not any(w in name.lower() or w in device_id.lower() for w in words):
             continue
-        rec = answer(store, workload, fp_hash, records=group)
+        rec = answer(store, workload, fp_hash, records=group, policy=policy,
+                     calls_per_process=calls_per_process)
         best = rec.best
         rows.append({
             "device_id": device_id, "fingerprint_hash": fp_hash, "device": name,

@@ -208,7 +208,8 @@ def _headline(data: dict[str, Any]) -> str:
 # --- Markdown ---------------------------------------------------------------------------------
 
 
-def _md_table(columns: list[str] | tuple[str, ...], rows: list[list[str]]) -> str:
+def md_table(columns: list[str] | tuple[str, ...], rows: list[list[str]]) -> str:
+    """A Markdown table (``|`` in a cell escaped); the fleet report's too."""
     def cell(text: Any) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -257,7 +258,7 @@ def to_markdown(data: dict[str, Any]) -> str:
         parts.append(f"- note: {data['note']}")
     parts += [f"- flag `{f['flag']}`: {f['message']}" for f in data["flags"]]
     drawn = [p for p in c["latency"] if p["pareto"] or p["recommended"]]
-    parts += ["", "## Latency vs cold compile (Pareto front marked)\n", _md_table(
+    parts += ["", "## Latency vs cold compile (Pareto front marked)\n", md_table(
         ["config", "median", "cold compile", "Pareto front", "recommended"],
         [[p["config"], units.duration_ms(p["median_ms"]), units.duration_s(p["cold_compile_s"]),
           "yes" if p["pareto"] else "", "yes" if p["recommended"] else ""]
@@ -266,7 +267,7 @@ def to_markdown(data: dict[str, Any]) -> str:
         parts.append(f"The Pareto front and the pick; the other {len(c['latency']) - len(drawn)} "
                      "configs are in the evidence below.\n")
     bars, rest = speedup_split(data)
-    parts += ["## Speedup per config\n", _md_table(
+    parts += ["## Speedup per config\n", md_table(
         ["config", "speedup", "bar"],
         [[s["config"], units.ratio(s["speedup"]), "█" * max(1, round(s["speedup"] * 4))]
          for s in bars])]
@@ -274,11 +275,11 @@ def to_markdown(data: dict[str, Any]) -> str:
         parts.append(f"The fastest {len(bars)} of {len(bars) + len(rest)} configs; the other "
                      f"{len(rest)} are in the evidence below.\n")
     if c["strategies"]:
-        parts += ["## Shape strategies\n", _md_table(
+        parts += ["## Shape strategies\n", md_table(
             ["strategy", "figure", "per request"],
             [[s["strategy"], s["figure"], units.duration_ms(s["ms"])] for s in c["strategies"]])]
     if c["kernels"]:
-        parts += ["## Kernels and launches per call\n", _md_table(
+        parts += ["## Kernels and launches per call\n", md_table(
             ["run", "what", "count"], [[k["run"], k["what"], str(k["count"])]
                                        for k in c["kernels"]])]
     if data.get("snippet"):
@@ -286,21 +287,21 @@ def to_markdown(data: dict[str, Any]) -> str:
                   "What `advisor recommend -f python` prints for this device:\n",
                   "```python\n" + data["snippet"].rstrip("\n") + "\n```\n"]
     full, others = evidence_split(data)
-    parts += ["## Evidence\n", _md_table(EVIDENCE_COLUMNS, [list(r.values()) for r in full])]
+    parts += ["## Evidence\n", md_table(EVIDENCE_COLUMNS, [list(r.values()) for r in full])]
     if data.get("legend"):
         parts.append(f"{data['legend']}.\n")
     if others:
         parts += [f"### The other {len(others)} configs\n",
-                  _md_table(REST_COLUMNS, [list(r.values()) for r in _rest_rows(others)])]
+                  md_table(REST_COLUMNS, [list(r.values()) for r in _rest_rows(others)])]
     if data["failures"]:
-        parts += ["## Failed, rejected and pruned trials\n", _md_table(
+        parts += ["## Failed, rejected and pruned trials\n", md_table(
             ["config", "outcome", "last error line"], [list(f.values())
                                                       for f in data["failures"]])]
     if data.get("phases"):
         names = list(data["phases"][0])
-        parts += ["## Where each trial's time went\n", _md_table(
+        parts += ["## Where each trial's time went\n", md_table(
             names, [[row[n] for n in names] for row in data["phases"]])]
-    parts += ["## Device and stack\n", _md_table(["field", "value"],
+    parts += ["## Device and stack\n", md_table(["field", "value"],
                                                  [list(x) for x in data["stack"]])]
     return "\n".join(parts).rstrip() + "\n"
 
@@ -359,22 +360,22 @@ def to_html(data: dict[str, Any]) -> str:
                  "<p class=meta>What <code>advisor recommend -f python</code> prints for this "
                  "device:</p>", f"<pre class=snippet>{e(data['snippet'])}</pre>"]
     full, others = evidence_split(data)
-    body += ["<h2>Evidence</h2>", _html_table(_known_columns(full), numeric=True)]
+    body += ["<h2>Evidence</h2>", html_table(_known_columns(full), numeric=True)]
     if data.get("legend"):
         body.append(f"<p class=meta>{e(data['legend'])}.</p>")
     if others:
         body += [f"<p class=meta>{len(full)} of {len(full) + len(others)} configs in full "
                  f"(the fastest, the pick and the baseline); the other {len(others)} below.</p>",
                  f"<details><summary>The other {len(others)} configs</summary>",
-                 _html_table(_known_columns(_rest_rows(others)), numeric=True), "</details>"]
+                 html_table(_known_columns(_rest_rows(others)), numeric=True), "</details>"]
     if data["failures"]:
-        body += ["<h2>Failed, rejected and pruned trials</h2>", _html_table(data["failures"])]
+        body += ["<h2>Failed, rejected and pruned trials</h2>", html_table(data["failures"])]
     if data.get("phases"):
         body += ["<h2>Where each trial's time went</h2>",
                  f"<details><summary>{len(data['phases'])} trials, in the order they "
-                 "finished</summary>", _html_table(data["phases"]), "</details>"]
+                 "finished</summary>", html_table(data["phases"]), "</details>"]
     body.append("<h2>Device and stack</h2>")
-    body.append(_html_table([{"field": k, "value": v} for k, v in data["stack"]]))
+    body.append(html_table([{"field": k, "value": v} for k, v in data["stack"]]))
     title = e(f"advisor report: {data['workload']} on {data['device']}")
     return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{title}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
@@ -420,7 +421,9 @@ def _known_columns(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return [{k: r[k] for k in keep} for r in rows]
 
 
-def _html_table(rows: list[dict[str, Any]], numeric: bool = False) -> str:
+def html_table(rows: list[dict[str, Any]], numeric: bool = False) -> str:
+    """An HTML table of ``rows`` (their keys the header; ``numeric``: right-aligned figures),
+    a row whose first cell ends in ``(recommended)`` in bold; the fleet report's too."""
     if not rows:
         return "<p>none</p>"
     e = html.escape

@@ -155,7 +155,7 @@ def test_the_python_api_takes_a_request_and_keywords(tmp_path: Path) -> None:
     from advisor import api
 
     url = sqlite_url(tmp_path / "a.db")
-    # from Python, an error names the Python argument (`advisor.api.python_arguments`)
+    # from Python, an error names the Python argument (`advisor.arguments.python_arguments`)
     with pytest.raises(ConfigError, match="^trials= must be at least 1"):
         api.sweep(FOUR_DTYPES, SweepRequest(trials=0, db=url))
     with pytest.raises(ConfigError, match="^trials= must be at least 1"):
