@@ -55,6 +55,7 @@ def check_cmd(
 
     Exit codes: 0 faster or within the threshold; 3 slower by more; 4 cannot tell (measure
     again on a quiet host); 1 nothing to compare; 2 bad input."""
+    from advisor.cli.baseline import read_baseline
     from advisor.cli.results import device_names, resolve_fingerprint, resolve_recommendation
     from advisor.db.store import ResultStore
     from advisor.presentation import check
@@ -67,7 +68,7 @@ def check_cmd(
         threshold = check.parse_threshold(fail_if_slower)
         check_policy(policy, None)
         if baseline is not None:
-            base = check.read_baseline(baseline, workload, against)
+            base = read_baseline(baseline, workload, against)
         else:
             assert against is not None
             against = resolve_fingerprint(db, workload, against, "--against")
