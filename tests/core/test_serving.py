@@ -163,3 +163,16 @@ def test_a_sampled_stream_prices_new_shapes_and_repeats_apart() -> None:
         **STREAM, "per_request_ms": costs, "new_shape": [0, 1], "sample": sample}}
     assert process_life_ms(replay, 8) == pytest.approx((1000 + 206) / 8)
     assert process_life_ms(replay, 4) == pytest.approx((1000 + 206 / 2) / 4)
+
+
+def test_a_sampled_stream_keeps_paying_the_whole_stream_s_late_new_shape_rate() -> None:
+    # 8 requests; the whole stream meets new shapes at 0, 1, 5 and 6 (two of them in its later
+    # half, positions 4-7); served at stride 2, the new shapes at 0 and 6 cost 100 ms
+    sample = sample_of([0, 2, 4, 6], 8, [0, 1, 5, 6])
+    stream = {**STREAM, "per_request_ms": [100.0, 1.0, 1.0, 100.0], "new_shape": [0, 3],
+              "sample": sample}
+    # rate from the whole stream (2 of 4), cost from the served late new shape (100 - 2 steady)
+    assert late_new_shapes_ms(stream, 40, 2.0) == pytest.approx(40 * 2 / 4 * 98)
+    # a bucketed plan: late new shapes inside the grid stop at the buckets left
+    bounded = {**stream, "grid_left": 3, "sample": {**sample, "bounded_new_positions": [5, 6]}}
+    assert late_new_shapes_ms(bounded, 40, 2.0) == pytest.approx(3 * 98)
