@@ -95,26 +95,33 @@ def print_replays(records: Sequence[TrialRecord], calls: int | None = None) -> N
 
 
 def steady_sample_note(records: Sequence[TrialRecord]) -> str:
-    """What each replay's steady state was measured on (``replay.steady_sample``: N of M
-    shapes, passes; a sample's mean interval), in one line; "" when none says."""
+    """What each replay was measured on, in one line: the requests of its stream served (a
+    sampled stream: ``replay.stream.sample``, N of M in order) and its steady state
+    (``replay.steady_sample``: N of M shapes, passes; a sample's mean interval); "" when every
+    replay served its whole stream and timed every shape."""
     parts, sampled = [], False
     for r in records:
         replay = r.get("replay") if r.get("status") == "ok" else None
         sample = replay.get("steady_sample") if replay else None
-        if not sample:
+        if not replay or not sample:
             continue
-        sampled = sampled or sample["sampled"]
-        what = (f"{sample['shapes']} of {sample['of_shapes']} shapes, {sample['passes']} "
-                f"pass{'es' if sample['passes'] != 1 else ''}")
+        stream = replay.get("stream")
+        served = stream.get("sample") if stream else None
+        sampled = sampled or sample["sampled"] or bool(served)
+        what = (f"{stream['requests']} of {served['of_requests']} requests, "
+                if stream and served else "")
+        what += (f"{sample['shapes']} of {sample['of_shapes']} shapes, {sample['passes']} "
+                 f"pass{'es' if sample['passes'] != 1 else ''}")
         ci = sample.get("mean_ci_ms")
-        if sample["sampled"] and ci and replay and replay["mean_ms"] > 0:
+        if sample["sampled"] and ci and replay["mean_ms"] > 0:
             half = (ci[1] - ci[0]) / 2 / replay["mean_ms"]
             what += f", mean ±{half:.1%} (95%)"
         parts.append(f"{CompileConfig.from_dict(r['config']).label}: {what}")
-    if not sampled:  # every shape timed, as always: nothing to say
+    if not sampled:  # every request and every shape, as always: nothing to say
         return ""
-    return ("steady state measured on a sample of the shapes, stratified by size and weighted "
-            "by the traffic (the reference checked the same): " + "; ".join(parts))
+    return ("measured on samples to fit the budget (the stream's requests in order, each "
+            "standing for those skipped after it; the shapes stratified by size and weighted "
+            "by the traffic, the reference checking the same): " + "; ".join(parts))
 
 
 @app.command()
