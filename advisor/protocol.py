@@ -20,11 +20,11 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, get_args
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict, get_args
 
 if TYPE_CHECKING:
     from advisor.config import ConfigDict
-    from advisor.records import PruneBar
+    from advisor.records import Fingerprint, PruneBar, TrialRecord
 
 # -- fingerprint ---------------------------------------------------------------------------------
 
@@ -147,6 +147,86 @@ class DescribeSpec(_OfWorkload):
 
 ChildSpec = (TrialSpec | WarmSpec | AloneSpec | ProbeSpec | ConfirmSpec | ArtifactSpec
              | DescribeSpec)
+
+
+# -- the results --------------------------------------------------------------------------------
+# One result type per kind; every kind but the trial (whose record carries its failure: status,
+# failure_reason, error_tail) and the probe (which writes no result when it fails: the parent
+# says its last line) fails with the one `ChildFailure`.
+
+ERROR_TAIL_CHARS = 4000  # of a traceback, kept in a failure (and a trial's record)
+
+
+class ChildFailure(TypedDict):
+    """A child that failed: its last line (``error``), the exception's type and the traceback's
+    tail, for the parent to log or say."""
+
+    status: Literal["failed"]
+    error: str
+    error_type: str
+    error_tail: str
+
+
+class WarmResult(TypedDict):
+    status: Literal["ok"]
+    warm_compile_s: float  # from torch.compile to the first result, on a warm cache dir
+
+
+class AloneResult(TypedDict):
+    """A replay's start-up and stream served again alone (the stream's figures' names)."""
+
+    status: Literal["ok"]
+    startup_s: float
+    per_request_ms: list[float]
+    new_shape: list[int]
+
+
+class ConfirmResult(TypedDict):
+    """The paired re-measurement (advisor.child.confirm): every config's samples per round."""
+
+    status: Literal["ok"]
+    host: Any
+    fingerprint: Fingerprint
+    method: str
+    rounds: int
+    samples_ms: dict[str, Any]  # config key -> per shape, per round
+    compile_s: dict[str, float | None]
+    failures: dict[str, Any]
+    compile_cache: dict[str, Any]
+
+
+class ArtifactResult(TypedDict):
+    """A cache artifact saved or loaded (advisor.child.confirm): its start-up and what it holds."""
+
+    status: Literal["ok"]
+    fingerprint: Fingerprint
+    load_s: NotRequired[float]
+    start_s: float
+    cache: dict[str, int]
+    shapes: list[dict[str, Any]]
+    reason: NotRequired[str]  # "save" that produced nothing: why
+    artifact_b64: NotRequired[str]
+    artifacts: NotRequired[dict[str, int]]
+
+
+class DescribeResult(TypedDict):
+    status: Literal["ok"]
+    workload: dict[str, Any]  # advisor.workload.WorkloadFacts.to_dict()
+    path: str
+    source_sha256: str
+
+
+ChildResult: TypeAlias = ("TrialRecord | Fingerprint | WarmResult | AloneResult | ConfirmResult"
+                          " | ArtifactResult | DescribeResult | ChildFailure")
+
+
+def child_failure(exc: BaseException, tail: str, error: str | None = None) -> ChildFailure:
+    """The one failure shape: ``error`` (default: the traceback's last line), the exception's
+    type, and ``tail`` (the traceback), cut to its last `ERROR_TAIL_CHARS`."""
+    last = error if error is not None else next(
+        (line for line in reversed(tail.strip().splitlines()) if line.strip()), str(exc))
+    return {"status": "failed", "error": last, "error_type": type(exc).__name__,
+            "error_tail": tail[-ERROR_TAIL_CHARS:]}
 
 
 # -- the result file -----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The confirmation and artifact children (`advisor.search.confirm` starts them): the leaders and
 eager fp32 compiled once each in ONE process and timed interleaved, round after round, each round
 in a fresh seeded order (`round_orders`); the warm-start artifact compiled exactly as
-`advisor.apply` compiles (`advisor.child.serve`), then saved or loaded. Entry point: `child_main`.
+`advisor.apply` compiles (`advisor.child.serve`), then saved or loaded. Entry points:
+`confirm_child`, `artifact_child`.
 """
 
 from __future__ import annotations
@@ -17,25 +18,32 @@ from typing import Any
 from advisor import settings
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.device_lock import DeviceLock
-from advisor.protocol import ArtifactSpec, ConfirmSpec
+from advisor.protocol import (
+    ArtifactResult,
+    ArtifactSpec,
+    ChildFailure,
+    ConfirmResult,
+    ConfirmSpec,
+    child_failure,
+)
 from advisor.records import Fingerprint
 from advisor.stats import Rounds
 
-ERROR_TAIL_CHARS = 4000
 
-
-def child_main(spec: ConfirmSpec | ArtifactSpec) -> dict[str, Any]:
-    """Entry point of the confirmation and artifact children (``spec["kind"]``); failures come
-    back as data."""
+def confirm_child(spec: ConfirmSpec) -> ConfirmResult | ChildFailure:
+    """Entry point of the confirmation child; a failure comes back as data."""
     try:
-        if spec["kind"] == "confirm":
-            return _confirm_child(spec)
-        if spec["kind"] == "artifact":
-            return _artifact_child(spec)
-        raise ValueError(f"unknown child {spec['kind']!r}")
+        return _confirm_child(spec)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-        return {"status": "failed", "error_type": type(exc).__name__,
-                "error_tail": traceback.format_exc()[-ERROR_TAIL_CHARS:]}
+        return child_failure(exc, traceback.format_exc())
+
+
+def artifact_child(spec: ArtifactSpec) -> ArtifactResult | ChildFailure:
+    """Entry point of the cache-artifact child; a failure comes back as data."""
+    try:
+        return _artifact_child(spec)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        return child_failure(exc, traceback.format_exc())
 
 
 def _setup(spec: ConfirmSpec | ArtifactSpec) -> tuple[Any, str, Fingerprint]:
@@ -132,7 +140,7 @@ def _phase(name: str) -> None:
     phase(name)
 
 
-def _confirm_child(spec: ConfirmSpec) -> dict[str, Any]:
+def _confirm_child(spec: ConfirmSpec) -> ConfirmResult:
     import torch
 
     from advisor.child.measure import HostWatch, set_threads
@@ -228,7 +236,7 @@ def _interleaved(
     return samples
 
 
-def _artifact_child(spec: ArtifactSpec) -> dict[str, Any]:
+def _artifact_child(spec: ArtifactSpec) -> ArtifactResult:
     """Compile as `advisor.apply` does (after loading the given artifact, for "load"), and for
     "save" return ``torch.compiler.save_cache_artifacts()`` as base64."""
     import torch
@@ -239,11 +247,11 @@ def _artifact_child(spec: ArtifactSpec) -> dict[str, Any]:
 
     wl, device, fp = _setup(spec)
     config = CompileConfig.from_dict(spec["config"])
-    out: dict[str, Any] = {"status": "ok", "fingerprint": fp}
+    load_s = None
     if spec["action"] == "load":
         t0 = time.perf_counter()
         torch.compiler.load_cache_artifacts(base64.b64decode(spec["artifact_b64"]))
-        out["load_s"] = time.perf_counter() - t0
+        load_s = time.perf_counter() - t0
     torch.manual_seed(0)
     model = wl.build(device, torch_dtype(config.dtype))
     plan = bucket_plan(config, spec.get("buckets"), wl.name, wl)
@@ -254,10 +262,12 @@ def _artifact_child(spec: ArtifactSpec) -> dict[str, Any]:
     fn = prepare(model, config, device)
     warm_up(Applied(fn=fn, model=model, config=config, inference=wl.inference, buckets=plan,
                     workload=wl), inputs)
-    out["start_s"] = time.perf_counter() - t0
-    out["cache"] = _cache_counts()
     shapes = plan.buckets(wl.traffic) if plan else wl.traffic
-    out["shapes"] = [{"dims": dict(d), "weight": w} for d, w in shapes]
+    out: ArtifactResult = {
+        "status": "ok", "fingerprint": fp, "start_s": time.perf_counter() - t0,
+        "cache": _cache_counts(), "shapes": [{"dims": dict(d), "weight": w} for d, w in shapes]}
+    if load_s is not None:
+        out["load_s"] = load_s
     if spec["action"] == "save":
         saved = torch.compiler.save_cache_artifacts()
         if saved is None:

@@ -53,7 +53,7 @@ from advisor.child.tensors import tensors, to_cpu_fp32
 from advisor.config import CompileConfig, shape_name
 from advisor.device_lock import DeviceLock
 from advisor.errors import TrialFailed, WorkloadError
-from advisor.protocol import AloneSpec, TrialSpec, WarmSpec
+from advisor.protocol import ERROR_TAIL_CHARS, AloneSpec, TrialSpec, WarmSpec
 from advisor.records import (
     Headline,
     ShapeFigures,
@@ -65,7 +65,6 @@ from advisor.records import (
 from advisor.stats import Stats, median_ci
 from advisor.workload import Workload, load_workload
 
-ERROR_TAIL_CHARS = 4000
 SCREEN_SAMPLES = 15  # calls of the short first measurement that can screen a config out
 
 
