@@ -594,6 +594,8 @@ class Launcher:
         child = self._start(spec, workdir, on_phase)
         child.wait(self.timeout_s)
         result = child.result() or {}
+        if result.get("status") == "failed":  # advisor.protocol.ChildFailure
+            log.info("warm start of %s failed: %s", spec["config"], result.get("error"))
         value = result.get("warm_compile_s")
         return float(value) if value is not None else None
 
