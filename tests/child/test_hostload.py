@@ -57,7 +57,6 @@ def test_describe_names_the_others_cores_and_load() -> None:
 @pytest.mark.slow
 def test_a_sweep_beside_busy_torch_processes_stores_its_host_and_does_not_decide(
         tmp_path: Path) -> None:
-    sys.path.insert(0, str(REPO / "tests" / "sweep"))
     from sweep_support import cli_env, json_out, open_store, sqlite_url
 
     url = sqlite_url(tmp_path / "a.db")

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-SEED = Path(__file__).resolve().parents[1] / "dashboard"
-if str(SEED) not in sys.path:
-    sys.path.insert(0, str(SEED))
-
 from dashboard_seed import seed_fleet  # noqa: E402
 
 

@@ -6,7 +6,6 @@ so, varies torch.compile's dynamic setting of the static shape strategy."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,17 +13,12 @@ from typing import Any
 
 import pytest
 import typer
+from sweep_support import FOUR_DTYPES, sqlite_url  # noqa: E402
 
 from advisor.cli.sweep import request_from
 from advisor.dimensions import varying
 from advisor.errors import ConfigError
 from advisor.search.request import FIELD_DEFAULT, SweepRequest, flag_fields, resume_checks
-
-SWEEP_TESTS = Path(__file__).resolve().parents[1] / "sweep"
-if str(SWEEP_TESTS) not in sys.path:
-    sys.path.insert(0, str(SWEEP_TESTS))
-
-from sweep_support import FOUR_DTYPES, sqlite_url  # noqa: E402
 
 # The command's parameters that are not flag fields: the files and the database (fields of the
 # request, given explicitly), the sweep file and how the outcome prints.

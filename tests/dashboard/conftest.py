@@ -7,7 +7,6 @@ $ADVISOR_DB_URL names, exactly as `advisor dashboard` passes it.
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,8 +14,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `dashboard` is a top-level package next to `advisor`
-    sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
 from dashboard_seed import seed, seeded_file  # noqa: E402

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,6 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-for path in (ROOT, ROOT / "tests" / "dashboard"):  # the dashboard package, its seeds
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
 
 from dashboard_seed import (  # noqa: E402
     FLEET_DEVICES,

@@ -5,7 +5,6 @@ and the dashboard's reads on a mistyped SQLite path give one line naming the pat
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -87,8 +86,6 @@ def test_read_only_store_refuses_a_missing_file(tmp_path: Path) -> None:
 def test_the_dashboard_reads_create_and_convert_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
     from dashboard import data
 
     missing = tmp_path / "missing.db"

@@ -3,15 +3,7 @@ SQLite, written through the store as sweeps write it) and the CLI run in this pr
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-SEED = Path(__file__).resolve().parents[1] / "dashboard"
-if str(SEED) not in sys.path:
-    sys.path.insert(0, str(SEED))
-
 from dashboard_seed import seed  # noqa: E402
 
 

@@ -8,21 +8,15 @@ import csv
 import hashlib
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from report_support import run
+from sweep_support import FOUR_DTYPES, advisor, json_out  # noqa: E402
 
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
-
-SWEEP_TESTS = Path(__file__).resolve().parents[1] / "sweep"
-if str(SWEEP_TESTS) not in sys.path:
-    sys.path.insert(0, str(SWEEP_TESTS))
-
-from sweep_support import FOUR_DTYPES, advisor, json_out  # noqa: E402
 
 
 def _ok(*args: object) -> str:

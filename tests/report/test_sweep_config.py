@@ -4,15 +4,9 @@ and nothing is written."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-SWEEP_TESTS = Path(__file__).resolve().parents[1] / "sweep"
-if str(SWEEP_TESTS) not in sys.path:
-    sys.path.insert(0, str(SWEEP_TESTS))
-
 from sweep_support import FOUR_DTYPES, advisor, open_store, sqlite_url  # noqa: E402
 
 

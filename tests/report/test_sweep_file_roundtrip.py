@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,10 @@ from typing import Any
 import pytest
 import typer
 from report_support import run
+from sweep_support import FOUR_DTYPES  # noqa: E402
 
 from advisor.cli.sweep import _flags
 from advisor.db import ResultStore
-
-SWEEP_TESTS = Path(__file__).resolve().parents[1] / "sweep"
-if str(SWEEP_TESTS) not in sys.path:
-    sys.path.insert(0, str(SWEEP_TESTS))
-
-from sweep_support import FOUR_DTYPES  # noqa: E402
 
 
 def _sweep_command() -> Any:

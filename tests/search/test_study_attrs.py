@@ -7,17 +7,11 @@ study a sweep opens and tells."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import optuna
 import pytest
-
-SEED = Path(__file__).resolve().parents[1] / "dashboard"
-if str(SEED) not in sys.path:
-    sys.path.insert(0, str(SEED))
-
 from dashboard_seed import (  # noqa: E402
     FLEET_DEVICES,
     FLEET_WORKLOADS,
