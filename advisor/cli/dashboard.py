@@ -25,6 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
 DEFAULT_PORT = 8501
 DASHBOARD_MODULES = ("streamlit", "altair", "pandas")  # the `dashboard` extra
+# Streamlit's own command line, run after the libraries the pages use are imported (pandas,
+# Altair, SQLAlchemy and the advisor modules they read with; not the pages' own modules, whose
+# caches need Streamlit's runtime): the server listens only then, so a browser's first page finds
+# them loaded instead of paying for them on its first script run.
+PRELOAD = ("import sys\n"
+           "import altair, pandas\n"
+           "import advisor.db, advisor.presentation.charts, advisor.presentation.report\n"
+           "import advisor.recommendation.answers, advisor.devices\n"
+           "from streamlit.web.cli import main\n"
+           "sys.argv[0] = 'streamlit'\n"
+           "sys.exit(main())\n")
 STREAMLIT_FLAGS = (
     "--server.headless", "true",
     "--server.fileWatcherType", "none",
@@ -64,7 +75,7 @@ def dashboard(
     path = os.environ.get("PYTHONPATH")
     env = settings.child_env(None, {settings.DB_URL: url})
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + path if path else "")
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.address", host,
+    command = [sys.executable, "-c", PRELOAD, "run", str(APP), "--server.address", host,
                "--server.port", str(port), *STREAMLIT_FLAGS]  # fmt: skip
     typer.echo(f"advisor dashboard: http://{host}:{port} reading {masked_url(url)} "
                "(Ctrl-C stops it)", err=True)  # fmt: skip

@@ -52,7 +52,10 @@ def test_starts_streamlit_headless_on_localhost(
     assert result.exit_code == 0, result.output
     (call,) = started
     command = call["command"]
-    assert command[1:4] == ["-m", "streamlit", "run"]
+    # Streamlit's command line, after the pages' libraries are imported (the server listens
+    # with them loaded)
+    assert command[1:4] == ["-c", dashboard_cli.PRELOAD, "run"]
+    assert "from streamlit.web.cli import main" in command[2] and "pandas" in command[2]
     assert Path(command[4]) == dashboard_cli.APP and dashboard_cli.APP.is_file()
     flags = dict(zip(command[5::2], command[6::2], strict=True))
     assert flags["--server.address"] == "127.0.0.1" and flags["--server.port"] == str(port)
