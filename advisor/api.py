@@ -286,7 +286,7 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     # its process runs on this host (its owner), or, on another, its heartbeat is fresh: it is
     # alive, unless it left on a store error (a spill)
     if found["status"] == "running" and not ended(resolve_url(db), found["id"]):
-        owner = found.get("owner") or {}
+        owner = found["owner"] or {}
         here = alive_here(owner)
         why = (f"its process {owner.get('pid')} runs on this host" if here
                else "its heartbeat is recent")
@@ -578,12 +578,12 @@ def _provisional(store: ResultStore, workload: str, fingerprint: str | None) -> 
     """Why the answer is provisional: a sweep of ``workload`` on ``fingerprint`` still runs
     (its heartbeat is fresh), and how far it has come; "" when none does."""
     running = [s for s in store.sweeps(workload=workload)
-               if s["status"] == "running" and s.get("fingerprint_hash") == fingerprint]
+               if s["status"] == "running" and s["fingerprint_hash"] == fingerprint]
     if not running:
         return ""
     s = max(running, key=lambda s: s["id"])
     return (f"sweep {s['id']} is still running ({s['n_trials']} of "
-            f"{s.get('planned_trials') or '?'} planned trials finished): this answer rests on "
+            f"{s['planned_trials'] or '?'} planned trials finished): this answer rests on "
             "the trials finished so far and may change")
 
 
@@ -628,7 +628,8 @@ def _artifact_of(store: ResultStore, rec: Recommendation) -> dict[str, Any] | No
     key = best.config_key
     for found in store.artifacts(rec.workload):
         if found["fingerprint_hash"] == rec.fingerprint_hash and found["config_key"] == key:
-            keep = ("uuid", "created_at", "size_bytes", "sha256", "torch_version",
-                    "cold_start_s", "warm_start_s")
-            return {k: found[k] for k in keep}
+            return {"uuid": found["uuid"], "created_at": found["created_at"],
+                    "size_bytes": found["size_bytes"], "sha256": found["sha256"],
+                    "torch_version": found["torch_version"],
+                    "cold_start_s": found["cold_start_s"], "warm_start_s": found["warm_start_s"]}
     return None

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.errors import ConfigError
+
+if TYPE_CHECKING:
+    from advisor.rows import SweepRow
 
 
 def cuda_device_count() -> int:
@@ -134,12 +137,12 @@ class DeviceNames:
     its sweeps ran on, so every surface that reads the same store names it alike (a worker
     that joined a sweep from an identical host adds none)."""
 
-    def __init__(self, sweeps: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, sweeps: Iterable[SweepRow] = ()) -> None:
         self._fps: dict[str, dict[str, Any]] = {}
         self._hosts: dict[str, set[str]] = {}
         self._by_parts: dict[tuple[str, str], str] = {}
         for s in sweeps:
-            fp = dict(s.get("fingerprint") or {})
+            fp: dict[str, Any] = dict(s.get("fingerprint") or {})  # a copy, names learnt into
             fp_hash = s.get("fingerprint_hash") or fp.get("fingerprint_hash")
             if not fp_hash:
                 continue

@@ -58,6 +58,7 @@ from advisor.recommendation import (
 )
 from advisor.recommendation.answers import answer
 from advisor.records import Fingerprint
+from advisor.rows import ArtifactRow
 from advisor.workload import Workload, load_workload, trusted_path
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def _serving(applied: Applied, wl: Workload | None, device: str,
 def _lookup(
     store: ResultStore, name: str, fp: Fingerprint, policy: str, calls: int | None,
     constraints: Constraints | None, use_artifact: bool,
-) -> str | tuple[Recommendation, Staleness | None, dict[str, Any] | None,
+) -> str | tuple[Recommendation, Staleness | None, ArtifactRow | None,
                 dict[str, Any] | None]:
     """The recommendation (with staleness, artifact, the trials' workload: name, path and
     source hash) or why there is none."""
@@ -222,26 +223,26 @@ def _stored_workload(stored: dict[str, Any] | None, name: str) -> Workload | Non
     return None
 
 
-def _load_artifact(artifact: dict[str, Any], name: str, fp: Fingerprint
+def _load_artifact(artifact: ArtifactRow, name: str, fp: Fingerprint
                    ) -> dict[str, Any] | None:
     """Load warm-start bytes into this process's compile caches; None (and a warning) when
     they cannot be used. Only an artifact saved on this very fingerprint (device, driver,
     torch, triton, ...) is loaded: compile caches are code, valid for one stack only."""
     import torch
 
-    if artifact.get("fingerprint_hash") != fp.get("fingerprint_hash"):
+    if artifact["fingerprint_hash"] != fp.get("fingerprint_hash"):
         log.debug("apply(%s): artifact %s skipped: saved on another fingerprint", name,
-                  artifact.get("uuid"))
+                  artifact["uuid"])
         return None
     data = artifact["data"]
     if hashlib.sha256(data).hexdigest() != artifact["sha256"]:
         warnings.warn(f"advisor.apply({name}): the stored cache artifact is corrupt; "
                       "compiling cold", RecommendationWarning, stacklevel=3)
         return None
-    if artifact.get("torch_version") != torch.__version__:
+    if artifact["torch_version"] != torch.__version__:
         # another stack: its fingerprint would differ; never loaded across stacks
         log.debug("apply(%s): artifact %s skipped: saved with torch %s, this is %s", name,
-                  artifact.get("uuid"), artifact.get("torch_version"), torch.__version__)
+                  artifact["uuid"], artifact["torch_version"], torch.__version__)
         return None
     t0 = time.perf_counter()
     try:

@@ -23,12 +23,13 @@ from typing import Any
 import pandas as pd
 
 from advisor import serving, units
-from advisor.config import EAGER_FP32
+from advisor.config import EAGER_FP32, ConfigDict
 from advisor.devices import DeviceNames
 from advisor.presentation import charts
 from advisor.recommendation import TIE_RATIO, Recommendation
 from advisor.recommendation.staleness import stack_order
 from advisor.records import TrialRecord
+from advisor.rows import DeviceComparisonRow, SweepRow
 
 ENV_FIELDS = (
     ("torch_version", "torch"),
@@ -382,7 +383,7 @@ def replay_frame(records: Sequence[TrialRecord]) -> pd.DataFrame:
 
 
 def fleet_frame(
-    comparison: list[dict[str, Any]], configs: dict[str, dict[str, Any]], groups: pd.DataFrame
+    comparison: list[DeviceComparisonRow], configs: dict[str, ConfigDict], groups: pd.DataFrame
 ) -> pd.DataFrame:
     """`ResultStore.device_comparison` rows with their group's labels (from ``groups``, the
     labelled groups of the workload) and each config's speedup over the eager fp32 best of the
@@ -543,7 +544,7 @@ def _verdict(speedup: Any) -> str:
 # -- sweeps --------------------------------------------------------------------------------------
 
 
-def sweeps_frame(sweeps: list[dict[str, Any]], names: DeviceNames | None = None) -> pd.DataFrame:
+def sweeps_frame(sweeps: list[SweepRow], names: DeviceNames | None = None) -> pd.DataFrame:
     """One row per sweep, newest first: progress (trials done of planned), best, failures; the
     device by its short id (``names``: the store's; default: from these sweeps)."""
     names = names if names is not None else DeviceNames(sweeps)

@@ -187,7 +187,8 @@ def measured_shapes(url: str, workload: str) -> dict[tuple[str, str], tuple[str,
     """(device_hash, env_hash) -> the traffic shapes measured there, sorted."""
     found: dict[tuple[str, str], list[str]] = {}
     for row in _store(url).measured_shapes(workload):
-        found.setdefault((row["device_hash"], row["env_hash"]), []).append(row["shape"])
+        if row["shape"] is not None:  # a shape stored without its name has none to show
+            found.setdefault((row["device_hash"], row["env_hash"]), []).append(row["shape"])
     return {key: tuple(sorted(shapes)) for key, shapes in found.items()}
 
 

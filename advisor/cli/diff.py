@@ -44,17 +44,17 @@ def diff_cmd(
                               f"({workload}, {b['workload']['name']}): diff compares the "
                               "sweeps of one workload (`advisor list --workload W` shows them)")
         names = DeviceNames.of_store(store)
-        sides = [diff.sides(workload, store.trials(sweep_id=s["id"]), s.get("fingerprint_hash"))
+        sides = [diff.sides(workload, store.trials(sweep_id=s["id"]), s["fingerprint_hash"])
                  for s in (a, b)]
     except AdvisorError as e:
         fail_on(e)
     rows = diff.compare(*sides)
-    ids = [names.name(s.get("fingerprint_hash"), s.get("fingerprint")) for s in (a, b)]
+    ids = [names.name(s["fingerprint_hash"], s["fingerprint"]) for s in (a, b)]
     document = {
         "workload": workload,
         "a": {"sweep_id": sweep_a, "device_id": ids[0]},
         "b": {"sweep_id": sweep_b, "device_id": ids[1]},
-        "same_device_and_stack": a.get("fingerprint_hash") == b.get("fingerprint_hash"),
+        "same_device_and_stack": a["fingerprint_hash"] == b["fingerprint_hash"],
         "summary": diff.summary(rows),
         "configs": [r.to_dict() for r in rows],
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from advisor.cli.common import (
     workload_argument,
 )
 from advisor.errors import AdvisorError, ConfigError
+
+if TYPE_CHECKING:
+    from advisor.rows import SweepRow
 
 
 @app.command()
@@ -71,13 +74,13 @@ def worker(
         raise typer.Exit(130)
 
 
-def refuse_to_join(sweep: dict[str, Any], db: str | None) -> None:
+def refuse_to_join(sweep: SweepRow, db: str | None) -> None:
     """A worker on a sweep that ended or whose process is gone, with nothing queued, would
     measure nothing: ConfigError (exit 2) saying why and what to run instead."""
     from advisor.cli.sweep import resume_hint
 
     status, sweep_id = sweep["status"], sweep["id"]
-    path = (sweep.get("workload") or {}).get("path") or "FILE"
+    path = sweep["workload"]["path"] or "FILE"
     if status == "finished":
         raise ConfigError(f"sweep {sweep_id} is finished: nothing is left to measure; its "
                           f"results: `advisor show {sweep_id}`; to measure again, start a new "

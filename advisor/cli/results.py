@@ -24,10 +24,22 @@ from advisor.cli.common import (
 from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the types alone: `advisor --help` imports neither the rows nor the records
     from advisor.db.store import ResultStore
     from advisor.recommendation import Constraints, Recommendation
     from advisor.records import TrialRecord
+    from advisor.rows import SweepRow
+
+    class NamedSweep(SweepRow):
+        """A sweep as `show` prints it: its device by its short id (`advisor.devices`)."""
+
+        device_id: str
+
+    class ListedSweep(NamedSweep):
+        """A sweep as `advisor list` prints it: with the pick of the one answer on its device
+        and stack, in brief (`_picks`; None when it has none)."""
+
+        recommendation: dict[str, Any] | None
 
 SHOW_FORMATS = (*output.FORMATS, "toml")  # toml: the sweep's flags, a file `sweep --config` reads
 
@@ -61,14 +73,16 @@ def list_sweeps(
         fail_on(e)
     sweeps = sorted(sweeps, key=lambda s: s["id"], reverse=True)
     picks = _picks(db, sweeps)
-    for s in sweeps:
-        s["device_id"] = names.name(s.get("fingerprint_hash"), s.get("fingerprint"))
-        s["recommendation"] = picks.get((s["workload"]["name"], s.get("fingerprint_hash")))
-    output.emit(fmt, out, document=sweeps, rows=lambda: sweeps,
-                table=lambda: _list_table(sweeps), flat=flat)
+    listed: list[ListedSweep] = [
+        {**s, "device_id": names.name(s["fingerprint_hash"], s["fingerprint"]),
+         "recommendation": picks.get((s["workload"]["name"], s["fingerprint_hash"]))}
+        for s in sweeps
+    ]
+    output.emit(fmt, out, document=listed, rows=lambda: listed,
+                table=lambda: _list_table(listed), flat=flat)
 
 
-def _list_table(sweeps: list[dict[str, Any]]) -> None:
+def _list_table(sweeps: list[ListedSweep]) -> None:
     if not sweeps:
         render.console.print("no sweeps yet: run `advisor sweep workloads/reranker.py`")
         return
@@ -87,16 +101,16 @@ def _list_table(sweeps: list[dict[str, Any]]) -> None:
         pick = s["recommendation"] or {}
         rows.append([
             str(s["id"]), *([s["workload"]["name"]] if one is None else []), s["device_id"],
-            s["status"], f"{s['n_trials']}/{s.get('planned_trials') or '?'}", str(s["n_failed"]),
+            s["status"], f"{s['n_trials']}/{s['planned_trials'] or '?'}", str(s["n_failed"]),
             str(pick.get("decision") or "-"), str(pick.get("label") or "-"),
             render.figure(pick.get("median_ms"), None, pick.get("noisy")),
-            units.ratio(pick.get("speedup")), str(s.get("started_at") or "-")[:16],
+            units.ratio(pick.get("speedup")), str(s["started_at"] or "-")[:16],
         ])
     render.console.print(render.fitted_table(title, columns, rows))
 
 
 def _picks(
-    db: str | None, sweeps: list[dict[str, Any]]
+    db: str | None, sweeps: list[SweepRow]
 ) -> dict[tuple[str, str | None], dict[str, Any]]:
     """(workload, fingerprint) -> the pick of the one answer, in brief."""
     from advisor.recommendation.answers import answer, pick_label
@@ -104,7 +118,7 @@ def _picks(
     store = _store(db)
     out: dict[tuple[str, str | None], dict[str, Any]] = {}
     for s in sweeps:
-        key = (s["workload"]["name"], s.get("fingerprint_hash"))
+        key = (s["workload"]["name"], s["fingerprint_hash"])
         if key in out:
             continue
         rec = answer(store, key[0], key[1])
@@ -137,9 +151,9 @@ def show(
         fmt = output.resolve(fmt, as_json, out, SHOW_FORMATS)
         check_id(sweep_id)
         store = _store(db)
-        sweep = store.get_sweep(sweep_id)
+        found = store.get_sweep(sweep_id)
         if fmt == "toml":
-            flags = (sweep.get("settings") or {}).get("flags")
+            flags = (found["settings"] or {}).get("flags")
             if not flags:
                 raise ConfigError(f"sweep {sweep_id} has no stored flags (it was started by an "
                                   "advisor that did not keep them, or not from the command "
@@ -147,9 +161,9 @@ def show(
             output.emit(fmt, out, document={"sweep": flags}, rows=list, table=lambda: None)
             return
         records = store.trials(sweep_id=sweep_id)
-        rec = answer(store, sweep["workload"]["name"], sweep.get("fingerprint_hash"))
-        sweep["device_id"] = DeviceNames.of_store(store).name(sweep.get("fingerprint_hash"),
-                                                              sweep.get("fingerprint"))
+        rec = answer(store, found["workload"]["name"], found["fingerprint_hash"])
+        sweep: NamedSweep = {**found, "device_id": DeviceNames.of_store(store).name(
+            found["fingerprint_hash"], found["fingerprint"])}
     except AdvisorError as e:
         fail_on(e)
     output.emit(fmt, out, document={"sweep": sweep, "trials": records,
@@ -157,7 +171,7 @@ def show(
                 rows=lambda: records, table=lambda: _show_table(sweep, records, rec), flat=flat)
 
 
-def _show_table(sweep: dict[str, Any], records: Sequence[TrialRecord],
+def _show_table(sweep: NamedSweep, records: Sequence[TrialRecord],
                 rec: Recommendation) -> None:
     from advisor.config import CompileConfig
     from advisor.serving import pruned_text, stopped_text

@@ -9,7 +9,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, true
 from sqlalchemy.orm import Session
 
-from advisor.config import EAGER_FP32
+from advisor.config import EAGER_FP32, ConfigDict
 from advisor.db import rows
 from advisor.db.models import (
     CacheArtifact,
@@ -26,6 +26,19 @@ from advisor.db.models import (
 )
 from advisor.records import Confirmation as ConfirmationRecord
 from advisor.records import TrialRecord
+from advisor.rows import (
+    ArtifactRow,
+    BestRow,
+    DeviceColumns,
+    DeviceComparisonRow,
+    DeviceRow,
+    EnvColumns,
+    FingerprintRow,
+    GroupSummaryRow,
+    MeasuredShapeRow,
+    NearBestRow,
+    SweepRow,
+)
 
 T = table(Trial)
 S = table(Sweep)
@@ -144,8 +157,9 @@ def _sweep_counts(session: Session, sweep_ids: list[int]) -> dict[int, dict[str,
 
 def sweep_dicts(
     session: Session, where: list[ColumnElement[bool]], limit: int | None = None
-) -> list[dict[str, Any]]:
-    """Sweeps, newest first, with their workload, fingerprint and trial counts."""
+) -> list[SweepRow]:
+    """Sweeps, newest first, with their workload, fingerprint and trial counts; ``status`` as
+    stored (the store says which running ones are dead)."""
     query = (
         select(S, W.c.name, W.c.source_sha256, W.c.info, D.c.device_hash, D.c.device_name,
                E.c.env_hash)
@@ -161,7 +175,7 @@ def sweep_dicts(
     return [_sweep_dict(row, counts.get(row["id"])) for row in found]
 
 
-def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
+def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> SweepRow:
     counts = counts or {}
     return {
         "id": row["id"],
@@ -187,6 +201,7 @@ def _sweep_dict(row: Any, counts: dict[str, Any] | None) -> dict[str, Any]:
         "n_pruned": counts.get("n_pruned", 0),  # stopped once proven worse: not failures
         "n_stopped": counts.get("n_stopped", 0),  # stopped by the budget: not measured
         "best_median_ms": counts.get("best_median_ms"),
+        "stored_status": row["status"],
     }
 
 
@@ -208,7 +223,38 @@ def workload_names(session: Session) -> list[str]:
     return list(session.scalars(select(W.c.name).distinct().order_by(W.c.name)))
 
 
-def device_dicts(session: Session) -> list[dict[str, Any]]:
+def device_columns(row: Any) -> DeviceColumns:
+    """A row's `DEVICE_COLUMNS`."""
+    return {
+        "device_hash": row["device_hash"],
+        "device_kind": row["device_kind"],
+        "device_name": row["device_name"],
+        "compute_capability": row["compute_capability"],
+        "device_memory_bytes": row["device_memory_bytes"],
+        "sm_count": row["sm_count"],
+        "cpu_model": row["cpu_model"],
+        "cpu_cores": row["cpu_cores"],
+        "host_memory_bytes": row["host_memory_bytes"],
+        "cpu_isa": row["cpu_isa"],
+        "cpu_flags": row["cpu_flags"],
+    }
+
+
+def env_columns(row: Any) -> EnvColumns:
+    """A row's `ENV_COLUMNS`."""
+    return {
+        "env_hash": row["env_hash"],
+        "driver_version": row["driver_version"],
+        "cuda_driver_version": row["cuda_driver_version"],
+        "torch_version": row["torch_version"],
+        "triton_version": row["triton_version"],
+        "cuda_runtime_version": row["cuda_runtime_version"],
+        "cudnn_version": row["cudnn_version"],
+        "python_version": row["python_version"],
+    }
+
+
+def device_dicts(session: Session) -> list[DeviceRow]:
     counts = select(T.c.device_id, func.count().label("n_trials")).group_by(T.c.device_id)
     counts_sq = counts.subquery()
     query = (
@@ -216,7 +262,8 @@ def device_dicts(session: Session) -> list[dict[str, Any]]:
         .outerjoin(counts_sq, counts_sq.c.device_id == D.c.id)
         .order_by(D.c.device_name, D.c.device_hash)
     )
-    return [dict(row) for row in session.execute(query).mappings()]
+    return [{**device_columns(row), "n_trials": row["n_trials"]}
+            for row in session.execute(query).mappings()]
 
 
 def _group_probe(*where: ColumnElement[bool]) -> Select[Any]:
@@ -234,7 +281,7 @@ def _group_probe(*where: ColumnElement[bool]) -> Select[Any]:
     )
 
 
-def best_per_workload_device(session: Session, workload: str | None) -> list[dict[str, Any]]:
+def best_per_workload_device(session: Session, workload: str | None) -> list[BestRow]:
     """Per workload x device x environment: the passed trial with the lowest median.
 
     First the best trial id and the eager baseline of every group, each one probe of the
@@ -252,7 +299,7 @@ def best_per_workload_device(session: Session, workload: str | None) -> list[dic
     if workload is not None:
         groups = groups.where(G.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
     eager_of = {trial_id: base for trial_id, base in session.execute(groups) if trial_id}
-    found: list[dict[str, Any]] = []
+    found: list[BestRow] = []
     ids = sorted(eager_of)
     for start in range(0, len(ids), CHUNK):
         query = _best_trials().where(T.c.id.in_(ids[start : start + CHUNK]))
@@ -262,7 +309,7 @@ def best_per_workload_device(session: Session, workload: str | None) -> list[dic
     return sorted(found, key=_display_order)
 
 
-def _display_order(best: dict[str, Any]) -> tuple[str, ...]:
+def _display_order(best: BestRow) -> tuple[str, ...]:
     return (best["workload"], best["device_name"] or "", best["device_hash"], best["env_hash"])
 
 
@@ -281,16 +328,31 @@ def _best_trials() -> Select[Any]:
     )  # fmt: skip
 
 
-def _with_speedup(row: Any, eager: float | None) -> dict[str, Any]:
-    out = {k: v for k, v in row.items() if k != "id"}
-    out["source_sha256"] = out["source_sha256"] or None
-    out["started_at"] = rows.to_iso(out["started_at"])
-    out["eager_median_ms"] = eager
-    out["speedup"] = eager / out["median_ms"] if eager and out["median_ms"] else None
-    return out
+def _with_speedup(row: Any, eager: float | None) -> BestRow:
+    median_ms = row["median_ms"]
+    return {
+        "workload": row["workload"],
+        "source_sha256": row["source_sha256"] or None,
+        **device_columns(row),
+        **env_columns(row),
+        "trial_uuid": row["trial_uuid"],
+        "sweep_id": row["sweep_id"],
+        "config_key": row["config_key"],
+        "config": row["config"],
+        "mode": row["mode"],
+        "dtype": row["dtype"],
+        "median_ms": median_ms,
+        "p90_ms": row["p90_ms"],
+        "p99_ms": row["p99_ms"],
+        "cold_compile_s": row["cold_compile_s"],
+        "peak_mem_bytes": row["peak_mem_bytes"],
+        "started_at": rows.to_iso(row["started_at"]),
+        "eager_median_ms": eager,
+        "speedup": eager / median_ms if eager and median_ms else None,
+    }
 
 
-def device_comparison(session: Session, workload: str) -> list[dict[str, Any]]:
+def device_comparison(session: Session, workload: str) -> list[DeviceComparisonRow]:
     """One workload across devices: per device x environment x config, counts and best median."""
     group = (T.c.device_id, T.c.environment_id, T.c.config_key)
     stats = (
@@ -313,7 +375,12 @@ def device_comparison(session: Session, workload: str) -> list[dict[str, Any]]:
         .join(E, E.c.id == stats.c.environment_id)
         .order_by(D.c.device_name, D.c.device_hash, E.c.env_hash, stats.c.config_key)
     )  # fmt: skip
-    return [dict(row) for row in session.execute(query).mappings()]
+    return [
+        {**device_columns(row), **env_columns(row), "config_key": row["config_key"],
+         "n_trials": row["n_trials"], "n_passed": row["n_passed"],
+         "best_median_ms": row["best_median_ms"]}
+        for row in session.execute(query).mappings()
+    ]  # fmt: skip
 
 
 # -- the dashboard's reads: aggregates and narrow rows, never every full record ---------------
@@ -335,7 +402,7 @@ def _of_workload(query: Select[Any], workload: str | None) -> Select[Any]:
     return query.where(T.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
 
 
-def group_summaries(session: Session, workload: str | None) -> list[dict[str, Any]]:
+def group_summaries(session: Session, workload: str | None) -> list[GroupSummaryRow]:
     """Per workload x device x environment with trials: its device and environment fields,
     n_trials, n_ok, n_passed, n_failed, n_pruned, first_started_at and last_started_at."""
     stats = _of_workload(
@@ -360,12 +427,14 @@ def group_summaries(session: Session, workload: str | None) -> list[dict[str, An
         .join(D, D.c.id == stats.c.device_id)
         .join(E, E.c.id == stats.c.environment_id)
     )  # fmt: skip
-    found = []
-    for row in session.execute(query).mappings():
-        out = dict(row)
-        out["first_started_at"] = rows.to_iso(out["first_started_at"])
-        out["last_started_at"] = rows.to_iso(out["last_started_at"])
-        found.append(out)
+    found: list[GroupSummaryRow] = [
+        {"workload": row["workload"], **device_columns(row), **env_columns(row),
+         "n_trials": row["n_trials"], "n_ok": row["n_ok"], "n_passed": row["n_passed"],
+         "n_failed": row["n_failed"], "n_pruned": row["n_pruned"],
+         "first_started_at": rows.to_iso(row["first_started_at"]),
+         "last_started_at": rows.to_iso(row["last_started_at"])}
+        for row in session.execute(query).mappings()
+    ]  # fmt: skip
     return sorted(found, key=lambda g: (g["workload"], g["device_name"] or "", g["device_hash"],
                                         g["env_hash"]))  # fmt: skip
 
@@ -381,16 +450,44 @@ def _summaries() -> Select[Any]:
     )
 
 
-def _summary_dict(row: Any) -> dict[str, Any]:
+def _summary_dict(row: Any) -> NearBestRow:
     """A narrow row, with the record's keys beyond advisor.records (``extra``) merged in."""
-    out = {k: v for k, v in row.items() if k != "extra"}
-    out["started_at"] = rows.to_iso(out["started_at"])
-    for key, value in (row["extra"] or {}).items():
-        out.setdefault(key, value)
-    return out
+    out: NearBestRow = {
+        "trial_uuid": row["trial_uuid"],
+        "sweep_id": row["sweep_id"],
+        "workload": row["workload"],
+        "device_hash": row["device_hash"],
+        "env_hash": row["env_hash"],
+        "config": row["config"],
+        "config_key": row["config_key"],
+        "mode": row["mode"],
+        "dtype": row["dtype"],
+        "status": row["status"],
+        "failure_reason": row["failure_reason"],
+        "started_at": rows.to_iso(row["started_at"]),
+        "median_ms": row["median_ms"],
+        "p90_ms": row["p90_ms"],
+        "p99_ms": row["p99_ms"],
+        "mean_ms": row["mean_ms"],
+        "cold_compile_s": row["cold_compile_s"],
+        "warm_compile_s": row["warm_compile_s"],
+        "peak_mem_bytes": row["peak_mem_bytes"],
+        "kernels_per_call": row["kernels_per_call"],
+        "launches_per_call": row["launches_per_call"],
+        "eager_kernels_per_call": row["eager_kernels_per_call"],
+        "eager_launches_per_call": row["eager_launches_per_call"],
+        "max_abs_err": row["max_abs_err"],
+        "correct": row["correct"],
+        "quality_name": row["quality_name"],
+        "quality_value": row["quality_value"],
+        "quality_passed": row["quality_passed"],
+        "passed": row["passed"],
+    }
+    extra = {k: v for k, v in (row["extra"] or {}).items() if k not in out}
+    return cast(NearBestRow, {**out, **extra}) if extra else out
 
 
-def near_best_trials(session: Session, within: float, workload: str | None) -> list[dict[str, Any]]:
+def near_best_trials(session: Session, within: float, workload: str | None) -> list[NearBestRow]:
     """Per workload x device x environment, the passed trials whose median is within
     ``within`` (a fraction) of the group's lowest, and every ok eager fp32 trial: narrow
     rows (`SUMMARY_COLUMNS` and the record's extra keys, such as a confidence interval),
@@ -413,14 +510,14 @@ def near_best_trials(session: Session, within: float, workload: str | None) -> l
         ),
         workload,
     )
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, NearBestRow] = {}
     for query in (near, eager):
         for row in session.execute(query).mappings():
             found.setdefault(row["trial_uuid"], _summary_dict(row))
     return list(found.values())
 
 
-def config_dicts(session: Session, workload: str | None) -> dict[str, dict[str, Any]]:
+def config_dicts(session: Session, workload: str | None) -> dict[str, ConfigDict]:
     """config_key -> config dict of every config measured (of one workload, if given)."""
     first = _of_workload(
         select(func.min(T.c.id)).where(T.c.config_key.is_not(None)).group_by(T.c.config_key),
@@ -443,7 +540,7 @@ ARTIFACT_META = tuple(c for c in A.c if c.name not in ("data", "workload_id", "d
                                                         "environment_id"))
 
 
-def fingerprints(session: Session, workload: str) -> list[dict[str, Any]]:
+def fingerprints(session: Session, workload: str) -> list[FingerprintRow]:
     """Per fingerprint with trials of ``workload``: its device and environment fields, hashes,
     n_trials, n_passed and last_started_at; the most trials first."""
     query = (
@@ -459,11 +556,12 @@ def fingerprints(session: Session, workload: str) -> list[dict[str, Any]]:
         .where(W.c.name == workload, T.c.fingerprint_hash.is_not(None))
         .group_by(T.c.fingerprint_hash, *DEVICE_COLUMNS, *ENV_COLUMNS)
     )  # fmt: skip
-    found = []
-    for row in session.execute(query).mappings():
-        out = dict(row)
-        out["last_started_at"] = rows.to_iso(out["last_started_at"])
-        found.append(out)
+    found: list[FingerprintRow] = [
+        {"fingerprint_hash": row["fingerprint_hash"], **device_columns(row), **env_columns(row),
+         "n_trials": row["n_trials"], "n_passed": row["n_passed"],
+         "last_started_at": rows.to_iso(row["last_started_at"])}
+        for row in session.execute(query).mappings()
+    ]  # fmt: skip
     return sorted(found, key=lambda f: (-f["n_trials"], f["fingerprint_hash"]))
 
 
@@ -498,7 +596,7 @@ def artifact_dicts(
     config_key: str | None = None,
     with_data: bool = False,
     limit: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ArtifactRow]:
     """Stored cache artifacts, newest first; ``data`` (the bytes) only when asked."""
     columns = (*ARTIFACT_META, A.c.data) if with_data else ARTIFACT_META
     query = (
@@ -517,10 +615,26 @@ def artifact_dicts(
         query = query.limit(limit)
     found = []
     for row in session.execute(query).mappings():
-        out = {k: v for k, v in row.items() if k != "id"}
-        out["created_at"] = rows.to_iso(out["created_at"])
+        out: ArtifactRow = {
+            "uuid": row["uuid"],
+            "fingerprint_hash": row["fingerprint_hash"],
+            "host": row["host"],
+            "created_at": rows.to_iso(row["created_at"]),
+            "config_key": row["config_key"],
+            "config": row["config"],
+            "trial_uuid": row["trial_uuid"],
+            "torch_version": row["torch_version"],
+            "triton_version": row["triton_version"],
+            "size_bytes": row["size_bytes"],
+            "sha256": row["sha256"],
+            "cold_start_s": row["cold_start_s"],
+            "warm_start_s": row["warm_start_s"],
+            "shapes": row["shapes"],
+            "info": row["info"],
+            "workload": row["workload"],
+        }
         if with_data:
-            out["data"] = bytes(out["data"])
+            out["data"] = bytes(row["data"])
         found.append(out)
     return found
 
@@ -533,7 +647,7 @@ def server_time(connection: Any, dialect: str) -> datetime:
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def measured_shapes(session: Session, workload: str) -> list[dict[str, Any]]:
+def measured_shapes(session: Session, workload: str) -> list[MeasuredShapeRow]:
     """One workload's traffic shapes measured per device x environment (ok trials): device_hash,
     env_hash, shape (its name, ``batch=50,seq=128``)."""
     query = (
@@ -546,4 +660,5 @@ def measured_shapes(session: Session, workload: str) -> list[dict[str, Any]]:
         .where(T.c.status == "ok", T.c.workload_id.in_(select(W.c.id).where(W.c.name == workload)))
         .order_by(D.c.device_hash, E.c.env_hash, SH.c.shape)
     )
-    return [dict(row) for row in session.execute(query).mappings()]
+    return [{"device_hash": row["device_hash"], "env_hash": row["env_hash"], "shape": row["shape"]}
+            for row in session.execute(query).mappings()]

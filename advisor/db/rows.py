@@ -15,7 +15,7 @@ import typing
 import uuid as uuidlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy import BigInteger, Boolean, Double, Integer, String, Table, Text
 
@@ -29,7 +29,14 @@ from advisor.db.models import (
     table,
 )
 from advisor.errors import StoreError
-from advisor.records import METRIC_KEYS, RECORD_VERSION, SHAPE_KEYS, TrialRecord, empty_record
+from advisor.records import (
+    METRIC_KEYS,
+    RECORD_VERSION,
+    SHAPE_KEYS,
+    TrialRecord,
+    WorkloadInfo,
+    empty_record,
+)
 
 # The fingerprint's columns of a device row and of an environment row (advisor.db.queries reads
 # them from here too).
@@ -109,6 +116,14 @@ def to_datetime(value: Any, what: str = "timestamp") -> datetime | None:
     if not isinstance(value, datetime):
         raise StoreError(f"{what} {value!r} is not an ISO 8601 timestamp")
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@overload
+def to_iso(value: datetime) -> str: ...
+
+
+@overload
+def to_iso(value: datetime | None) -> str | None: ...
 
 
 def to_iso(value: datetime | None) -> str | None:
@@ -476,7 +491,7 @@ def record_from_row(trial: Mapping[Any, Any], shapes: list[Any]) -> TrialRecord:
     return typing.cast(TrialRecord, record)
 
 
-def workload_dict(workload: Mapping[Any, Any], path: str | None) -> dict[str, Any]:
+def workload_dict(workload: Mapping[Any, Any], path: str | None) -> WorkloadInfo:
     return {
         "name": workload["name"],
         "path": path,

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from advisor import lifetime
 from advisor import settings as env_settings
+from advisor.config import ConfigDict
 from advisor.db import queries, rows, schema, writes
 from advisor.db.engine import (
     WRITE_OPTION,
@@ -44,6 +45,17 @@ from advisor.db.engine import (
 from advisor.db.models import SWEEP_STATUSES, TRIAL_STATUSES, Sweep
 from advisor.errors import StoreError
 from advisor.records import Confirmation, TrialRecord
+from advisor.rows import (
+    ArtifactRow,
+    BestRow,
+    DeviceComparisonRow,
+    DeviceRow,
+    FingerprintRow,
+    GroupSummaryRow,
+    MeasuredShapeRow,
+    NearBestRow,
+    SweepRow,
+)
 
 ANALYZE_AFTER = 1000  # an import that adds this many trials refreshes the planner statistics
 
@@ -54,12 +66,6 @@ def sweep_dead_after_s() -> float:
     $ADVISOR_SWEEP_HEARTBEAT_S; this is $ADVISOR_SWEEP_DEAD_AFTER_S, else 120 (read at each
     call: a long-lived reader follows a change). Computed on read; no reader writes."""
     return env_settings.sweep_dead_after_s()
-
-
-_SWEEP_EXPORT_KEYS = (
-    "uuid", "workload", "fingerprint", "settings", "status", "study_name", "planned_trials",
-    "started_at", "finished_at", "heartbeat_at",
-)  # fmt: skip
 
 
 def _open_engine(url: str | None, read_only: bool = False) -> tuple[Engine, URL]:
@@ -389,7 +395,7 @@ class ResultStore:
 
     # reading
 
-    def get_sweep(self, sweep_id: int | str) -> dict[str, Any]:
+    def get_sweep(self, sweep_id: int | str) -> SweepRow:
         """One sweep by id (or uuid), as in `sweeps`; StoreError if there is none."""
         column = Sweep.uuid if isinstance(sweep_id, str) else Sweep.id
         with self._read("reading a sweep") as session:
@@ -398,7 +404,7 @@ class ResultStore:
             raise StoreError(f"no sweep {sweep_id} in {self.masked_url}")
         return _liveness(found[0])
 
-    def sweep_of_study(self, study_name: str) -> dict[str, Any] | None:
+    def sweep_of_study(self, study_name: str) -> SweepRow | None:
         """The sweep whose Optuna study is ``study_name`` (the newest, should two share it),
         as in `sweeps`; None when there is none."""
         with self._read("reading a sweep") as session:
@@ -411,7 +417,7 @@ class ResultStore:
         status: str | None = None,
         device_hash: str | None = None,
         limit: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[SweepRow]:
         """Sweeps, newest first, each with n_trials, n_ok, n_failed, n_pruned (replays stopped
         once proven worse, advisor.records.Pruned: not failures) and best_median_ms. A sweep
         stored as running whose heartbeat is stale has status ``dead`` (``stored_status``
@@ -450,19 +456,19 @@ class ResultStore:
         with self._read("reading workloads") as session:
             return queries.workload_names(session)
 
-    def devices(self) -> list[dict[str, Any]]:
+    def devices(self) -> list[DeviceRow]:
         """Every device: device_hash, its model-level fields and n_trials."""
         with self._read("reading devices") as session:
             return queries.device_dicts(session)
 
-    def best_per_workload_device(self, workload: str | None = None) -> list[dict[str, Any]]:
+    def best_per_workload_device(self, workload: str | None = None) -> list[BestRow]:
         """Per workload x device x environment, the passed ok trial with the lowest median_ms,
         with ``eager_median_ms`` (the best eager fp32 median of the same group) and
         ``speedup`` = eager_median_ms / median_ms (None without an eager baseline)."""
         with self._read("reading the best configs") as session:
             return queries.best_per_workload_device(session, workload)
 
-    def device_comparison(self, workload: str) -> list[dict[str, Any]]:
+    def device_comparison(self, workload: str) -> list[DeviceComparisonRow]:
         """One workload across devices: per device x environment x config_key, n_trials,
         n_passed and best_median_ms."""
         with self._read("comparing devices") as session:
@@ -479,9 +485,10 @@ class ResultStore:
         if sweep_ids:
             with self._read("reading sweeps") as session:
                 found = queries.sweep_dicts(session, [queries.S.c.id.in_(sweep_ids)])
-            sweeps = {s["id"]: {k: s[k] for k in _SWEEP_EXPORT_KEYS} for s in found}
+            sweeps = {s["id"]: _exported(s) for s in found}
         for record in records:
-            record["sweep"] = sweeps.get(record.pop("sweep_id"))
+            sweep_id = record.pop("sweep_id")
+            record["sweep"] = sweeps.get(sweep_id) if sweep_id is not None else None
         return records
 
     def import_records(
@@ -515,14 +522,14 @@ class ResultStore:
 
     # the dashboard's reads: aggregates and narrow rows, fast on 100,000 trials
 
-    def group_summaries(self, workload: str | None = None) -> list[dict[str, Any]]:
+    def group_summaries(self, workload: str | None = None) -> list[GroupSummaryRow]:
         """Per workload x device x environment with trials: the device and environment
         fields, n_trials, n_ok, n_passed, n_failed, n_pruned, first_started_at and
         last_started_at."""
         with self._read("summarizing trial groups") as session:
             return queries.group_summaries(session, workload)
 
-    def near_best_trials(self, within: float, workload: str | None = None) -> list[dict[str, Any]]:
+    def near_best_trials(self, within: float, workload: str | None = None) -> list[NearBestRow]:
         """Per workload x device x environment, the passed trials within ``within`` (a
         fraction) of the group's lowest median, plus every ok eager fp32 trial. Narrow rows:
         trial_uuid, sweep_id, workload, device_hash, env_hash, config, config_key, mode, dtype,
@@ -531,7 +538,7 @@ class ResultStore:
         with self._read("reading the near-best trials") as session:
             return queries.near_best_trials(session, within, workload)
 
-    def config_dicts(self, workload: str | None = None) -> dict[str, dict[str, Any]]:
+    def config_dicts(self, workload: str | None = None) -> dict[str, ConfigDict]:
         """config_key -> config dict of every config measured (of one workload, if given)."""
         with self._read("reading configs") as session:
             return queries.config_dicts(session, workload)
@@ -544,7 +551,7 @@ class ResultStore:
         with self._read("reading trials") as session:
             return queries.trial_records(session, where)
 
-    def measured_shapes(self, workload: str) -> list[dict[str, Any]]:
+    def measured_shapes(self, workload: str) -> list[MeasuredShapeRow]:
         """The traffic shapes one workload's ok trials measured, per device x environment:
         device_hash, env_hash and shape (``batch=50,seq=128``)."""
         with self._read("reading measured shapes") as session:
@@ -552,7 +559,7 @@ class ResultStore:
 
     # recommendations: measured fingerprints, confirmations, warm-start artifacts
 
-    def fingerprints(self, workload: str) -> list[dict[str, Any]]:
+    def fingerprints(self, workload: str) -> list[FingerprintRow]:
         """Every fingerprint with trials of ``workload``: fingerprint_hash, device_hash,
         env_hash, the device and environment fields, n_trials, n_passed, last_started_at."""
         with self._read("reading fingerprints") as session:
@@ -627,7 +634,7 @@ class ResultStore:
 
     def get_artifact(
         self, workload: str, fingerprint_hash: str, config_key: str
-    ) -> dict[str, Any] | None:
+    ) -> ArtifactRow | None:
         """The newest artifact of a config of ``workload`` on a fingerprint, its bytes in
         ``data``; None when there is none."""
         with self._read("reading a cache artifact") as session:
@@ -636,23 +643,39 @@ class ResultStore:
             )
         return found[0] if found else None
 
-    def artifacts(self, workload: str | None = None) -> list[dict[str, Any]]:
+    def artifacts(self, workload: str | None = None) -> list[ArtifactRow]:
         """Stored cache artifacts (without their bytes), newest first."""
         with self._read("reading cache artifacts") as session:
             return queries.artifact_dicts(session, workload)
 
 
-def _liveness(sweep: dict[str, Any]) -> dict[str, Any]:
+def _liveness(sweep: SweepRow) -> SweepRow:
     """A running sweep whose heartbeat is older than `sweep_dead_after_s()` is reported dead,
     and at once one whose owner ran on this host and is gone (`advisor.lifetime.owner_gone`:
-    kill -9, a crash; its pid not alive, or alive as another process)."""
-    sweep["stored_status"] = sweep["status"]
-    seen = sweep.get("heartbeat_at") or sweep.get("started_at")
+    kill -9, a crash; its pid not alive, or alive as another process); ``stored_status``
+    keeps the status as stored."""
+    seen = sweep["heartbeat_at"] or sweep["started_at"]
     if sweep["status"] == "running" and seen is not None:
         age_s = (datetime.now(UTC) - datetime.fromisoformat(seen)).total_seconds()
-        if age_s > sweep_dead_after_s() or lifetime.owner_gone(sweep.get("owner")):
+        if age_s > sweep_dead_after_s() or lifetime.owner_gone(sweep["owner"]):
             sweep["status"] = "dead"
     return sweep
+
+
+def _exported(sweep: SweepRow) -> dict[str, Any]:
+    """What an export keeps of a sweep (`ResultStore.export`: a record's ``sweep``)."""
+    return {
+        "uuid": sweep["uuid"],
+        "workload": sweep["workload"],
+        "fingerprint": sweep["fingerprint"],
+        "settings": sweep["settings"],
+        "status": sweep["status"],
+        "study_name": sweep["study_name"],
+        "planned_trials": sweep["planned_trials"],
+        "started_at": sweep["started_at"],
+        "finished_at": sweep["finished_at"],
+        "heartbeat_at": sweep["heartbeat_at"],
+    }
 
 
 def _known_sweeps(session: Session, uuids: set[str | None]) -> dict[str, int]:

@@ -11,11 +11,12 @@ fingerprint the workload was measured on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from advisor.config import CompileConfig
 from advisor.recommendation import Constraints, Recommendation, cover, recommend
 from advisor.records import Confirmation, TrialRecord
+from advisor.rows import SweepRow
 
 
 class Store(Protocol):
@@ -27,7 +28,7 @@ class Store(Protocol):
     def confirmations(self, workload: str, fingerprint_hash: str | None = None,
                       limit: int | None = None) -> Sequence[Confirmation]: ...
 
-    def sweeps(self, workload: str | None = None) -> Sequence[dict[str, Any]]: ...
+    def sweeps(self, workload: str | None = None) -> Sequence[SweepRow]: ...
 
 
 def answer(
@@ -56,9 +57,9 @@ def planned(store: Store, workload: str, fingerprint_hash: str | None) -> list[C
     union of their spaces, as stored with each sweep's settings)."""
     configs: dict[str, CompileConfig] = {}
     for sweep in store.sweeps(workload=workload):
-        if sweep.get("fingerprint_hash") != fingerprint_hash:
+        if sweep["fingerprint_hash"] != fingerprint_hash:
             continue
-        for data in (sweep.get("settings") or {}).get("space") or []:
+        for data in (sweep["settings"] or {}).get("space") or []:
             config = CompileConfig.from_dict(data)
             configs.setdefault(config.key, config)
     return list(configs.values())

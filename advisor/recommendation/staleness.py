@@ -16,6 +16,7 @@ from typing import Any
 from advisor.protocol import DEVICE_FIELDS, ENV_FIELDS
 from advisor.recommendation.evidence import STACK_FIELDS
 from advisor.records import TrialRecord
+from advisor.rows import FingerprintRow
 
 COMPARED_FIELDS = DEVICE_FIELDS + ENV_FIELDS
 # The software versions that order two stacks, the one that decides first.
@@ -167,7 +168,8 @@ def fingerprint_changes(
     ]
 
 
-def nearest_fingerprint(current: Mapping[str, Any], measured: list[dict[str, Any]]) -> Staleness:
+def nearest_fingerprint(current: Mapping[str, Any], measured: Sequence[FingerprintRow]
+                        ) -> Staleness:
     """The measured fingerprint closest to ``current``: the same kind of device, then the
     fewest differing device fields, driver/CUDA/torch/triton fields, other stack fields, then
     the most trials. An exact match (same fingerprint hash) is itself."""
@@ -179,7 +181,7 @@ def nearest_fingerprint(current: Mapping[str, Any], measured: list[dict[str, Any
     if not same_kind:
         return Staleness(here, None)
 
-    def distance(fp: dict[str, Any]) -> tuple[int, int, int, int]:
+    def distance(fp: FingerprintRow) -> tuple[int, int, int, int]:
         changed = {c.field for c in fingerprint_changes(fp, current)}
         return (
             len(changed & set(DEVICE_FIELDS)),

@@ -31,6 +31,7 @@ from advisor.config import CompileConfig
 from advisor.dimensions import from_params
 from advisor.errors import ConfigError, StoreError, WorkloadError
 from advisor.records import Fingerprint
+from advisor.rows import SweepRow
 from advisor.search.feed import (
     DEADLINE_ATTR,
     PLAN_ATTR,
@@ -42,6 +43,7 @@ from advisor.search.feed import (
 from advisor.search.heartbeat import trial_heartbeat
 from advisor.search.launcher import Launcher, describe
 from advisor.search.plan import sampler_reason
+from advisor.search.resume import study_of
 from advisor.search.space import Space
 from advisor.search.study import (
     held_configs,
@@ -71,23 +73,31 @@ log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
 
-def has_work(store: ResultStore, sweep: dict[str, Any]) -> bool:
+def has_work(store: ResultStore, sweep: SweepRow) -> bool:
     """Whether a worker can measure anything of ``sweep``: it runs (it may queue more), or its
     study still holds queued configs (a pooled run that died left them). An ended sweep with an
     empty queue has nothing for a worker: the caller says why instead."""
     if sweep["status"] == "running":
         return True
-    if not sweep.get("study_name"):
+    if not sweep["study_name"]:
         return False
     study = open_study(store.url, sweep["study_name"], seed=None)
     return bool(study.get_trials(deepcopy=False, states=(trial_state("WAITING"),)))
 
 
-def space_of(sweep: dict[str, Any]) -> Space:
-    configs = sweep["settings"].get("space")
+def space_of(sweep: SweepRow) -> Space:
+    configs = settings_of(sweep).get("space")
     if not configs:
         raise ConfigError(f"sweep {sweep['id']} was not created for workers (no stored space)")
     return Space(tuple(CompileConfig.from_dict(c) for c in configs))
+
+
+def settings_of(sweep: SweepRow) -> dict[str, Any]:
+    """What a sweep was started with (`SweepRow.settings`); ConfigError for a sweep that stored
+    none (imported from another database): no worker can join it."""
+    if sweep["settings"] is None:
+        raise ConfigError(f"sweep {sweep['id']} was not created for workers (no stored settings)")
+    return sweep["settings"]
 
 
 def queue_order(space: Space) -> list[CompileConfig]:
@@ -141,7 +151,7 @@ class Worker:
         self.store = store
         self.sweep = store.get_sweep(sweep_id)
         self.device = device
-        settings = self.sweep["settings"]
+        self.settings = settings = settings_of(self.sweep)
         self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0),
                                              cache_root=env_settings.keep_caches())
         self.observer = observer or QuietObserver()
@@ -157,6 +167,9 @@ class Worker:
         A worker joining from elsewhere has it imported by a child first
         (`advisor.search.launcher.describe`): a broken file fails here, in one line."""
         wl = self.sweep["workload"]
+        if wl["path"] is None:
+            raise ConfigError(f"sweep {self.sweep['id']} stored no workload path: no worker can "
+                              "join it")
         # The path comes from the database: its bytes are compared BEFORE anything imports it.
         sha256 = workload_sha256(wl["path"])
         if sha256 != wl.get("source_sha256"):
@@ -194,8 +207,8 @@ class Worker:
         device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
         path, fingerprint = self.check()
         sweep_id = self.sweep["id"]
-        sampler = self.sweep["settings"].get("sampler", "tpe")
-        study = open_study(self.store.url, self.sweep["study_name"], seed=None,
+        sampler = self.settings.get("sampler", "tpe")
+        study = open_study(self.store.url, study_of(self.sweep), seed=None,
                            heartbeat=True, sampler=sampler)
         while not self.stop.is_set():
             import optuna
@@ -295,7 +308,7 @@ class Worker:
                  path: Path, fingerprint: Fingerprint, sweep_id: int) -> None:
         self.observer.trial_started(config)
         taken = time.time()
-        settings = self.sweep["settings"]
+        settings = self.settings
         shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
         # a budgeted sweep's trials end with the trials' share of its budget (the study's
         # deadline): each stops itself before it, kept as "stopped" (advisor.child.replay)
@@ -327,7 +340,7 @@ class Worker:
             record["phases_s"] = {"queue": round(max(0.0, taken - queued), 3),
                                   **record.get("phases_s", {})}
         best = record_outcome(self.store, study, trial, record, config, sweep_id,
-                              self.sweep["settings"].get("calls_per_process"))
+                              self.settings.get("calls_per_process"))
         self.observer.trial_finished(record, best)
 
     def _finish_if_done(self, study: optuna.Study) -> None:

@@ -9,12 +9,13 @@ says for it: the one answer every surface gives. A sweep enqueues these configs 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from advisor.config import CompileConfig
 from advisor.devices import device_model
 from advisor.recommendation import recommend, steady_ms
 from advisor.records import Fingerprint
+from advisor.rows import FingerprintRow
 from advisor.search.space import Space
 from advisor.units import duration_ms
 
@@ -38,7 +39,7 @@ class FleetPick:
                 f"{self.fingerprint_hash[:8]}, {duration_ms(self.median_ms)} there)")
 
 
-def _relation(fp: dict[str, Any], mine: Fingerprint) -> str | None:
+def _relation(fp: FingerprintRow, mine: Fingerprint) -> str | None:
     if fp["fingerprint_hash"] == mine["fingerprint_hash"]:
         return None
     if fp["device_hash"] == mine["device_hash"]:
@@ -55,7 +56,7 @@ def fleet_picks(store: ResultStore, workload: str, source_sha256: str | None,
     near = [(rel, fp) for fp in store.fingerprints(workload)
             if (rel := _relation(fp, fingerprint)) is not None]
     near.sort(key=lambda item: (item[0] != "same device, another stack",
-                                -(item[1].get("n_passed") or 0)))
+                                -(item[1]["n_passed"] or 0)))
     picks: list[FleetPick] = []
     for relation, fp in near[:MAX_NEIGHBOURS]:
         records = [r for r in store.trials(workload=workload,
@@ -69,7 +70,7 @@ def fleet_picks(store: ResultStore, workload: str, source_sha256: str | None,
         record = next(r for r in records if r["trial_uuid"] == best.trial_uuid)
         config = CompileConfig.from_dict(record["config"])
         if config in space.configs and all(p.config != config for p in picks):
-            name = device_model(fp) if fp.get("device_name") or fp.get("cpu_model") \
+            name = device_model(fp) if fp["device_name"] or fp["cpu_model"] \
                 else fp["device_hash"][:8]
             picks.append(FleetPick(config, fp["fingerprint_hash"], relation, str(name),
                                    steady_ms(record)))

@@ -11,11 +11,13 @@ and how each is read back, is declared with the flag (`advisor.search.request.Sw
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
+from advisor.rows import SweepRow
 from advisor.search.request import Resume, resume_checks
 from advisor.search.space import Space
 
@@ -25,8 +27,8 @@ RESUMABLE = ("interrupted", "stopped", "running", "dead")
 _FLAG_VALUES: dict[str, Resume] = resume_checks()
 
 
-def resumable(sweeps: list[dict[str, Any]], fingerprint_hash: str | None = None
-              ) -> dict[str, Any] | None:
+def resumable(sweeps: Sequence[SweepRow], fingerprint_hash: str | None = None
+              ) -> SweepRow | None:
     """The sweep to resume among ``sweeps`` (of one workload): the newest one not finished
     (on the fingerprint, when given); None when there is none."""
     found = [s for s in sweeps if s["status"] in RESUMABLE and (
@@ -34,7 +36,16 @@ def resumable(sweeps: list[dict[str, Any]], fingerprint_hash: str | None = None
     return max(found, key=lambda s: s["id"]) if found else None
 
 
-def stored_plan(sweep: dict[str, Any], settings_type: type) -> tuple[Any, Space]:
+def study_of(sweep: SweepRow) -> str:
+    """The name of the Optuna study a sweep keeps its trials' history in; ConfigError when the
+    sweep row names none (a sweep imported from another database)."""
+    if sweep["study_name"] is None:
+        raise ConfigError(f"sweep {sweep['id']} keeps no Optuna study (imported from another "
+                          "database?): it cannot be resumed nor joined; start a new sweep")
+    return sweep["study_name"]
+
+
+def stored_plan(sweep: SweepRow, settings_type: type) -> tuple[Any, Space]:
     """The settings (an instance of ``settings_type``, a dataclass) and the space a sweep was
     started with; ConfigError when the sweep row does not hold them."""
     stored = sweep.get("settings") or {}

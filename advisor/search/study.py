@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from advisor.config import CompileConfig
     from advisor.records import TrialRecord
+    from advisor.rows import SweepRow
     from advisor.search.space import Space
 
 log = logging.getLogger(__name__)
@@ -85,11 +86,11 @@ def metric_name(settings: dict[str, Any] | None) -> str:
     return "ms_per_request" if (settings or {}).get("traffic") else "median_ms"
 
 
-def study_attrs(sweep: dict[str, Any], device_id: str) -> dict[str, Any]:
+def study_attrs(sweep: SweepRow, device_id: str) -> dict[str, Any]:
     """The study's user attributes for optuna-dashboard: the workload (name, path, source
     sha256), the device (its short id and model), torch, the policy and the sweep's id."""
-    fp = sweep.get("fingerprint") or {}
-    settings = sweep.get("settings") or {}
+    fp = sweep["fingerprint"] or {}
+    settings = sweep["settings"] or {}
     # a sweep's answer is the latency policy's (`advisor.recommendation.answers.answer`): on
     # the steady-state median, or under a traffic replay the cost per request over a process
     policy = "latency" if not settings.get("traffic") else (
@@ -104,10 +105,10 @@ def study_attrs(sweep: dict[str, Any], device_id: str) -> dict[str, Any]:
     }
 
 
-def describe(study: optuna.Study, sweep: dict[str, Any], device_id: str) -> None:
+def describe(study: optuna.Study, sweep: SweepRow, device_id: str) -> None:
     """Name the study's objective (`metric_name`) and set its user attributes (`study_attrs`),
     each only where it differs (workers open the same study)."""
-    name = metric_name(sweep.get("settings"))
+    name = metric_name(sweep["settings"])
     if study.metric_names != [name]:
         study.set_metric_names([name])
     current = study.user_attrs
@@ -128,8 +129,8 @@ def describe_from_store(study: optuna.Study, url: str) -> None:
             sweep = store.sweep_of_study(study.study_name)
             if sweep is None:
                 return
-            device_id = DeviceNames.of_store(store).name(sweep.get("fingerprint_hash"),
-                                                         sweep.get("fingerprint"))
+            device_id = DeviceNames.of_store(store).name(sweep["fingerprint_hash"],
+                                                         sweep["fingerprint"])
     except AdvisorError as e:
         log.debug("study %s left undescribed: %s", study.study_name, e)
         return

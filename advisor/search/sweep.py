@@ -39,7 +39,7 @@ from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, sampler_reason
-from advisor.search.resume import RESUMABLE
+from advisor.search.resume import RESUMABLE, study_of
 from advisor.search.space import Space
 from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.search.study import (
@@ -261,7 +261,7 @@ class Sweeper:
             log.info("resuming sweep %d (%s; the newest of %d unfinished on this fingerprint)",
                      sweep["id"], sweep["status"], len(candidates))
             self.store.finish_sweep(sweep["id"], "running")
-            return sweep["id"], sweep["study_name"]
+            return sweep["id"], study_of(sweep)
         study_name = f"advisor-{name}-{fingerprint['fingerprint_hash']}-{uuid.uuid4().hex[:8]}"
         planned = self._planned()
         settings = {**self.settings.to_dict(), "space": [c.to_dict() for c in self.space.configs]}

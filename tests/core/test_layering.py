@@ -91,8 +91,8 @@ NEVER: dict[str, tuple[str, ...]] = {
     "advisor.db": (*SURFACES, "advisor.search", "advisor.recommendation", "advisor.child"),
     "advisor.child": (*SURFACES, "advisor.search", "advisor.db"),
     **{pure: (*SURFACES, "advisor.search", "advisor.recommendation", "advisor.db", "advisor.child")
-       for pure in ("advisor.config", "advisor.dimensions", "advisor.records", "advisor.stats",
-                    "advisor.errors", "advisor.serving", "advisor.units")},
+       for pure in ("advisor.config", "advisor.dimensions", "advisor.records", "advisor.rows",
+                    "advisor.stats", "advisor.errors", "advisor.serving", "advisor.units")},
 }
 
 

@@ -1,0 +1,123 @@
+"""The store's row types (`advisor.rows`) are checked from the builder to the screen: renaming one
+field of a row type in a scratch copy of the package fails ``mypy --strict`` at the store's
+builder and at every reader in advisor/ and dashboard/ that indexes the row.
+
+What each rename gives (errors, files), as measured when the types landed:
+
+==================  ================  ======  ==================================================
+type                field             errors  files
+==================  ================  ======  ==================================================
+SweepRow            fingerprint_hash  17      db/queries.py, recommendation/answers.py, api.py,
+                                              devices.py, search/study.py, search/fleet.py,
+                                              cli/diff.py, cli/results.py
+FingerprintRow      fingerprint_hash  10      db/queries.py, api.py, search/neighbours.py,
+                                              recommendation/staleness.py, cli/report.py
+ArtifactRow         fingerprint_hash  4       db/queries.py, api.py, runtime.py
+MeasuredShapeRow    shape             4       db/queries.py, dashboard/data.py
+GroupSummaryRow     first_started_at  2       db/queries.py (the dashboard reads it as a frame)
+DeviceRow           n_trials          2       db/queries.py (no reader outside the tests)
+DeviceComparison..  best_median_ms    2       db/queries.py (the dashboard reads it as a frame)
+BestRow             eager_median_ms   2       db/queries.py (no reader outside the tests)
+NearBestRow         failure_reason    2       db/queries.py (no reader outside the tests)
+==================  ================  ======  ==================================================
+
+The test asserts the files (a new reader elsewhere is welcome: the set only has to be covered).
+A reader that takes a row through ``.get("key")`` and makes no typed use of the value stays
+silent (mypy types it ``object``); the pure helpers that tests feed with partial dicts
+(`advisor.devices.DeviceNames`, `advisor.recommendation.staleness.nearest_fingerprint`,
+`dashboard.analysis.sweeps_frame`) read that way, and fail only where a value meets a typed use.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (type, field) -> the files (under the scratch copy's root) mypy must fail in
+RENAMES: dict[tuple[str, str], set[str]] = {
+    ("SweepRow", "fingerprint_hash"): {
+        "advisor/db/queries.py", "advisor/recommendation/answers.py", "advisor/api.py",
+        "advisor/devices.py", "advisor/search/study.py", "advisor/search/fleet.py",
+        "advisor/cli/diff.py", "advisor/cli/results.py"},
+    ("FingerprintRow", "fingerprint_hash"): {
+        "advisor/db/queries.py", "advisor/api.py", "advisor/search/neighbours.py",
+        "advisor/recommendation/staleness.py", "advisor/cli/report.py"},
+    ("ArtifactRow", "fingerprint_hash"): {
+        "advisor/db/queries.py", "advisor/api.py", "advisor/runtime.py"},
+    ("MeasuredShapeRow", "shape"): {"advisor/db/queries.py", "dashboard/data.py"},
+    ("GroupSummaryRow", "first_started_at"): {"advisor/db/queries.py"},
+    ("DeviceRow", "n_trials"): {"advisor/db/queries.py"},
+    ("DeviceComparisonRow", "best_median_ms"): {"advisor/db/queries.py"},
+    ("BestRow", "eager_median_ms"): {"advisor/db/queries.py"},
+    ("NearBestRow", "failure_reason"): {"advisor/db/queries.py"},
+}  # fmt: skip
+ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: .*$", re.MULTILINE)
+
+
+def _scratch(tmp: Path) -> Path:
+    """advisor/, dashboard/ and the mypy settings in ``tmp``, with the checkout's mypy cache
+    when there is one (mypy checks each cached module's hash: a stale entry is rechecked)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for package in ("advisor", "dashboard"):
+        shutil.copytree(ROOT / package, tmp / package, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", tmp / "pyproject.toml")
+    if (ROOT / ".mypy_cache").is_dir():
+        try:
+            shutil.copytree(ROOT / ".mypy_cache", tmp / ".mypy_cache")
+        except (shutil.Error, OSError):  # another mypy rewrote it meanwhile: start cold
+            shutil.rmtree(tmp / ".mypy_cache", ignore_errors=True)
+    return tmp
+
+
+def _mypy(root: Path) -> list[tuple[str, str]]:
+    """(file, line) of every error ``mypy --strict advisor dashboard`` reports in ``root``."""
+    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "advisor", "dashboard"],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return [(m["path"], m[0]) for m in ERROR.finditer(done.stdout)]
+
+
+def _renamed(source: str, kind: str, field: str) -> str:
+    """``source`` (advisor/rows.py) with ``field`` of the TypedDict ``kind`` renamed."""
+    start = source.index(f"\nclass {kind}(")
+    end = source.find("\nclass ", start + 1)
+    end = len(source) if end < 0 else end
+    body, count = re.subn(rf"^    {field}:", f"    {field}_renamed:", source[start:end],
+                          flags=re.MULTILINE)
+    assert count == 1, f"{kind} declares no field {field}"
+    return source[:start] + body + source[end:]
+
+
+@pytest.mark.slow
+def test_renaming_a_row_field_fails_mypy_at_its_builder_and_readers(tmp_path: Path) -> None:
+    root = _scratch(tmp_path)
+    rows = root / "advisor" / "rows.py"
+    original = rows.read_text()
+    baseline = set(_mypy(root))  # errors the tree has anyway (work in progress elsewhere)
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for (kind, field), readers in RENAMES.items():
+        rows.write_text(_renamed(original, kind, field))
+        files = [f for f, line in _mypy(root) if (f, line) not in baseline]
+        found[(kind, field)] = {f: files.count(f) for f in sorted(set(files))}
+        assert readers <= set(files), f"{kind}.{field}: no error in {readers - set(files)}"
+    rows.write_text(original)
+    print("\n".join(f"{k}.{f}: {sum(c.values())} errors {c}" for (k, f), c in found.items()))
+
+
+def test_the_device_and_stack_columns_are_the_fingerprints_fields() -> None:
+    from advisor import protocol
+    from advisor.db.models import SWEEP_STATUSES
+    from advisor.rows import DeviceColumns, EnvColumns, StoredSweepStatus, SweepStatus
+
+    assert tuple(DeviceColumns.__annotations__) == ("device_hash", *protocol.DEVICE_FIELDS)
+    assert tuple(EnvColumns.__annotations__) == ("env_hash", *protocol.ENV_FIELDS)
+    assert typing.get_args(StoredSweepStatus) == SWEEP_STATUSES
+    assert typing.get_args(SweepStatus) == (*SWEEP_STATUSES, "dead")
