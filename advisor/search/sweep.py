@@ -11,7 +11,8 @@ kill the running trial, keep every finished one and mark the sweep interrupted; 
 continues it without re-running a config. Once the trials are done, the leader and the configs near
 it are re-measured side by side in one child, and a second process compiling from the recommended
 config's kept cache measures its warm start (every compiled config's with ``warm_all``): beside
-that re-measurement for the leader, after it when the re-measurement picks another config.
+that re-measurement for the leader, after it when the re-measurement picks another config
+(those steps: advisor.search.closing).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -27,14 +27,13 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from advisor import device_lock, sizing
-from advisor import settings as env_settings
+from advisor import sizing
 from advisor.config import EAGER_FP32, CompileConfig
-from advisor.errors import ConfigError, StoreError, TrialFailed
-from advisor.recommendation import Recommendation, deciding_ms, make_policy, steady_ms
+from advisor.errors import ConfigError, StoreError
+from advisor.recommendation import Recommendation, deciding_ms, steady_ms
 from advisor.recommendation.answers import answer
-from advisor.records import Confirmation, Fingerprint, PruneBar, TrialRecord, WorkloadInfo
-from advisor.search.confirm import confirm
+from advisor.records import Fingerprint, PruneBar, TrialRecord, WorkloadInfo
+from advisor.search.closing import AfterTrials, to_confirm
 from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
@@ -78,8 +77,6 @@ AFTER_TRIALS_SHARE = 0.2
 # stopped at its end: advisor.sizing.BASELINE_SHARE), so that the trials after it keep most of the
 # budget whatever the baseline costs on this host; every speedup is against it.
 BASELINE_SHARE = sizing.BASELINE_SHARE
-CONFIRMED_LEADERS = 3  # contenders re-measured side by side at most (the leader among them)
-ALONE_LEADERS = 3  # ranked configs a pooled sweep serves again alone (advisor.serving.served)
 
 
 @dataclass(frozen=True)
@@ -171,41 +168,6 @@ class SweepOutcome:
     left_out: list[str] = field(default_factory=list)
     stopped_by: str = ""  # "budget" | "interrupt" | ""
     budget_s: float | None = None  # the time budget it ran with (None: none)
-
-
-class WarmStartBeside:
-    """A warm start in a thread of its own, on a launcher of its own, started when the child
-    it runs beside reports its first phase (`on_phase`): a confirmation child has copied the
-    kept caches by then, so the warm start's writes to them cannot meet that copy."""
-
-    def __init__(self, launcher: Launcher, measure: Callable[[Launcher], float | None],
-                 trial_uuid: str) -> None:
-        self.launcher = launcher
-        self.trial_uuid = trial_uuid
-        self._measure = measure
-        self._thread: threading.Thread | None = None
-        self._value: float | None = None
-        self._error: BaseException | None = None
-
-    def on_phase(self, name: str) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="warm-start", daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._measure(self.launcher)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller by result()
-            self._error = e
-
-    def result(self) -> float | None:
-        """The warm start in seconds (None: not started, or it failed); waits for it."""
-        if self._thread is None:
-            return None
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 class Sweeper:
@@ -379,27 +341,28 @@ class Sweeper:
         # confirmation.
         rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         failed = ""
+        steps = AfterTrials(self)
         # (a finishing step, --confirm, re-measures the top configs paired itself)
         confirming = (self.settings.confirm_leaders and self.settings.traffic is None
                       and self.finishing is None and rec.baseline is not None
-                      and bool(self._to_confirm(rec)))
+                      and bool(to_confirm(rec)))
         if status == "finished" and self._step_due("the paired re-measurement against eager "
                                                    "fp32", confirming):
             with self._bounded():
-                _, failed = self._confirm_leaders(rec, records, fingerprint)
+                _, failed = steps.confirm_leaders(rec, records, fingerprint)
             records = self.store.trials(sweep_id=sweep_id)  # with the leader's warm start
             rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if status == "finished" and startups_shared and self._step_due(
                 "the leaders' serving processes alone", self.settings.traffic is not None):
             with self._bounded():
-                served = self._serve_alone(rec, records)
+                served = steps.serve_alone(rec, records)
             if served:
                 records = self.store.trials(sweep_id=sweep_id)
                 rec = answer(self.store, name, fp_hash, calls_per_process=calls)
         if status == "finished" and self._step_due(
-                "the warm start", self._warm_start_due(rec, records) is not None):
+                "the warm start", steps.warm_start_due(rec, records) is not None):
             with self._bounded():
-                warmed = self._warm_start(rec, records)
+                warmed = steps.warm_start(rec, records)
             if warmed:
                 records = self.store.trials(sweep_id=sweep_id)
                 rec = answer(self.store, name, fp_hash, calls_per_process=calls)
@@ -478,156 +441,6 @@ class Sweeper:
             yield
         finally:
             self.launcher.timeout_s = own
-
-    @staticmethod
-    def _to_confirm(rec: Recommendation) -> list[str]:
-        """The config keys the closing re-measurement pairs with eager fp32 in one process:
-        the leader and the configs that tie with it or come near it
-        (`Recommendation.contenders`, the first `CONFIRMED_LEADERS`), or else the pick alone,
-        so that the headline's speedup is a paired one. When eager fp32 itself leads, its
-        closest rival: "compiling does not pay off" is then a paired answer too (on a loaded
-        host a rival's lone trial can be slowed several times over). None when nothing is
-        left to pair, a stored confirmation paired the pick already, or the policy does not
-        decide on paired figures."""
-        if len(rec.contenders) >= 2:
-            return rec.contenders[:CONFIRMED_LEADERS]
-        pick = rec.best or rec.leader
-        if (pick is None or pick.confirmed
-                or not make_policy(rec.policy, rec.calls_per_process).paired):
-            return []
-        if pick.config_key == EAGER_FP32.key:
-            rival = next((r for r in rec.ranked if r.config_key != EAGER_FP32.key), None)
-            return [] if rival is None else [rival.config_key]
-        return [pick.config_key]
-
-    def _confirm_leaders(self, rec: Recommendation, records: list[TrialRecord],
-                         fingerprint: Fingerprint) -> tuple[Confirmation | None, str]:
-        """Re-measure the pick, or the leader and the configs that tie with it or come near it
-        (`_to_confirm`), and eager fp32 interleaved in one process, compiling from the trials'
-        kept caches (`advisor.search.confirm.confirm`): every headline speedup is then a paired
-        one. Returns the stored confirmation (None: nothing to pair, or not asked) and, when it
-        failed, why (the sweep's figures decide then, labelled unpaired)."""
-        keys = self._to_confirm(rec)
-        if not self.settings.confirm_leaders or self.interrupted or not keys:
-            return None, ""
-        if self.settings.traffic is not None:
-            return None, ""  # replays compare strategies over a trace; the child times shapes
-        if rec.baseline is None:
-            return None, ""  # nothing to pair with
-        labels = [r.label for r in rec.ranked if r.config_key in keys]
-        self.observer.phase(f"re-measuring {', '.join(labels)} side by side with eager fp32"
-                            if len(keys) > 1 else
-                            f"re-measuring {labels[0] if labels else keys[0]} against eager "
-                            "fp32, interleaved in one process (the paired speedup)")
-        beside = self._warm_start_beside(rec, records)
-        own_env = dict(self.launcher.env)
-        if beside is not None:  # one device lock for both children
-            self.launcher.env.update(beside.launcher.env)
-        try:
-            confirmation, _ = confirm(
-                self.store, self.loaded.workload.name, fingerprint, self.settings.device,
-                workload_path=self.loaded.path, launcher=self.launcher, records=records,
-                keys=keys, on_phase=beside.on_phase if beside else None)
-        except (ConfigError, TrialFailed) as e:
-            return None, (f"Re-measuring the leaders side by side failed "
-                          f"({str(e).splitlines()[0]}): the sweep's separate figures decided.")
-        except BaseException:  # stopped (Ctrl-C): the warm start beside stops too
-            if beside is not None:
-                beside.launcher.kill()
-            raise
-        finally:
-            self.launcher.env = own_env
-            if beside is not None and (value := beside.result()) is not None:
-                self.store.set_warm_start(beside.trial_uuid, value)
-        return confirmation, ""
-
-    def _serve_alone(self, rec: Recommendation, records: list[TrialRecord]) -> bool:
-        """Under varying traffic the start-up and the stream's new shapes are part of the
-        deciding figure, and trials run at once paid theirs beside each other's compiles, on a
-        share of the host's compile threads, where a lone server has them all (on an H200,
-        six trials at once started up in 1.3-1.6x a plain harness's time; docs/shapes.md).
-        So the first `ALONE_LEADERS` ranked configs and the baseline, when the process-life
-        cost decides them, serve their start-up and stream again, one at a time, cold, in a
-        fresh process (`Launcher.serve_alone`); stored as the stream's ``alone``, which that
-        cost then uses. True when one was."""
-        if self.interrupted:
-            return False
-        chosen = [r for r in rec.ranked if r.figure == "process"][:ALONE_LEADERS]
-        if rec.baseline is not None and rec.baseline.figure == "process":
-            chosen.append(rec.baseline)
-        by_uuid = {r["trial_uuid"]: r for r in records}
-        measured = False
-        for ranked in {r.trial_uuid: r for r in chosen}.values():
-            record = by_uuid.get(ranked.trial_uuid)
-            replay = record.get("replay") if record is not None else None
-            stream = replay.get("stream") if replay is not None else None
-            if record is None or not stream or stream.get("alone"):
-                continue
-            self.observer.phase(f"serving {ranked.label} again, alone")
-            sample = stream.get("sample")
-            alone = self.launcher.serve_alone(self.loaded.path,
-                                              CompileConfig.from_dict(record["config"]),
-                                              self.settings.device, self.shapes(),
-                                              sample["positions"] if sample else None)
-            if self.interrupted:
-                return measured
-            if alone is None:
-                continue  # the trial's own figures stand (the launcher logged why)
-            self.store.set_serving_alone(ranked.trial_uuid, alone)
-            measured = True
-        return measured
-
-    def _warm_start_beside(self, rec: Recommendation, records: list[TrialRecord]
-                           ) -> WarmStartBeside | None:
-        """The leader's warm start, to run beside the leaders' re-measurement (it is the pick
-        unless the re-measurement decides otherwise); None when `_warm_start` would not measure
-        it. Its launcher carries the device's lock (`advisor.device_lock`; none when the user
-        set one, which both children inherit), which the confirmation child takes too: the
-        warm start overlaps that child's start and compiles, and the child measures alone once
-        the warm start is done."""
-        due = self._warm_start_due(rec, records)
-        if due is None or not self.launcher.kept_caches({due[1].key: due[0]}):
-            return None
-        trial_uuid, config = due
-        env = ({} if env_settings.is_set(env_settings.DEVICE_LOCK)
-               else env_settings.child_env({}, {
-                   env_settings.DEVICE_LOCK: device_lock.lock_path(self.settings.device)}))
-        side = Launcher(self.launcher.timeout_s, self.launcher.cache_root, env)
-        return WarmStartBeside(side, lambda launcher: launcher.warm_start(
-            self.loaded.path, config, self.settings.device, self.shapes(), trial_uuid),
-            trial_uuid)
-
-    def _warm_start_due(self, rec: Recommendation, records: list[TrialRecord]
-                        ) -> tuple[str, CompileConfig] | None:
-        """The leader's trial uuid and config when its warm start is still to be measured: the
-        sweep measures warm starts, was not stopped, and the leader is a compiled config with no
-        warm start stored yet (eager has nothing to start warm)."""
-        best = rec.best or rec.leader  # undecided on noise: the leader, re-measured beside
-        if not self.settings.measure_warm or best is None or self.interrupted:
-            return None
-        record = next((r for r in records if r["trial_uuid"] == best.trial_uuid), None)
-        if record is None or record.get("warm_compile_s") is not None:
-            log.debug("warm start of %s: %s", best.trial_uuid, "not a trial of this sweep"
-                      if record is None else "stored already")
-            return None
-        config = CompileConfig.from_dict(record["config"])
-        return (best.trial_uuid, config) if config.compiled else None
-
-    def _warm_start(self, rec: Recommendation, records: list[TrialRecord]) -> bool:
-        """Measure the leader's warm start from its kept cache; True when one was stored."""
-        due = self._warm_start_due(rec, records)
-        if due is None:
-            return False
-        trial_uuid, config = due
-        self.observer.phase("warm start of the recommended config")
-        value = self.launcher.warm_start(self.loaded.path, config, self.settings.device,
-                                         self.shapes(), trial_uuid)
-        if value is None:
-            log.info("warm start of %s: none measured (no kept cache, or its child failed)",
-                     trial_uuid)
-            return False
-        self.store.set_warm_start(trial_uuid, value)
-        return True
 
     def shapes(self) -> list[dict[str, Any]] | None:
         return trial_shapes(self.settings.shape, self.settings.traffic)

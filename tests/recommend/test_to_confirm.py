@@ -1,4 +1,4 @@
-"""Which configs a sweep's closing re-measurement pairs with eager fp32 (`Sweeper._to_confirm`):
+"""Which configs a sweep's closing re-measurement pairs with eager fp32 (`to_confirm`):
 the pick, the leaders when they are close, and, when eager fp32 itself leads, its closest
 rival."""
 
@@ -8,7 +8,7 @@ from recommend_support import record
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.recommendation import recommend
-from advisor.search.sweep import Sweeper
+from advisor.search.closing import to_confirm
 
 BF16 = CompileConfig(mode="eager", dtype="bf16")
 DEFAULT = CompileConfig(mode="default")
@@ -16,7 +16,7 @@ DEFAULT = CompileConfig(mode="default")
 
 def test_a_clear_pick_is_paired_alone() -> None:
     rec = recommend("w", [record({}, "eager", median_ms=6.0), record({}, "default", median_ms=1.0)])
-    assert Sweeper._to_confirm(rec) == [DEFAULT.key]
+    assert to_confirm(rec) == [DEFAULT.key]
 
 
 def test_when_eager_fp32_leads_its_closest_rival_is_paired_with_it() -> None:
@@ -27,8 +27,8 @@ def test_when_eager_fp32_leads_its_closest_rival_is_paired_with_it() -> None:
                record({}, "default", median_ms=14.0)]
     rec = recommend("w", records)
     assert rec.best is not None and rec.best.config_key == EAGER_FP32.key
-    assert Sweeper._to_confirm(rec) == [BF16.key]
+    assert to_confirm(rec) == [BF16.key]
 
 
 def test_eager_fp32_alone_has_nothing_to_pair() -> None:
-    assert Sweeper._to_confirm(recommend("w", [record({}, "eager", median_ms=6.1)])) == []
+    assert to_confirm(recommend("w", [record({}, "eager", median_ms=6.1)])) == []
