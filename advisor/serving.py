@@ -160,6 +160,21 @@ def stopped_text(stopped: Mapping[str, Any]) -> str:
         f": at least {units.duration_ms(bound)} a request" if bound is not None else "")
 
 
+def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False) -> str:
+    """A child's progress (advisor.child.measure.Ticker) in words: ``replaying fp32 + eager:
+    request 87 of 150, 41 s``; ``short``: ``request 87/150, 41 s`` (the bar's phase column,
+    whose config column names the config)."""
+    phase, unit = str(info.get("phase") or ""), str(info.get("unit") or "")
+    done, total = int(info.get("done") or 0), int(info.get("total") or 0)
+    seconds = units.duration_s(float(info.get("phase_s") or 0.0))
+    if short:
+        head = f"{unit} {done + 1}/{total}" if total and unit else phase
+        return f"{head}, {seconds}"
+    head = phase if not label else f"{label}: {phase}" if ":" in phase else f"{phase} {label}"
+    where = f": {unit} {done + 1} of {total}" if total and unit else ""
+    return f"{head}{where}, {seconds}"
+
+
 def served(stream: StreamFigures) -> StreamFigures | ServedAlone:
     """The start-up and stream that price a serving process: those measured again alone when
     the sweep did (``alone``: its trials ran at once, paying start-ups and new shapes beside

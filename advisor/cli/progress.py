@@ -37,25 +37,10 @@ from advisor import units
 from advisor.cli.render import short_label
 from advisor.config import CompileConfig
 from advisor.records import TrialRecord
-from advisor.serving import pruned_text, stopped_text
+from advisor.serving import progress_text, pruned_text, stopped_text
 
 PLAIN_EVERY_S = 8.0  # piped: a running trial's progress line this often (the child's: 4 s)
 ESTIMATE_FLOOR_S = 1.0  # a running trial's own estimate under this has run out: not said
-
-
-def progress_text(info: Mapping[str, Any], label: str = "", short: bool = False) -> str:
-    """A child's progress (advisor.child.measure.Ticker) in words: ``replaying fp32 + eager:
-    request 87 of 150, 41 s``; ``short``: ``request 87/150, 41 s`` (the bar's phase column,
-    whose config column names the config)."""
-    phase, unit = str(info.get("phase") or ""), str(info.get("unit") or "")
-    done, total = int(info.get("done") or 0), int(info.get("total") or 0)
-    seconds = units.duration_s(float(info.get("phase_s") or 0.0))
-    if short:
-        head = f"{unit} {done + 1}/{total}" if total and unit else phase
-        return f"{head}, {seconds}"
-    head = phase if not label else f"{label}: {phase}" if ":" in phase else f"{phase} {label}"
-    where = f": {unit} {done + 1} of {total}" if total and unit else ""
-    return f"{head}{where}, {seconds}"
 
 
 def time_left_text(remaining: int, per_trial_s: float | None, running_s: float | None,

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -70,6 +70,10 @@ if TYPE_CHECKING:
     from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
+# a held trial's progress (advisor.child.measure.Ticker's), kept as this user attribute at most
+# this often for the sweep's parent to say (advisor.search.pool.pool_progress)
+PROGRESS_ATTR = "progress"
+SHARE_PROGRESS_S = 3.0
 IDLE_POLL_S = 1.0  # how often a worker with nothing queued looks for the others' last trials
 
 
@@ -248,11 +252,35 @@ class Worker:
         self._finish_if_done(study)
         return self.measured
 
+    def _progress(self, study: optuna.Study, trial: optuna.trial.Trial
+                  ) -> Callable[[Mapping[str, Any]], None]:
+        """The trial child's progress: to this worker's observer, and kept on the held trial
+        (`PROGRESS_ATTR`, at most every `SHARE_PROGRESS_S`) for the sweep's parent to say
+        (advisor.search.pool.pool_progress): a pooled sweep's workers print nothing."""
+        last = [0.0]
+
+        def forward(info: Mapping[str, Any]) -> None:
+            self.observer.trial_progress(info)
+            now = time.monotonic()
+            if now - last[0] < SHARE_PROGRESS_S:
+                return
+            last[0] = now
+            try:
+                study._storage.set_trial_user_attr(trial._trial_id, PROGRESS_ATTR, dict(info))
+            except Exception as e:  # noqa: BLE001 - progress only: the trial goes on
+                log.debug("trial %d: progress not kept: %s", trial._trial_id, e)
+
+        return forward
+
     def _propose(self, study: optuna.Study, path: Path, fingerprint: Fingerprint, sweep_id: int,
                  sampler: str) -> bool:
-        """Ask the sampler for a config nobody measured, runs or holds, and measure it;
-        False when there is no room under the cap or nothing new is proposed."""
-        done = self.store.config_keys_done(sweep_id)
+        """Ask the sampler for a config nobody measured, runs or holds, and measure it (nor
+        one the budget stopped in this sweep: with less time left it would stop again; a
+        resumed sweep queues it); False when there is no room under the cap or nothing new is
+        proposed."""
+        done = self.store.config_keys_done(sweep_id) | {
+            key for r in self.store.trials(sweep_id=sweep_id, status="stopped")
+            if (key := r["config_key"]) is not None}
         held = [t.params for t in study.get_trials(
             deepcopy=False, states=(trial_state("WAITING"), trial_state("RUNNING")))]
         free = [c for c in self.space.configs
@@ -326,7 +354,7 @@ class Worker:
                 # every few seconds), reread by the child
                 prune_refresh=(lambda: prune_bar(self.store, sweep_id, config, settings))
                 if settings.get("traffic") else None,
-                on_progress=self.observer.trial_progress, time_budget_s=left, time_limit_s=left,
+                on_progress=self._progress(study, trial), time_budget_s=left, time_limit_s=left,
                 calls_per_process=settings.get("calls_per_process"),
             )
         if self.stop.is_set():

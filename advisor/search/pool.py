@@ -13,25 +13,30 @@ re-measures its top configs paired and saves the pick's warm-start artifact
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import tempdirs
 from advisor.config import CompileConfig
+from advisor.dimensions import from_params
 from advisor.errors import ConfigError, TrialFailed
 from advisor.recommendation import steady_ms
 from advisor.search.confirm import confirm_and_save
-from advisor.search.fleet import WorkerPool, queue_pool
+from advisor.search.fleet import PROGRESS_ATTR, WorkerPool, queue_pool
 from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher
-from advisor.search.study import fail_orphans, open_study
+from advisor.search.study import fail_orphans, open_study, trial_state
 from advisor.search.sweep import QuietObserver, Sweeper
-from advisor.serving import pruned_text, stopped_text
+from advisor.serving import progress_text, pruned_text, stopped_text
 from advisor.units import duration_ms, duration_s
 
 if TYPE_CHECKING:
+    import optuna
+
     from advisor.db.store import ResultStore
     from advisor.records import TrialRecord
     from advisor.search.space import Space
@@ -39,6 +44,9 @@ if TYPE_CHECKING:
     from advisor.workload import DescribedWorkload
 
 Notice = Callable[[str], None]
+# while no trial is stored, the running trials' progress is said this often (the CLI's aim: a
+# line at least every 10 s)
+RUNNING_EVERY_S = 8.0
 
 
 class PoolPhases(QuietObserver):
@@ -130,7 +138,7 @@ def run_pool(store: ResultStore, sweeper: Sweeper, resume: bool | int, workers: 
     pool = WorkerPool(sweep_id, workers, sweeper.settings.device, store.url, jobs,
                       str(cache_root), fingerprint, sweeper.loaded.source_sha256)
     progress = pool_progress(store, sweep_id, feeder.cap if feeder else len(sweeper.space),
-                             notice)
+                             notice, study)
 
     def tick() -> None:
         if feeder is not None:
@@ -160,29 +168,51 @@ def run_pool(store: ResultStore, sweeper: Sweeper, resume: bool | int, workers: 
     return outcome
 
 
-def pool_progress(store: ResultStore, sweep_id: int, planned: int,
-                  notice: Notice) -> Callable[[], None]:
+def pool_progress(store: ResultStore, sweep_id: int, planned: int, notice: Notice,
+                  study: optuna.Study | None = None) -> Callable[[], None]:
     """A tick that says a line for each trial a worker stored (its config, its outcome, why it
-    was tried), then the sweep's state: done, failed, best so far."""
+    was tried), then the sweep's state: done, failed, best so far; and, when nothing was said
+    for `RUNNING_EVERY_S`, a line for each trial the workers run (``study``'s RUNNING trials:
+    the progress their worker kept, advisor.search.fleet.PROGRESS_ATTR, or their time so
+    far)."""
     seen: set[str | None] = set()
+    said = [time.monotonic()]
+
+    def say(text: str) -> None:
+        notice(text)
+        said[0] = time.monotonic()
+
+    def running() -> None:
+        if study is None or time.monotonic() - said[0] < RUNNING_EVERY_S:
+            return
+        for t in study.get_trials(deepcopy=False, states=(trial_state("RUNNING"),)):
+            config = from_params(t.params)
+            label = config.label if config is not None else "a config"
+            info = t.user_attrs.get(PROGRESS_ATTR)
+            if info:
+                say(f"  {progress_text(info, label)}")
+            elif t.datetime_start is not None:
+                so_far = (datetime.now() - t.datetime_start).total_seconds()
+                say(f"  running {label}, {duration_s(max(0.0, so_far))}")
+        said[0] = time.monotonic()  # nothing running: said nothing, looked again later
 
     def tick() -> None:
         records = store.trials(sweep_id=sweep_id)
         new = [r for r in records if r["trial_uuid"] not in seen]
         if not new:
+            running()
             return
         for r in sorted(new, key=lambda r: r.get("finished_at") or ""):
             seen.add(r["trial_uuid"])
             label = CompileConfig.from_dict(r["config"]).label
-            notice(f"  {label}: {_outcome(r, duration_ms)}"
-                   + (f"; tried because {r['tried_because']}" if r.get("tried_because") else ""))
+            say(f"  {label}: {_outcome(r, duration_ms)}"
+                + (f"; tried because {r['tried_because']}" if r.get("tried_because") else ""))
         failed = sum(r["status"] == "failed" for r in records)
         passed = [r for r in records if r["status"] == "ok" and r.get("passed")]
         best = min(passed, key=steady_ms) if passed else None
         best_text = (f"best {CompileConfig.from_dict(best['config']).label} "
                      f"{duration_ms(best['median_ms'])}" if best else "no passing config yet")
-        notice(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, "
-               f"{best_text}")
+        say(f"sweep {sweep_id}: {len(records)}/{planned} trials, {failed} failed, {best_text}")
 
     return tick
 
