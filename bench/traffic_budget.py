@@ -1,16 +1,25 @@
-"""A traffic sweep within its budget on a CPU (issue 41): `advisor sweep --traffic LOG --budget 5m`
-over a long-tail log, its time to the first stored result and to its answer, and the progress it
-printed, beside an independent serving of every strategy of its space over the same log.
+"""A traffic sweep within its budget (issue 41; on a CPU, or a GPU with `--device cuda`):
+`advisor sweep --traffic LOG --budget 5m` over a long-tail log, its time to the first stored
+result and to its answer, and the progress it printed, beside an independent serving of every
+strategy of its space over the same log.
 
     python bench/traffic_budget.py                                   # the reranker, 300 requests
     python bench/traffic_budget.py --workload tests/workloads/tiny_seq.py --budget 1m \\
         --requests 120 --out /tmp/tb                                 # a smoke run (2 min)
+    bash bench/run_bench.sh traffic_budget.py --device cuda          # on a lent GPU machine
+
+``--device`` (default cpu) is the sweep's ``--device`` and the device the harness builds the
+model and its inputs on (on cuda each request is timed up to a synchronize, as the advisor
+times it). ``--deadline S`` (bench/run_bench.sh passes it): the run ends within S seconds, the
+sweep and each serving process limited to what is left (split evenly among the processes still
+to serve), a process past its limit reported with what it had served.
 
 The log: ``--requests`` long-tail requests (each dim uniform over the workload's declared range,
 nearly every request a new shape: ``bench/shapes_bench.py``'s ``longtail`` trace), written beside
 the results. The sweep: ``python -m advisor sweep FILE --traffic LOG --modes eager,default --dtypes
 bf16 --shapes static,dynamic,buckets:fitted-2 --budget 5m --calls-per-process N`` (N: the log's
-requests, so that its deciding figure prices the process the harness serves), a new database,
+requests, so that its deciding figure prices the process the harness serves; ``--device`` as
+given), a new database,
 its stderr kept line by line with the time each line came (the progress, `advisor.cli.progress`).
 
 The harness: every config of the sweep's space, the eager fp32 baseline included, served by a
@@ -27,7 +36,7 @@ config, the harness's figure and the prediction's error; the pick against the ha
 (the goal: within 10%, or the answer names the strategies it could not measure). Hits and misses
 both. Results: ``OUT/traffic_budget_<device>_<UTC>.json`` and ``.md``, the log ``..._log.csv``
 and the sweep's stderr ``..._sweep.txt`` (new files, never an earlier run's), with the host's
-cores and load at the start and end.
+cores and load at the start and end (and the GPUs, torch, triton and ``--commit``).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -109,9 +119,12 @@ def run_sweep(cmd: list[str], err_path: Path, limit_s: float) -> dict[str, Any]:
 
 def progress_gaps(lines: list[tuple[float, str]]) -> dict[str, Any]:
     """The longest silence on stderr between the sweep's first trial and its trials' end (the
-    line that says the trials are planned, to the last trial's outcome line). Pure."""
-    start = next((t for t, text in lines if "trials planned" in text), None)
-    ends = [t for t, text in lines if " done, best " in text]
+    line that says the trials are planned, or queued for the pool's workers, to the last trial's
+    outcome line: the bar's ``N/M done, best``, or the pool's ``sweep K: N/M trials``). Pure."""
+    start = next((t for t, text in lines
+                  if "trials planned" in text or re.search(r"configs? queued for", text)), None)
+    ends = [t for t, text in lines
+            if " done, best " in text or re.search(r"sweep \d+: \d+/\d+ trials", text)]
     if start is None:
         return {"longest_gap_s": None, "progress_lines": 0}
     end = ends[-1] if ends else lines[-1][0]
@@ -172,8 +185,15 @@ def serve(spec: dict[str, Any]) -> dict[str, Any]:
         return {k: next((b for b in bounds[k] if b >= v), v) if k in bounds else v
                 for k, v in dims.items()}
 
+    device = spec.get("device", "cpu")
+    cuda = device.startswith("cuda")
+
+    def sync() -> None:  # a GPU request is done when the device is: timed up to a synchronize
+        if cuda:
+            torch.cuda.synchronize()
+
     torch.manual_seed(0)
-    model = wl.build("cpu", dtype)
+    model = wl.build(device, dtype)
     fn: Any = model
     if spec["mode"] != "eager":
         kwargs: dict[str, Any] = {} if spec["mode"] == "default" else {"mode": spec["mode"]}
@@ -185,7 +205,7 @@ def serve(spec: dict[str, Any]) -> dict[str, Any]:
 
     def request(dims: dict[str, int]) -> tuple[dict[str, Any], dict[str, int]]:
         torch.manual_seed(0)
-        args = wl.inputs(dict(dims), "cpu")
+        args = wl.inputs(dict(dims), device)
         args = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in args.items()}
         to = bucket(dims)
         return (wl.pad(args, dict(dims), to) if to != dims else args), to
@@ -198,15 +218,19 @@ def serve(spec: dict[str, Any]) -> dict[str, Any]:
     partial = Path(spec["partial"]) if spec.get("partial") else None
     with torch.inference_mode():
         prepared = [request(d) for d in spec["startup"]]
+        sync()
         t0 = time.perf_counter()
         for (args, to), dims in zip(prepared, spec["startup"], strict=True):
             call(args, dims, to)
+        sync()
         startup_s = time.perf_counter() - t0
         costs: list[float] = []
         for dims in spec["serve"]:
             args, to = request(dims)
+            sync()
             t = time.perf_counter()
             call(args, dims, to)
+            sync()
             costs.append((time.perf_counter() - t) * 1000)
             if partial is not None:  # what a process stopped at the limit had served
                 partial.write_text(json.dumps({"startup_s": startup_s,
@@ -215,7 +239,7 @@ def serve(spec: dict[str, Any]) -> dict[str, Any]:
             "threads": torch.get_num_threads()}
 
 
-def harness_spec(workload: Path, log: Path, config: Any) -> dict[str, Any]:
+def harness_spec(workload: Path, log: Path, config: Any, device: str = "cpu") -> dict[str, Any]:
     """What a serving process of ``config`` serves: the log's requests in order, after the
     start-up the advisor's replay gives the strategy for the log's first half."""
     from advisor.child.replay import ReplayPlan
@@ -227,7 +251,7 @@ def harness_spec(workload: Path, log: Path, config: Any) -> dict[str, Any]:
     strategy = config.shapes if config.compiled else "static"
     plan = ReplayPlan.build(traffic, strategy)
     assert traffic.log is not None
-    return {"workload": str(workload.resolve()), "mode": config.mode,
+    return {"workload": str(workload.resolve()), "device": device, "mode": config.mode,
             "dtype": config.dtype, "strategy": strategy,
             "boundaries": {d: list(b) for d, b in plan.buckets.bounds.items()},
             "grid": plan.buckets.grid_size() if plan.buckets.pads else 0,
@@ -298,8 +322,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from bench.shapes_bench import log_text, make_trace
     from bench.time_to_answer import dim_ranges
 
+    t_end = None if args.deadline is None else time.monotonic() + args.deadline - 10
+
+    def left(limit: float, share: int = 1) -> float:  # a limit cut to the deadline's share
+        if t_end is None:
+            return limit
+        return max(5.0, min(limit, (t_end - time.monotonic()) / share))
+
     stamp = utc_stamp()
-    stem = "traffic_budget_cpu"
+    stem = f"traffic_budget_{args.device.split(':')[0]}"
     paths = {ext: dated(args.out, stem, stamp, ext) for ext in ("json", "md")}
     log = dated(args.out, f"{stem}_{args.workload.stem}_log", stamp, "csv")
     err = dated(args.out, f"{stem}_{args.workload.stem}_sweep", stamp, "txt")
@@ -315,6 +346,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"bench": "traffic_budget", "date": stamp, "host": host,
                               "workload": str(args.workload), "log": str(log),
                               "requests": args.requests, "budget": args.budget,
+                              "device": args.device, "commit": args.commit,
                               "note": args.note, "sweep_stderr": str(err)}
 
     def save() -> None:
@@ -327,9 +359,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cmd = [sys.executable, "-m", "advisor", "sweep", str(args.workload), "--traffic",
                str(log), "--modes", args.modes, "--dtypes", args.dtypes, "--shapes",
                args.shapes, "--budget", args.budget, "--calls-per-process",
-               str(args.requests), "--device", "cpu", "--db", f"sqlite:///{db}", "--json"]
+               str(args.requests), "--device", args.device, "--db", f"sqlite:///{db}",
+               "--json"]
         print(f"traffic_budget: sweeping ({args.budget}) ...", file=sys.stderr, flush=True)
-        sweep = run_sweep(cmd, err, args.sweep_limit_s)
+        sweep = run_sweep(cmd, err, left(args.sweep_limit_s))
         lines = sweep.pop("lines")
         report["sweep"] = sweep
         report["progress"] = progress_gaps(lines)
@@ -348,10 +381,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for m in args.modes.split(",") for d in args.dtypes.split(",")
         for s in (args.shapes.split(",") if m != "eager" else ["static"])]
     served: dict[str, dict[str, Any]] = {}
-    for config in dict.fromkeys(configs):
-        print(f"traffic_budget: serving {config.label} ...", file=sys.stderr, flush=True)
-        spec = harness_spec(args.workload, log, config)
-        served[config.label] = run_harness(spec, args.serve_limit_s)
+    todo = list(dict.fromkeys(configs))
+    for n, config in enumerate(todo):
+        limit = left(args.serve_limit_s, len(todo) - n)
+        print(f"traffic_budget: serving {config.label} (at most {limit:.0f} s) ...",
+              file=sys.stderr, flush=True)
+        spec = harness_spec(args.workload, log, config, args.device)
+        served[config.label] = run_harness(spec, limit)
         report["served"] = {k: {kk: vv for kk, vv in v.items() if kk != "per_request_ms"}
                             for k, v in served.items()}
         report["comparison"] = compare(report["trials"], served, report["answer"]["pick"])
@@ -371,9 +407,14 @@ def markdown(report: dict[str, Any]) -> str:
     host, sweep = report["host"], report.get("sweep") or {}
     answer, progress = report.get("answer") or {}, report.get("progress") or {}
     first, compiled = report.get("first_result"), report.get("first_compiled")
+    gpus = ", ".join(f"{g['name']} (driver {g['driver']})" for g in host.get("gpus") or [])
     out = [
         f"# A traffic sweep within its budget ({report['date']})", "",
-        f"Host: {host['hostname']}, {host['cores']} cores, torch {host['torch']}; "
+        f"Host: {host['hostname']}, {host['cores']} cores, "
+        + (f"device {report['device']} on {gpus}, " if gpus else
+           f"device {report.get('device', 'cpu')}, ")
+        + f"torch {host['torch']}, triton {host['triton']}, commit "
+        f"{report.get('commit') or 'not given'}; "
         f"{report.get('load_span') or 'load ' + str(host['load_at_start']) + ' at the start'}. "
         f"{report.get('note') or ''}".rstrip(), "",
         f"Workload `{report['workload']}`, {report['requests']} long-tail requests "
@@ -427,11 +468,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--requests", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget", default="5m")
+    p.add_argument("--device", default="cpu", help="the sweep's and the harness's: cpu, cuda")
     p.add_argument("--modes", default=MODES)
     p.add_argument("--dtypes", default=DTYPES)
     p.add_argument("--shapes", default=SHAPES)
     p.add_argument("--sweep-limit-s", type=float, default=1200.0)
     p.add_argument("--serve-limit-s", type=float, default=900.0)
+    p.add_argument("--deadline", type=float, default=None,
+                   help="seconds the whole run may take (the sweep and the serving cut to it)")
+    p.add_argument("--commit", default=os.environ.get("GIT_COMMIT", ""))
     p.add_argument("--note", default="")
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # the harness process
