@@ -1,6 +1,8 @@
 """The data of the charts `advisor report` and the dashboard draw: one recommendation in, plain
-rows out (lists of dicts; no pandas, no drawing). Both surfaces plot these rows, so a chart means
-the same wherever it is seen.
+rows out (typed dicts: `LatencyPoint`, `SpeedupRow`, `StrategyBar`, `KernelCount`,
+`ShapeLatency`; no pandas, no drawing, no I/O). Both surfaces plot these rows, so a chart means
+the same wherever it is seen, and renaming a field fails mypy at every reader; the dashboard's
+Altair field names are checked against these types by tests/report/test_chart_rows.py.
 
 latency_points    per config of the one answer (`advisor.recommendation.answers`): pooled
                   median, cold compile, speedup, whether it is on the Pareto front and
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from advisor import serving, units
 from advisor.config import CompileConfig
@@ -31,6 +33,61 @@ from advisor.records import PHASE_ORDER, TrialRecord
 
 if TYPE_CHECKING:
     from advisor.recommendation import Ranked, Recommendation
+
+Row = TypeVar("Row", bound=Mapping[str, Any])
+
+
+class LatencyPoint(TypedDict):
+    """A config of the one answer on the latency chart (`latency_points`)."""
+
+    config: str  # its label
+    mode: str
+    dtype: str
+    median_ms: float  # the pooled median it was decided on
+    median_ci_ms: list[float] | None
+    cold_compile_s: float | None  # 0 for an eager config
+    speedup: float | None
+    noisy: bool
+    recommended: bool
+    pareto: bool  # no other config both faster and quicker to compile
+
+
+class SpeedupRow(TypedDict):
+    """A config's speedup against the one named baseline (`speedups`)."""
+
+    config: str
+    speedup: float
+    speedup_ci: list[float] | None  # paired only
+    median_ms: float
+    noisy: bool
+    baseline: bool
+    recommended: bool
+
+
+class StrategyBar(TypedDict):
+    """One latency figure of one shape strategy (`strategy_bars`)."""
+
+    strategy: str
+    figure: str  # the figure's name: mean_ms, process_life_ms, stream.mean_ms, ...
+    ms: float
+
+
+class KernelCount(TypedDict):
+    """Kernels or launches per call of one run (`kernel_counts`)."""
+
+    run: str  # "eager fp32" | "recommended"
+    what: str  # "kernels per call" | "launches per call"
+    count: float
+
+
+class ShapeLatency(TypedDict):
+    """One traffic shape's figures for one named trial (`shape_latencies`)."""
+
+    run: str
+    shape: str | None
+    weight: float | None
+    p50_ms: float | None
+    p99_ms: float | None
 
 
 def config_label(config: Mapping[str, Any] | None, key: str | None = None) -> str:
@@ -47,7 +104,7 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def pareto(rows: Iterable[dict[str, Any]], x: str, y: str) -> list[dict[str, Any]]:
+def pareto(rows: Iterable[Row], x: str, y: str) -> list[Row]:
     """The rows no other row beats on both ``x`` and ``y`` (both lower is better), by ``x``.
     Rows missing either figure are left out."""
     clean = sorted((r for r in rows if _finite(r.get(x)) and _finite(r.get(y))),
@@ -68,12 +125,12 @@ def evidence(rec: Recommendation) -> list[Ranked]:
     return rows
 
 
-def latency_points(rec: Recommendation) -> list[dict[str, Any]]:
+def latency_points(rec: Recommendation) -> list[LatencyPoint]:
     """One point per config the recommendation ranked (and its baseline): the pooled median it
     decided on against the cold compile (eager configs compile nothing: 0 s), ``pareto`` when no
     other config is both faster and quicker to compile, ``recommended`` for the pick."""
     pick = rec.best.trial_uuid if rec.best is not None else None
-    points = []
+    points: list[LatencyPoint] = []
     for r in evidence(rec):
         eager = not r.config.compiled
         points.append({
@@ -87,21 +144,21 @@ def latency_points(rec: Recommendation) -> list[dict[str, Any]]:
     return points
 
 
-def speedups(rec: Recommendation) -> list[dict[str, Any]]:
+def speedups(rec: Recommendation) -> list[SpeedupRow]:
     """Per config, fastest first: its speedup against ``rec.baseline_name`` (the baseline
     itself is 1.0), its interval when paired, and whether it is the pick."""
     pick = rec.best.trial_uuid if rec.best is not None else None
-    rows = [{"config": r.label, "speedup": r.speedup, "speedup_ci": r.speedup_ci,
-             "median_ms": r.median_ms, "noisy": bool(r.noisy),
-             "baseline": rec.baseline is not None and r.trial_uuid == rec.baseline.trial_uuid,
-             "recommended": r.trial_uuid == pick}
-            for r in evidence(rec) if _finite(r.speedup)]  # fmt: skip
+    rows: list[SpeedupRow] = [
+        {"config": r.label, "speedup": r.speedup, "speedup_ci": r.speedup_ci,
+         "median_ms": r.median_ms, "noisy": bool(r.noisy),
+         "baseline": rec.baseline is not None and r.trial_uuid == rec.baseline.trial_uuid,
+         "recommended": r.trial_uuid == pick}
+        for r in evidence(rec) if r.speedup is not None and _finite(r.speedup)]  # fmt: skip
     return sorted(rows, key=lambda row: -row["speedup"])
 
 
-def top_rows(rows: Sequence[dict[str, Any]], n: int,
-             keep: Callable[[dict[str, Any]], bool] = lambda row: False,
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def top_rows(rows: Sequence[Row], n: int, keep: Callable[[Row], bool] = lambda row: False,
+             ) -> tuple[list[Row], list[Row]]:
     """The first ``n`` of ``rows`` and every later row ``keep`` asks for (the pick, say), in
     their order; then the rest, in their order. Together they are ``rows``, each once."""
     shown = [r for i, r in enumerate(rows) if i < n or keep(r)]
@@ -109,7 +166,7 @@ def top_rows(rows: Sequence[dict[str, Any]], n: int,
     return shown, [r for r in rows if id(r) not in ids]
 
 
-def labelled(points: Sequence[dict[str, Any]], fastest: int = 3) -> list[dict[str, Any]]:
+def labelled(points: Sequence[LatencyPoint], fastest: int = 3) -> list[LatencyPoint]:
     """The `latency_points` worth a written name, most wanted first: the recommended one, the
     Pareto front (quickest compile first), then the ``fastest`` lowest medians. A chart writes
     as many as fit without touching; the others keep their tooltip."""
@@ -117,7 +174,7 @@ def labelled(points: Sequence[dict[str, Any]], fastest: int = 3) -> list[dict[st
                 and _finite(p.get("cold_compile_s"))]  # fmt: skip
     ranked = [
         *(p for p in measured if p["recommended"]),
-        *sorted((p for p in measured if p["pareto"]), key=lambda p: p["cold_compile_s"]),
+        *sorted((p for p in measured if p["pareto"]), key=lambda p: p["cold_compile_s"] or 0.0),
         *sorted(measured, key=lambda p: p["median_ms"])[:fastest],
     ]
     return list({id(p): p for p in ranked}.values())
@@ -153,7 +210,7 @@ def shape_strategies(records: Sequence[TrialRecord]) -> list[dict[str, Any]]:
     return rows
 
 
-def strategy_bars(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def strategy_bars(rows: list[dict[str, Any]]) -> list[StrategyBar]:
     """The latency figures (``*_ms``) of `shape_strategies` rows, one bar per strategy x
     figure: strategy, figure, ms."""
     return [{"strategy": row["strategy"], "figure": key, "ms": value}
@@ -165,7 +222,7 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def kernel_counts(best: TrialRecord) -> list[dict[str, Any]]:
+def kernel_counts(best: TrialRecord) -> list[KernelCount]:
     """Kernels and launches per call of one trial and of its fp32 eager reference: run, what,
     count (unknown counts left out)."""
     rows = [
@@ -174,18 +231,20 @@ def kernel_counts(best: TrialRecord) -> list[dict[str, Any]]:
         ("recommended", "kernels per call", best["kernels_per_call"]),
         ("recommended", "launches per call", best["launches_per_call"]),
     ]
-    return [{"run": run, "what": what, "count": count} for run, what, count in rows
-            if _finite(count)]  # fmt: skip
+    return [{"run": run, "what": what, "count": float(count)} for run, what, count in rows
+            if count is not None and _finite(count)]  # fmt: skip
 
 
 def shape_latencies(
     records: Sequence[TrialRecord], uuids: dict[str, str]
-) -> list[dict[str, Any]]:
+) -> list[ShapeLatency]:
     """Per traffic shape, the median of the trials named in ``uuids`` (trial uuid -> name)."""
-    rows = []
+    rows: list[ShapeLatency] = []
     for r in records:
         name = uuids.get(r.get("trial_uuid") or "")
-        for shape in (r.get("shapes") or []) if name else []:
+        if not name:
+            continue
+        for shape in r.get("shapes") or []:
             rows.append({
                 "run": name, "shape": shape.get("shape"), "weight": shape.get("weight"),
                 "p50_ms": shape.get("median_ms"), "p99_ms": shape.get("p99_ms"),

@@ -106,7 +106,7 @@ def build(rec: Recommendation, records: Sequence[TrialRecord],
     }
 
 
-def _several_shapes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _several_shapes(rows: list[charts.ShapeLatency]) -> list[charts.ShapeLatency]:
     """The per-shape rows of the runs measured on more than one shape."""
     runs = [row["run"] for row in rows]
     return [row for row in rows if runs.count(row["run"]) > 1]
@@ -466,7 +466,13 @@ def _tick_text(value: float) -> str:
     return f"{value:.12f}".rstrip("0").rstrip(".") or "0"
 
 
-def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 340) -> str:
+def _cold(p: charts.LatencyPoint) -> float:
+    """A plotted point's cold compile (the points plotted have one)."""
+    return float(p["cold_compile_s"] or 0.0)
+
+
+def scatter_svg(points: Sequence[charts.LatencyPoint], width: int = 540,
+                height: int = 340) -> str:
     """Median (ms) against cold compile (s): one dot per config coloured by mode (its name,
     median and cold compile in its tooltip), the Pareto front dashed, the recommended config
     ringed. Names are written for `charts.labelled` points (the pick, the front, the fastest)
@@ -487,7 +493,7 @@ def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 34
         lx += w + 14
     left, right, top, bottom = 58, 16, int(ly) + 16, 42
     height += top - 30
-    xt = nice_ticks(0.0, max(p["cold_compile_s"] for p in shown))
+    xt = nice_ticks(0.0, max(_cold(p) for p in shown))
     yt = nice_ticks(0.0, max(p["median_ms"] for p in shown))
 
     def x(v: float) -> float:
@@ -500,14 +506,14 @@ def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 34
            f"viewBox='0 0 {width} {height}' role='img'>", *legend]
     out += _axes(xt, yt, x, y, width, height, left, right, top, bottom,
                  "cold compile (s)", "median latency (ms)")
-    front = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cold_compile_s"])
+    front = sorted((p for p in shown if p["pareto"]), key=_cold)
     if len(front) > 1:
-        path = " ".join(f"{x(p['cold_compile_s']):.1f},{y(p['median_ms']):.1f}" for p in front)
+        path = " ".join(f"{x(_cold(p)):.1f},{y(p['median_ms']):.1f}" for p in front)
         out.append(f"<polyline points='{path}' fill='none' stroke='#888' "
                    "stroke-dasharray='5 4'/>")
     dots: list[Box] = []
     for p in shown:
-        cx, cy = x(p["cold_compile_s"]), y(p["median_ms"])
+        cx, cy = x(_cold(p)), y(p["median_ms"])
         colour = MODE_COLOURS.get(str(p["mode"]), "#444")
         out.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='5' fill='{colour}'>"
                    f"<title>{e(p['config'])}: {e(units.duration_ms(p['median_ms']))}, "
@@ -517,7 +523,7 @@ def scatter_svg(points: list[dict[str, Any]], width: int = 540, height: int = 34
         if p["recommended"]:
             out.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='10' fill='none' "
                        "stroke='#111' stroke-width='2'/>")
-    wanted = [(x(p["cold_compile_s"]), y(p["median_ms"]), str(p["config"]))
+    wanted = [(x(_cold(p)), y(p["median_ms"]), str(p["config"]))
               for p in charts.labelled(shown)]
     frame = (float(left + 2), float(top), float(width - 2), float(height - bottom))
     for tx, ty, anchor, text in place_labels(wanted, frame, taken=[*legend_boxes, *dots]):
