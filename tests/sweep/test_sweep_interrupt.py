@@ -169,9 +169,15 @@ def test_a_trial_still_running_at_the_end_of_the_trials_share_leaves_the_pairing
     assert out["left_out"] == [], done.stderr  # the paired re-measurement ran
     rec = out["recommendation"]
     said = (rec["decision"], rec["sentence"], rec.get("note"), done.stderr)
+    paired = rec["confirmation"]  # the pairing ran in the time the trials' share left it
+    assert paired is not None and paired["used"], said
+    assert sorted(paired["configs"]) == ["bf16 + eager", "fp32 + eager"], said
     best = rec["best"]
-    assert best is not None and best["label"] == "bf16 + eager", said
-    assert best["confirmed"], said  # its figure is the paired one
+    if best is None:  # a host loaded enough to make the paired ratio's interval too wide for
+        # any pick (CI once gave 3.6-400 ms) is answered "undecided: noise", never a guess
+        assert rec["decision"] == "undecided: noise", said
+    else:
+        assert best["label"] == "bf16 + eager" and best["confirmed"], said  # the paired figure
     assert sorted((r["config"]["dtype"], r["status"]) for r in out["trials"]) == [
         ("bf16", "ok"), ("fp16", "stopped"), ("fp32", "ok")]  # fp16: kept as stopped
 

@@ -20,8 +20,9 @@ SLOW_COMPILE = {"reranker", "embedder", "guardrail", "vision_encoder", "local_lm
 # blocks, the decoder's 6 layers): one or two blocks compile every op the full depth does, and
 # for the convolutional classifier's 16 bottlenecks (3, 4, 6, 3 a stage: one a stage compiles
 # every shape of kernel the four stages have; without torchvision, which builds its own). The
-# full models are compiled by the sweeps that measure them (bench/, the GPU runs). (The BERT
-# workloads keep their 6 layers: with the MiniLM weights installed, their checkpoint fixes it.)
+# full models are compiled by the sweeps that measure them (bench/, the GPU runs). The BERT
+# workloads' six layers are one layer too, unless the MiniLM weights are installed (their
+# checkpoint fixes the depth): 15-21 s of a 2-core CPU each at six layers.
 # name -> (module globals to set, keys of its CONFIG dict to set, the shape; None: smallest)
 SMALLER: dict[str, tuple[dict[str, object], dict[str, int], dict[str, int] | None]] = {
     "reward_train": ({}, {"num_hidden_layers": 1}, {"batch": 2, "seq": 64}),
@@ -29,6 +30,7 @@ SMALLER: dict[str, tuple[dict[str, object], dict[str, int], dict[str, int] | Non
     "local_lm": ({"LAYERS": 1}, {}, None),
     "convnet": ({"STAGES": ((64, 1, 1), (128, 1, 2), (256, 1, 2), (512, 1, 2))}, {}, None),
 }
+BERT = ("reranker", "embedder", "guardrail")  # one layer while no checkpoint is installed
 
 
 @pytest.mark.parametrize(
@@ -37,6 +39,8 @@ SMALLER: dict[str, tuple[dict[str, object], dict[str, int], dict[str, int] | Non
 def test_compiled_passes_its_quality_check(harness, monkeypatch, name):
     wl = harness.load(name)
     constants, config, shape = SMALLER.get(name, ({}, {}, None))
+    if name in BERT and wl.build.__globals__["_package_dir"]() is None:
+        config = {"num_hidden_layers": 1}
     for key, value in constants.items():
         assert key in wl.build.__globals__, key  # a renamed constant fails here, not silently
         monkeypatch.setitem(wl.build.__globals__, key, value)
