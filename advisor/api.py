@@ -29,6 +29,7 @@ from advisor.arguments import python_arguments
 from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
+from advisor.search.request import SweepSettings
 from advisor.traffic import HOLDOUT
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from advisor.dimensions import Value
     from advisor.recommendation import Constraints, Recommendation
     from advisor.records import Fingerprint, TrialRecord
+    from advisor.search.space import Space
     from advisor.search.sweep import SweepOutcome
     from advisor.workload import DescribedWorkload, WorkloadFacts
 
@@ -59,8 +61,8 @@ class SweepPlan:
 
     file: Path
     loaded: DescribedWorkload
-    space: Any  # advisor.search.space.Space
-    settings: Any  # advisor.search.sweep.SweepSettings
+    space: Space
+    settings: SweepSettings
     note: str | None  # said once the whole request is known to be good
     resume_id: int | None
 
@@ -92,7 +94,6 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
     from advisor.search.launcher import Probe, describe
     from advisor.search.space import build_space, parse_budget
     from advisor.search.study import SAMPLERS
-    from advisor.search.sweep import SweepSettings
 
     r = request
     probe = None
@@ -265,7 +266,8 @@ def replay_options(file: Path, wl: WorkloadFacts, strategies: list[str], traffic
     return (traffic or Traffic.from_pairs(wl.traffic)).to_spec()
 
 
-def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, Any, int]:
+def resumed(db: str | None, workload: str, given: dict[str, tuple[SweepSettings, Space]]
+            ) -> tuple[SweepSettings, Space, int]:
     """`--resume`: the settings and space the sweep to resume was started with, and its id;
     a flag that contradicts them, or nothing to resume, fails before anything is written.
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
@@ -274,7 +276,6 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
     from advisor.lifetime import alive_here
     from advisor.search.resume import contradiction, resumable, stored_plan
     from advisor.search.spill import ended
-    from advisor.search.sweep import SweepSettings
 
     found = None
     if database_revision(db).current is not None:
@@ -294,7 +295,7 @@ def resumed(db: str | None, workload: str, given: dict[str, Any]) -> tuple[Any, 
             f"sweep {found['id']} of {workload} is running ({why}): another process is "
             f"measuring it; resume it once that stops, or once it is reported dead "
             f"(no heartbeat for {sweep_dead_after_s():.0f} s)")
-    settings, space = stored_plan(found, SweepSettings)
+    settings, space = stored_plan(found)
     refused = contradiction(found["id"], given, settings, space)
     if refused:
         raise ConfigError(refused)

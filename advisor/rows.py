@@ -80,7 +80,7 @@ class SweepRow(TypedDict):
     env_hash: str
     fingerprint_hash: str | None
     host: str | None  # the host that started it
-    # `advisor.search.sweep.SweepSettings.to_dict()` with ``space`` (every config of its space)
+    # `advisor.search.request.SweepSettings.to_dict()` with ``space`` (every config of its space)
     # and ``flags`` (its command line); None for a sweep imported without them
     settings: dict[str, Any] | None
     status: SweepStatus  # as stored, or ``dead`` (see stored_status)

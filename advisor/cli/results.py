@@ -23,6 +23,7 @@ from advisor.cli.common import (
 )
 from advisor.devices import DeviceNames
 from advisor.errors import AdvisorError, ConfigError, TrialFailed
+from advisor.search.request import SweepSettings
 
 if TYPE_CHECKING:  # the types alone: `advisor --help` imports neither the rows nor the records
     from advisor.db.store import ResultStore
@@ -153,7 +154,8 @@ def show(
         store = _store(db)
         found = store.get_sweep(sweep_id)
         if fmt == "toml":
-            flags = (found["settings"] or {}).get("flags")
+            stored = found["settings"]
+            flags = SweepSettings.from_dict(stored).flags if stored else None
             if not flags:
                 raise ConfigError(f"sweep {sweep_id} has no stored flags (it was started by an "
                                   "advisor that did not keep them, or not from the command "

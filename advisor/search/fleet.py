@@ -43,6 +43,7 @@ from advisor.search.feed import (
 from advisor.search.heartbeat import trial_heartbeat
 from advisor.search.launcher import Launcher, describe
 from advisor.search.plan import sampler_reason
+from advisor.search.request import SweepSettings
 from advisor.search.resume import study_of
 from advisor.search.space import Space
 from advisor.search.study import (
@@ -90,18 +91,18 @@ def has_work(store: ResultStore, sweep: SweepRow) -> bool:
 
 
 def space_of(sweep: SweepRow) -> Space:
-    configs = settings_of(sweep).get("space")
+    configs = (sweep["settings"] or {}).get("space")
     if not configs:
         raise ConfigError(f"sweep {sweep['id']} was not created for workers (no stored space)")
     return Space(tuple(CompileConfig.from_dict(c) for c in configs))
 
 
-def settings_of(sweep: SweepRow) -> dict[str, Any]:
+def settings_of(sweep: SweepRow) -> SweepSettings:
     """What a sweep was started with (`SweepRow.settings`); ConfigError for a sweep that stored
     none (imported from another database): no worker can join it."""
     if sweep["settings"] is None:
         raise ConfigError(f"sweep {sweep['id']} was not created for workers (no stored settings)")
-    return sweep["settings"]
+    return SweepSettings.from_dict(sweep["settings"])
 
 
 def queue_order(space: Space) -> list[CompileConfig]:
@@ -156,7 +157,7 @@ class Worker:
         self.sweep = store.get_sweep(sweep_id)
         self.device = device
         self.settings = settings = settings_of(self.sweep)
-        self.launcher = launcher or Launcher(timeout_s=settings.get("timeout_s", 900.0),
+        self.launcher = launcher or Launcher(timeout_s=settings.timeout_s,
                                              cache_root=env_settings.keep_caches())
         self.observer = observer or QuietObserver()
         self.space = space_of(self.sweep)
@@ -211,7 +212,7 @@ class Worker:
         device_lock.leave_reserved_cores()  # its trials, and their compile workers, too
         path, fingerprint = self.check()
         sweep_id = self.sweep["id"]
-        sampler = self.settings.get("sampler", "tpe")
+        sampler = self.settings.sampler
         study = open_study(self.store.url, study_of(self.sweep), seed=None,
                            heartbeat=True, sampler=sampler)
         while not self.stop.is_set():
@@ -337,7 +338,7 @@ class Worker:
         self.observer.trial_started(config)
         taken = time.time()
         settings = self.settings
-        shapes = trial_shapes(settings.get("shape"), settings.get("traffic"))
+        shapes = trial_shapes(settings.shape, settings.traffic)
         # a budgeted sweep's trials end with the trials' share of its budget (the study's
         # deadline): each stops itself before it, kept as "stopped" (advisor.child.replay)
         deadline = study.user_attrs.get(DEADLINE_ATTR)
@@ -345,17 +346,17 @@ class Worker:
         with trial_heartbeat(study._storage, trial._trial_id):
             record = self.launcher.run(
                 path, config, self.device, shapes,
-                measure_warm=bool(settings.get("measure_warm", True) and settings.get("warm_all")),
-                policy=settings.get("policy"),
+                measure_warm=settings.measure_warm and settings.warm_all,
+                policy=settings.policy,
                 on_phase=self.observer.phase,
                 screen_above_ms=screen_above_ms(self.store, sweep_id, config,
-                                                settings.get("screen")),
+                                                settings.screen),
                 # others finish meanwhile: the bar as it stands (looked up at the start, then
                 # every few seconds), reread by the child
                 prune_refresh=(lambda: prune_bar(self.store, sweep_id, config, settings))
-                if settings.get("traffic") else None,
+                if settings.traffic else None,
                 on_progress=self._progress(study, trial), time_budget_s=left, time_limit_s=left,
-                calls_per_process=settings.get("calls_per_process"),
+                calls_per_process=settings.calls_per_process,
             )
         if self.stop.is_set():
             trial.set_user_attr("interrupted", True)
@@ -368,7 +369,7 @@ class Worker:
             record["phases_s"] = {"queue": round(max(0.0, taken - queued), 3),
                                   **record.get("phases_s", {})}
         best = record_outcome(self.store, study, trial, record, config, sweep_id,
-                              self.settings.get("calls_per_process"))
+                              self.settings.calls_per_process)
         self.observer.trial_finished(record, best)
 
     def _finish_if_done(self, study: optuna.Study) -> None:

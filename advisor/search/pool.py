@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
     from advisor.db.store import ResultStore
     from advisor.records import TrialRecord
+    from advisor.search.request import SweepSettings
     from advisor.search.space import Space
-    from advisor.search.sweep import Observer, SweepOutcome, SweepSettings
+    from advisor.search.sweep import Observer, SweepOutcome
     from advisor.workload import DescribedWorkload
 
 Notice = Callable[[str], None]

@@ -1,5 +1,7 @@
 """What a sweep is asked to do: `SweepRequest`, the one declaration of the `advisor sweep` flags.
-Light: the standard library and `advisor.dimensions` only (`advisor sweep --help` imports it).
+Light: the standard library, `advisor.dimensions` and `advisor.errors` only (`advisor sweep
+--help` imports it). `SweepSettings`, what the request resolves to and a sweep's row keeps, is
+here too.
 
 Each flag is a field of `SweepRequest` declared with `flag`: its default, its option (long name;
 ``--x/--no-x`` for a bool with its negation), its help, and how a resumed sweep's stored
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME
+from advisor.errors import ConfigError
 
 if TYPE_CHECKING:
     from advisor.search.space import Space
@@ -38,7 +41,70 @@ HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
 DEFAULT_TIMEOUT_S = 900.0  # advisor.search.launcher.DEFAULT_TIMEOUT_S
 DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS
 
-Resume = Callable[[Any, "Space"], Any]
+# A config whose first short measurement is above this multiple of the best median so far is
+# clearly dominated: its full sampling is skipped (`SweepSettings.screen`, `--screen`).
+SCREEN_FACTOR = 1.5
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What a sweep was asked to do, resolved (`advisor.api.plan_sweeps` makes it from a
+    `SweepRequest`) and stored with the sweep (`to_dict`; read back with `from_dict`). Where a
+    field's name is not its flag's, the flag's value was resolved into it: ``--trials`` ->
+    ``n_trials``, ``--budget 20m`` -> ``budget_s`` (seconds), ``--warm``/``--warm-all`` ->
+    ``measure_warm``, ``--timeout`` -> ``timeout_s``, ``--shape``/``--traffic`` -> the shape
+    or replay measured; each flag's ``resume`` reads its field back, typed (`Resume`)."""
+
+    device: str
+    n_trials: int | None = None
+    budget_s: float | None = None
+    timeout_s: float = 900.0
+    measure_warm: bool = True  # the recommended config's warm start, after the trials
+    warm_all: bool = False  # every compiled config's, one more process per trial
+    seed: int = 0
+    shape: dict[str, int] | None = None
+    policy: dict[str, Any] | None = None
+    # advisor.traffic.Traffic.to_spec(): when set, every trial replays a trace of this traffic
+    traffic: list[dict[str, Any]] | None = None
+    # a config whose short first measurement is above screen x the best median so far is
+    # clearly dominated: its full sampling is skipped (None: every config measured in full)
+    screen: float | None = SCREEN_FACTOR
+    # when configs tie with the leader or come near it, re-measure them interleaved in one
+    # process before the recommendation (advisor.search.confirm): separate processes minutes apart
+    # cannot order them
+    confirm_leaders: bool = True
+    # the Optuna sampler (advisor.search.study.SAMPLERS) and whether a budgeted sweep queues the
+    # fleet's
+    # and the priors' picks first (advisor.search.plan)
+    sampler: str = "tpe"
+    priors: bool = True
+    # a replay under varying traffic is judged by its cost per request over a process serving
+    # this many requests (None: advisor.serving.DEFAULT_CALLS_PER_PROCESS)
+    calls_per_process: int | None = None
+    # the command line's flags, resolved (a --config file merged in, flags given win): the keys
+    # of a sweep.toml that reruns this sweep (`advisor sweep --config`)
+    flags: dict[str, Any] | None = None
+
+    @property
+    def budgeted(self) -> bool:
+        return self.n_trials is not None or self.budget_s is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> SweepSettings:
+        """The settings a sweep row keeps (`to_dict`, with its ``space`` beside them): the keys
+        of this class's fields, others (``space``, a key an older version wrote) left out."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if "device" not in stored:
+            raise ConfigError("the sweep's stored settings name no device (written by hand, or "
+                              "imported damaged): start a new sweep")
+        return cls(**{k: v for k, v in stored.items() if k in names})
+
+
+# How a resumed sweep's stored (settings, space) reads a flag back, for the contradiction check
+Resume = Callable[[SweepSettings, "Space"], object]
 
 
 class _FieldDefault:

@@ -12,13 +12,12 @@ and how each is read back, is declared with the flag (`advisor.search.request.Sw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields
 from typing import Any
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
 from advisor.rows import SweepRow
-from advisor.search.request import Resume, resume_checks
+from advisor.search.request import Resume, SweepSettings, resume_checks
 from advisor.search.space import Space
 
 RESUMABLE = ("interrupted", "stopped", "running", "dead")
@@ -45,21 +44,20 @@ def study_of(sweep: SweepRow) -> str:
     return sweep["study_name"]
 
 
-def stored_plan(sweep: SweepRow, settings_type: type) -> tuple[Any, Space]:
-    """The settings (an instance of ``settings_type``, a dataclass) and the space a sweep was
-    started with; ConfigError when the sweep row does not hold them."""
+def stored_plan(sweep: SweepRow) -> tuple[SweepSettings, Space]:
+    """The settings and the space a sweep was started with; ConfigError when the sweep row does
+    not hold them."""
     stored = sweep.get("settings") or {}
     configs = stored.get("space")
     if not isinstance(configs, list) or not configs:
         raise ConfigError(f"sweep {sweep['id']} has no stored space to resume; start a new "
                           "sweep without --resume")
-    names = {f.name for f in fields(settings_type)}
-    settings = settings_type(**{k: v for k, v in stored.items() if k in names})
-    return settings, Space(tuple(CompileConfig.from_dict(c) for c in configs))
+    return (SweepSettings.from_dict(stored),
+            Space(tuple(CompileConfig.from_dict(c) for c in configs)))
 
 
-def contradiction(sweep_id: int, given: dict[str, tuple[Any, Space]], stored: Any,
-                  space: Space) -> str | None:
+def contradiction(sweep_id: int, given: dict[str, tuple[SweepSettings, Space]],
+                  stored: SweepSettings, space: Space) -> str | None:
     """The first flag in ``given`` (flag -> the (settings, space) the flags would make) whose
     value differs from the resumed sweep's; None when every given flag agrees."""
     for flag, (settings, new_space) in given.items():

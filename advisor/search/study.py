@@ -23,6 +23,7 @@ from advisor import dimensions
 from advisor import settings as env_settings
 from advisor.errors import ConfigError
 from advisor.recommendation import deciding_ms
+from advisor.search.request import SweepSettings
 
 if TYPE_CHECKING:
     import optuna
@@ -79,22 +80,27 @@ STUDY_ATTRS = ("workload", "workload_path", "source_sha256", "device_id", "devic
                "policy", "advisor_sweep_id")
 
 
-def metric_name(settings: dict[str, Any] | None) -> str:
+def stored_settings(sweep: SweepRow) -> SweepSettings | None:
+    """The settings a sweep row keeps (None: a sweep imported without them)."""
+    return SweepSettings.from_dict(sweep["settings"]) if sweep["settings"] else None
+
+
+def metric_name(settings: SweepSettings | None) -> str:
     """The name of the value a sweep tells its study (`advisor.recommendation.deciding_ms`):
     the steady-state ``median_ms``, or under a traffic replay the expected ``ms_per_request``
     over a serving process's life."""
-    return "ms_per_request" if (settings or {}).get("traffic") else "median_ms"
+    return "ms_per_request" if settings is not None and settings.traffic else "median_ms"
 
 
 def study_attrs(sweep: SweepRow, device_id: str) -> dict[str, Any]:
     """The study's user attributes for optuna-dashboard: the workload (name, path, source
     sha256), the device (its short id and model), torch, the policy and the sweep's id."""
     fp = sweep["fingerprint"] or {}
-    settings = sweep["settings"] or {}
+    settings = stored_settings(sweep)
     # a sweep's answer is the latency policy's (`advisor.recommendation.answers.answer`): on
     # the steady-state median, or under a traffic replay the cost per request over a process
-    policy = "latency" if not settings.get("traffic") else (
-        f"latency over a process of {settings.get('calls_per_process') or 10_000:,} calls")
+    policy = "latency" if settings is None or not settings.traffic else (
+        f"latency over a process of {settings.calls_per_process or 10_000:,} calls")
     return {
         "workload": sweep["workload"]["name"], "workload_path": sweep["workload"].get("path"),
         "source_sha256": sweep["workload"].get("source_sha256"), "device_id": device_id,
@@ -108,7 +114,7 @@ def study_attrs(sweep: SweepRow, device_id: str) -> dict[str, Any]:
 def describe(study: optuna.Study, sweep: SweepRow, device_id: str) -> None:
     """Name the study's objective (`metric_name`) and set its user attributes (`study_attrs`),
     each only where it differs (workers open the same study)."""
-    name = metric_name(sweep["settings"])
+    name = metric_name(stored_settings(sweep))
     if study.metric_names != [name]:
         study.set_metric_names([name])
     current = study.user_attrs

@@ -23,8 +23,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from advisor import sizing
@@ -38,6 +37,7 @@ from advisor.search.heartbeat import sweep_heartbeat
 from advisor.search.launcher import Launcher, Probe
 from advisor.search.neighbours import fleet_picks
 from advisor.search.plan import Plan, sampler_reason
+from advisor.search.request import SweepSettings
 from advisor.search.resume import RESUMABLE, study_of
 from advisor.search.space import Space
 from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
@@ -64,7 +64,6 @@ MAX_ASKS_PER_TRIAL = 50  # TPE proposals of measured or out-of-space configs bef
 # for $ADVISOR_HEARTBEAT_GRACE_S is stale and queued again. The parent of a running sweep
 # refreshes the sweep row's heartbeat every $ADVISOR_SWEEP_HEARTBEAT_S; readers report a running
 # sweep without one for $ADVISOR_SWEEP_DEAD_AFTER_S as dead (advisor.settings).
-SCREEN_FACTOR = 1.5
 # A replay is stopped (status "pruned") once its process-life cost is proven above (1 + this) x
 # the best finished trial's so far (`prune_bar`): a slack for the noise between two processes'
 # start-ups and new-shape compiles (docs/shapes.md, "Replays pruned honestly").
@@ -77,48 +76,6 @@ AFTER_TRIALS_SHARE = 0.2
 # stopped at its end: advisor.sizing.BASELINE_SHARE), so that the trials after it keep most of the
 # budget whatever the baseline costs on this host; every speedup is against it.
 BASELINE_SHARE = sizing.BASELINE_SHARE
-
-
-@dataclass(frozen=True)
-class SweepSettings:
-    """What a sweep was asked to do (stored with the sweep)."""
-
-    device: str
-    n_trials: int | None = None
-    budget_s: float | None = None
-    timeout_s: float = 900.0
-    measure_warm: bool = True  # the recommended config's warm start, after the trials
-    warm_all: bool = False  # every compiled config's, one more process per trial
-    seed: int = 0
-    shape: dict[str, int] | None = None
-    policy: dict[str, Any] | None = None
-    # advisor.traffic.Traffic.to_spec(): when set, every trial replays a trace of this traffic
-    traffic: list[dict[str, Any]] | None = None
-    # a config whose short first measurement is above screen x the best median so far is
-    # clearly dominated: its full sampling is skipped (None: every config measured in full)
-    screen: float | None = SCREEN_FACTOR
-    # when configs tie with the leader or come near it, re-measure them interleaved in one
-    # process before the recommendation (advisor.search.confirm): separate processes minutes apart
-    # cannot order them
-    confirm_leaders: bool = True
-    # the Optuna sampler (advisor.search.study.SAMPLERS) and whether a budgeted sweep queues the
-    # fleet's
-    # and the priors' picks first (advisor.search.plan)
-    sampler: str = "tpe"
-    priors: bool = True
-    # a replay under varying traffic is judged by its cost per request over a process serving
-    # this many requests (None: advisor.serving.DEFAULT_CALLS_PER_PROCESS)
-    calls_per_process: int | None = None
-    # the command line's flags, resolved (a --config file merged in, flags given win): the keys
-    # of a sweep.toml that reruns this sweep (`advisor sweep --config`)
-    flags: dict[str, Any] | None = None
-
-    @property
-    def budgeted(self) -> bool:
-        return self.n_trials is not None or self.budget_s is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Observer(Protocol):
@@ -606,16 +563,15 @@ def contended(record: TrialRecord) -> bool:
 
 
 def prune_bar(store: ResultStore, sweep_id: int, config: CompileConfig,
-              settings: SweepSettings | Mapping[str, Any]) -> PruneBar | None:
+              settings: SweepSettings) -> PruneBar | None:
     """The bar a replay trial is stopped at (advisor.child.replay): `PRUNE_MARGIN` above the
     best process-life cost among the sweep's finished trials (status ok, passed, their replay
     priced as a serving process of `calls_per_process` requests: `deciding_ms`). None: the
     sweep replays no traffic, no such trial finished yet, or the eager fp32 baseline (always
-    measured in full: every speedup is against it). `settings`: the sweep's, or as stored."""
-    get = settings.get if isinstance(settings, Mapping) else partial(getattr, settings)
-    if not get("traffic") or config == EAGER_FP32:
+    measured in full: every speedup is against it)."""
+    if not settings.traffic or config == EAGER_FP32:
         return None
-    calls = get("calls_per_process") or DEFAULT_CALLS_PER_PROCESS
+    calls = settings.calls_per_process or DEFAULT_CALLS_PER_PROCESS
     best = [deciding_ms(r, calls) for r in store.trials(sweep_id=sweep_id)
             if r["status"] == "ok" and r.get("passed") and decides(r.get("replay"))
             and not contended(r)]

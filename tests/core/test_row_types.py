@@ -1,6 +1,7 @@
-"""The store's row types (`advisor.rows`) are checked from the builder to the screen: renaming one
-field of a row type in a scratch copy of the package fails ``mypy --strict`` at the store's
-builder and at every reader in advisor/ and dashboard/ that indexes the row.
+"""The store's row types (`advisor.rows`), a sweep's settings (`SweepSettings`) and the charts'
+rows (`advisor.presentation.charts`) are checked from the builder to the screen: renaming one
+field in a scratch copy of the package fails ``mypy --strict`` at its builder and at every
+reader in advisor/ and dashboard/ that reads it.
 
 What each rename gives (errors, files), as measured when the types landed:
 
@@ -19,6 +20,11 @@ DeviceRow           n_trials          2       db/queries.py (no reader outside t
 DeviceComparison..  best_median_ms    2       db/queries.py (the dashboard reads it as a frame)
 BestRow             eager_median_ms   2       db/queries.py (no reader outside the tests)
 NearBestRow         failure_reason    2       db/queries.py (no reader outside the tests)
+SweepSettings       n_trials          5       search/request.py (its flag's resume check),
+                                              search/sweep.py, api.py
+SweepSettings       measure_warm      5       search/request.py, search/sweep.py, api.py,
+                                              search/fleet.py
+LatencyPoint        median_ms         9       presentation/charts.py, presentation/report.py
 ==================  ================  ======  ==================================================
 
 The test asserts the files (a new reader elsewhere is welcome: the set only has to be covered).
@@ -41,23 +47,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# (type, field) -> the files (under the scratch copy's root) mypy must fail in
-RENAMES: dict[tuple[str, str], set[str]] = {
-    ("SweepRow", "fingerprint_hash"): {
+ROWS, SETTINGS, CHARTS = ("advisor/rows.py", "advisor/search/request.py",
+                          "advisor/presentation/charts.py")
+# (file, type, field) -> the files (under the scratch copy's root) mypy must fail in
+RENAMES: dict[tuple[str, str, str], set[str]] = {
+    (ROWS, "SweepRow", "fingerprint_hash"): {
         "advisor/db/queries.py", "advisor/recommendation/answers.py", "advisor/api.py",
         "advisor/devices.py", "advisor/search/study.py", "advisor/search/fleet.py",
         "advisor/cli/diff.py", "advisor/cli/results.py"},
-    ("FingerprintRow", "fingerprint_hash"): {
+    (ROWS, "FingerprintRow", "fingerprint_hash"): {
         "advisor/db/queries.py", "advisor/api.py", "advisor/search/neighbours.py",
         "advisor/recommendation/staleness.py", "advisor/cli/report.py"},
-    ("ArtifactRow", "fingerprint_hash"): {
+    (ROWS, "ArtifactRow", "fingerprint_hash"): {
         "advisor/db/queries.py", "advisor/api.py", "advisor/runtime.py"},
-    ("MeasuredShapeRow", "shape"): {"advisor/db/queries.py", "dashboard/data.py"},
-    ("GroupSummaryRow", "first_started_at"): {"advisor/db/queries.py"},
-    ("DeviceRow", "n_trials"): {"advisor/db/queries.py"},
-    ("DeviceComparisonRow", "best_median_ms"): {"advisor/db/queries.py"},
-    ("BestRow", "eager_median_ms"): {"advisor/db/queries.py"},
-    ("NearBestRow", "failure_reason"): {"advisor/db/queries.py"},
+    (ROWS, "MeasuredShapeRow", "shape"): {"advisor/db/queries.py", "dashboard/data.py"},
+    (ROWS, "GroupSummaryRow", "first_started_at"): {"advisor/db/queries.py"},
+    (ROWS, "DeviceRow", "n_trials"): {"advisor/db/queries.py"},
+    (ROWS, "DeviceComparisonRow", "best_median_ms"): {"advisor/db/queries.py"},
+    (ROWS, "BestRow", "eager_median_ms"): {"advisor/db/queries.py"},
+    (ROWS, "NearBestRow", "failure_reason"): {"advisor/db/queries.py"},
+    (SETTINGS, "SweepSettings", "n_trials"): {
+        "advisor/search/request.py", "advisor/search/sweep.py", "advisor/api.py"},
+    (SETTINGS, "SweepSettings", "measure_warm"): {
+        "advisor/search/request.py", "advisor/search/sweep.py", "advisor/api.py",
+        "advisor/search/fleet.py"},
+    (CHARTS, "LatencyPoint", "median_ms"): {
+        "advisor/presentation/charts.py", "advisor/presentation/report.py"},
 }  # fmt: skip
 ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):(?P<line>\d+): error: (?P<message>.*)$", re.MULTILINE)
 
@@ -87,8 +102,10 @@ def _mypy(root: Path) -> list[tuple[str, str, str]]:
 
 
 def _renamed(source: str, kind: str, field: str) -> str:
-    """``source`` (advisor/rows.py) with ``field`` of the TypedDict ``kind`` renamed."""
-    start = source.index(f"\nclass {kind}(")
+    """``source`` with ``field`` of the class ``kind`` (a TypedDict, a dataclass) renamed."""
+    found = re.search(rf"\nclass {kind}[(:]", source)
+    assert found, f"no class {kind}"
+    start = found.start()
     end = source.find("\nclass ", start + 1)
     end = len(source) if end < 0 else end
     body, count = re.subn(rf"^    {field}:", f"    {field}_renamed:", source[start:end],
@@ -99,29 +116,32 @@ def _renamed(source: str, kind: str, field: str) -> str:
 
 @pytest.mark.slow
 def test_renaming_a_row_field_fails_mypy_at_its_builder_and_readers(tmp_path: Path) -> None:
-    """All nine renames in one copy and one mypy run (ten runs took about 70 s of a 2-core CPU):
-    an error is the rename's whose row type it names (mypy names the TypedDict in 'has no key',
-    'Missing key', 'Extra key'). A reader that meets a rename only through ``.get`` names no
-    type ('object' where a str is expected): a rename that needs such a file to cover its
-    readers is run again alone, so each file is still shown failing for its own rename."""
+    """Every rename in one copy and one mypy run (a run each took about 70 s of a 2-core CPU):
+    an error is the rename's whose type and field it names (mypy names both in 'has no key',
+    'Missing key', 'Extra key', 'has no attribute', 'Unexpected keyword argument'). A reader
+    that meets a rename only through ``.get`` or a protocol names neither ('object' where a
+    str is expected): a rename that needs such a file to cover its readers is run again alone,
+    so that each file is still shown failing for its own rename."""
     root = _scratch(tmp_path)
-    rows = root / "advisor" / "rows.py"
-    original = rows.read_text()
+    originals = {path: (root / path).read_text() for path, _, _ in RENAMES}
     baseline = set(_mypy(root))  # errors the tree has anyway (work in progress elsewhere)
-    combined = original
-    for kind, field in RENAMES:
-        combined = _renamed(combined, kind, field)
-    rows.write_text(combined)
+    combined = dict(originals)
+    for path, kind, field in RENAMES:
+        combined[path] = _renamed(combined[path], kind, field)
+    for path, text in combined.items():
+        (root / path).write_text(text)
     errors = [e for e in _mypy(root) if e not in baseline]
     found: dict[tuple[str, str], dict[str, int]] = {}
-    for (kind, field), readers in RENAMES.items():
-        files = [f for f, _, message in errors if f'"{kind}"' in message]
+    for (path, kind, field), readers in RENAMES.items():
+        files = [f for f, _, message in errors
+                 if f'"{kind}"' in message and f'"{field}' in message]
         if not readers <= set(files):  # alone: every new error is this rename's
-            rows.write_text(_renamed(original, kind, field))
+            for other, text in originals.items():
+                (root / other).write_text(text)
+            (root / path).write_text(_renamed(originals[path], kind, field))
             files = [e[0] for e in _mypy(root) if e not in baseline]
         found[(kind, field)] = {f: files.count(f) for f in sorted(set(files))}
         assert readers <= set(files), f"{kind}.{field}: no error in {readers - set(files)}"
-    rows.write_text(original)
     print("\n".join(f"{k}.{f}: {sum(c.values())} errors {c}" for (k, f), c in found.items()))
 
 def test_the_device_and_stack_columns_are_the_fingerprints_fields() -> None:

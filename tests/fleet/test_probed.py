@@ -14,6 +14,7 @@ from advisor.db.store import ResultStore
 from advisor.errors import ConfigError, TrialFailed, WorkloadError
 from advisor.fingerprint import add_hashes, collect
 from advisor.search.fleet import Worker
+from advisor.search.request import SweepSettings
 from advisor.workload import workload_sha256
 
 FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
@@ -22,8 +23,8 @@ FOUR = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
 def _sweep(store: ResultStore, fingerprint: dict, path: Path = FOUR,
            sha256: str | None = None) -> int:
     workload = {"name": "four-dtypes", "path": str(path), "source_sha256": sha256, "info": {}}
-    return store.create_sweep(workload, fingerprint, {"space": [EAGER_FP32.to_dict()]},
-                              "probed-test", 1)
+    stored = {**SweepSettings(device="cpu").to_dict(), "space": [EAGER_FP32.to_dict()]}
+    return store.create_sweep(workload, fingerprint, stored, "probed-test", 1)
 
 
 def test_a_worker_takes_its_sweeps_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

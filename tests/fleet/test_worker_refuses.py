@@ -14,6 +14,7 @@ from advisor import fingerprint
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
 from advisor.search.fleet import has_work
+from advisor.search.request import SweepSettings
 from advisor.search.study import open_study
 
 WORKLOAD = {"name": "tiny", "path": "/srv/workloads/tiny.py", "source_sha256": "0" * 64,
@@ -23,7 +24,8 @@ WORKLOAD = {"name": "tiny", "path": "/srv/workloads/tiny.py", "source_sha256": "
 def _sweep(url: str, status: str, study: str = "tiny-1") -> int:
     with ResultStore.from_url(url) as store:
         sweep_id = store.create_sweep(WORKLOAD, fingerprint.collect("cpu"),
-                                      {"space": [EAGER_FP32.to_dict()], "timeout_s": 60.0},
+                                      {**SweepSettings(device="cpu", timeout_s=60.0).to_dict(),
+                                       "space": [EAGER_FP32.to_dict()]},
                                       study, 1)
         if status != "running":
             store.finish_sweep(sweep_id, status)

@@ -14,10 +14,10 @@ from reliability_support import advisor, one_line_error, sweep_support
 from advisor.cli.sweep import resume_hint
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
+from advisor.search.request import SweepSettings
 from advisor.search.resume import contradiction, resumable, stored_plan
 from advisor.search.space import build_space
 from advisor.search.study import open_study
-from advisor.search.sweep import SweepSettings
 
 WORKLOAD = sweep_support.FOUR_DTYPES  # eager-only, cheap
 
@@ -56,7 +56,7 @@ def _interrupted_sweep(url: str, make: SimpleNamespace, fingerprint: dict[str, A
 
 def test_the_stored_plan_and_contradicting_flags() -> None:
     stored = {**_settings().to_dict(), "space": [c.to_dict() for c in _space().configs]}
-    settings, space = stored_plan({"id": 3, "settings": stored}, SweepSettings)
+    settings, space = stored_plan({"id": 3, "settings": stored})
     assert settings == _settings() and space == _space()
     other = build_space(("fp32", "bf16"), "cpu", ["eager", "default"], ["fp32", "bf16"])
     message = contradiction(3, {"--modes": (settings, other)}, settings, space)

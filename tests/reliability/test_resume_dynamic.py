@@ -10,9 +10,9 @@ from types import SimpleNamespace
 from reliability_support import advisor, one_line_error, sweep_support
 
 from advisor.db import ResultStore
+from advisor.search.request import SweepSettings
 from advisor.search.resume import contradiction, stored_plan
 from advisor.search.space import build_space
-from advisor.search.sweep import SweepSettings
 
 WORKLOAD = sweep_support.FOUR_DTYPES
 DTYPES = ("fp32", "tf32", "bf16", "fp16")
@@ -39,7 +39,7 @@ def _interrupted_sweep(url: str, make: SimpleNamespace) -> int:
 def test_dynamic_is_read_back_from_the_stored_space() -> None:
     space = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"])
     stored = {**_settings().to_dict(), "space": [c.to_dict() for c in space.configs]}
-    settings, resumed = stored_plan({"id": 5, "settings": stored}, SweepSettings)
+    settings, resumed = stored_plan({"id": 5, "settings": stored})
     assert resumed.dynamic == ["auto"]
     same = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"], dynamic=["auto"])
     assert contradiction(5, {"--dynamic": (settings, same)}, settings, resumed) is None

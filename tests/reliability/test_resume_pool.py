@@ -16,9 +16,9 @@ from reliability_support import sweep_support
 
 from advisor.db import ResultStore
 from advisor.search.fleet import queue_order
+from advisor.search.request import SweepSettings
 from advisor.search.space import build_space
 from advisor.search.study import open_study
-from advisor.search.sweep import SweepSettings
 
 pytestmark = pytest.mark.slow
 POOLED = ("--device", "cpu", "--jobs", "2")

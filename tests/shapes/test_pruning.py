@@ -18,13 +18,9 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
 from advisor.recommendation import recommend
 from advisor.records import empty_record
+from advisor.search.request import SweepSettings
 from advisor.search.study import open_study, trial_state
-from advisor.search.sweep import (
-    PRUNE_MARGIN,
-    SweepSettings,
-    prune_bar,
-    record_outcome,
-)
+from advisor.search.sweep import PRUNE_MARGIN, prune_bar, record_outcome
 
 CALLS = 100
 TRAFFIC = [{"dims": {"batch": 2, "seq": 5}, "weight": 0.5},
@@ -100,9 +96,9 @@ def test_the_bar_is_the_margin_above_the_best_finished_process_life_cost(store: 
     assert bar == {"above_ms": pytest.approx((1 + PRUNE_MARGIN) * 1.1),
                    "calls_per_process": CALLS, "margin": PRUNE_MARGIN}
     assert PRUNE_MARGIN == 0.10
-    # the sweep's settings as stored (a fleet worker's) give the same bar
-    assert prune_bar(store, sweep_id, ROUGH, {"traffic": TRAFFIC, "calls_per_process": CALLS}
-                     ) == bar
+    # the sweep's settings as stored and read back (a fleet worker's) give the same bar
+    stored = SweepSettings.from_dict({**settings.to_dict(), "space": []})
+    assert prune_bar(store, sweep_id, ROUGH, stored) == bar
     # the baseline is always measured in full; a sweep without traffic replays nothing
     assert prune_bar(store, sweep_id, EAGER_FP32, settings) is None
     assert prune_bar(store, sweep_id, ROUGH, SweepSettings(device="cpu")) is None
