@@ -82,7 +82,8 @@ def store(tmp_path: Path) -> Any:
 
 
 def _sweep(store: Any) -> int:
-    return int(store.create_sweep(WORKLOAD, FINGERPRINT, {"traffic": TRAFFIC}, "study", 4))
+    stored = SweepSettings(device="cpu", traffic=TRAFFIC).to_dict()  # as a sweep stores them
+    return int(store.create_sweep(WORKLOAD, FINGERPRINT, stored, "study", 4))
 
 
 def test_the_bar_is_the_margin_above_the_best_finished_process_life_cost(store: Any) -> None:

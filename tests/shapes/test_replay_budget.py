@@ -25,6 +25,7 @@ from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
 from advisor.records import BucketFigures, undeclared_keys
 from advisor.search.launcher import Launcher
+from advisor.search.request import SweepSettings
 from advisor.search.study import open_study
 from advisor.search.sweep import record_outcome
 from advisor.serving import process_life_ms
@@ -120,7 +121,8 @@ def test_a_replay_out_of_time_is_stopped_and_stored_with_its_bound(
                for _, info in seen)
     # stored as stopped, with its bound
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'advisor.sqlite'}") as store:
-        sweep_id = int(store.create_sweep(WORKLOAD, FINGERPRINT, {"traffic": spec}, "s", 1))
+        stored = SweepSettings(device="cpu", traffic=spec).to_dict()  # as a sweep stores them
+        sweep_id = int(store.create_sweep(WORKLOAD, FINGERPRINT, stored, "s", 1))
         record["workload"], record["fingerprint"] = WORKLOAD, FINGERPRINT  # as the sweep does
         study = open_study(store.url, "s", seed=0)
         record_outcome(store, study, study.ask(), record, config, sweep_id)

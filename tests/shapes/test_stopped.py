@@ -22,6 +22,7 @@ from advisor.errors import StoreError
 from advisor.recommendation import recommend
 from advisor.recommendation.decide import cover
 from advisor.records import empty_record
+from advisor.search.request import SweepSettings
 from advisor.search.study import open_study, trial_state
 from advisor.search.sweep import SweepOutcome, record_outcome
 from advisor.serving import stopped_text
@@ -73,7 +74,8 @@ def test_a_stopped_trial_is_stored_with_its_bound_and_told_to_optuna_as_not_meas
         store: Any) -> None:
     import optuna
 
-    sweep_id = int(store.create_sweep(WORKLOAD, FINGERPRINT, {"traffic": TRAFFIC}, "study", 2))
+    stored = SweepSettings(device="cpu", traffic=TRAFFIC).to_dict()  # as a sweep stores them
+    sweep_id = int(store.create_sweep(WORKLOAD, FINGERPRINT, stored, "study", 2))
     study = open_study(store.url, "study", seed=0)
     for record in (measured(EAGER_FP32, 3.0), stopped(STATIC, 7.5)):
         record_outcome(store, study, study.ask(), dict(record),
