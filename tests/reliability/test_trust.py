@@ -16,6 +16,7 @@ from advisor import settings
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
 from advisor.errors import ConfigError, WorkloadError
+from advisor.search.request import SweepSettings
 from advisor.workload import trusted_path, workload_sha256
 
 HONEST = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
@@ -55,7 +56,8 @@ def test_a_worker_does_not_import_a_path_whose_hash_differs(
     workload = {"name": "four-dtypes", "path": str(planted),
                 "source_sha256": workload_sha256(HONEST), "info": {}}
     with ResultStore.from_url(f"sqlite:///{tmp_path / 'a.db'}") as store:
-        sweep_id = store.create_sweep(workload, cpu, {"space": [EAGER_FP32.to_dict()]}, "t", 1)
+        stored = {**SweepSettings(device="cpu").to_dict(), "space": [EAGER_FP32.to_dict()]}
+        sweep_id = store.create_sweep(workload, cpu, stored, "t", 1)
         with pytest.raises(WorkloadError, match="differs from the file sweep"):
             Worker(store, sweep_id, "cpu").check()
     assert not mark.exists()

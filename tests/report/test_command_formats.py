@@ -17,6 +17,7 @@ from sweep_support import FOUR_DTYPES, advisor, json_out  # noqa: E402
 
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore
+from advisor.search.request import SweepSettings
 
 
 def _ok(*args: object) -> str:
@@ -77,7 +78,8 @@ def test_a_worker_reports_its_trials_as_json(seeded_url: str, tmp_path: Path,
     with ResultStore.from_url(url) as store:
         sweep_id = store.create_sweep(
             {"name": "four-dtypes", "path": str(FOUR_DTYPES), "source_sha256": sha, "info": {}},
-            fingerprint, {"space": [EAGER_FP32.to_dict()], "timeout_s": 60.0}, "study-1")
+            fingerprint, {**SweepSettings(device="cpu", timeout_s=60.0).to_dict(),
+                          "space": [EAGER_FP32.to_dict()]}, "study-1")
     # as a sweep starts its workers: the file checked and the device probed already
     monkeypatch.setenv("ADVISOR_WORKLOAD_CHECKED", sha)
     monkeypatch.setenv("ADVISOR_PROBED_FINGERPRINT", json.dumps(fingerprint))

@@ -14,6 +14,7 @@ from sweep_support import FOUR_DTYPES  # noqa: E402
 
 from advisor.cli.sweep import _flags
 from advisor.db import ResultStore
+from advisor.search.request import SweepSettings
 
 
 def _sweep_command() -> Any:
@@ -46,7 +47,7 @@ def test_a_sweeps_flags_written_as_toml_read_back_the_same(seeded_url: str,
                            "--option", "coordinate_descent_tuning=true,false")
     assert flags["budget"] == "10m" and flags["warm"] is False and flags["timeout"] == 120.0
     url = f"sqlite:///{tmp_path / 'a.db'}"
-    sweep_id = _new_sweep(seeded_url, url, {"flags": flags})
+    sweep_id = _new_sweep(seeded_url, url, SweepSettings(device="cpu", flags=flags).to_dict())
     done = run("show", str(sweep_id), "--db", url, "-f", "toml")
     assert done.exit_code == 0, done.output
     assert tomllib.loads(done.stdout) == {"sweep": flags}
