@@ -9,6 +9,9 @@ from typing import Any, NoReturn
 import typer
 
 from advisor.errors import AdvisorError, ConfigError
+from advisor.search.request import DEFAULT_CALLS_PER_PROCESS as DEFAULT_CALLS_PER_PROCESS
+from advisor.search.request import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from advisor.search.request import HOLDOUT as HOLDOUT
 
 DB_HELP = (
     "Results database URL (sqlite:///path.db or postgresql+psycopg://user@host/db); "
@@ -42,12 +45,9 @@ def sweep_argument(help: str = "Sweep id (see `advisor list`).") -> Any:
     """The SWEEP argument, completed from the database's sweep ids."""
     return typer.Argument(..., help=help, autocompletion=complete_sweep_ids)
 MAX_ID = 2**31 - 1  # sweep ids are Integer columns (int4 on PostgreSQL)
-# Option defaults that `--help` shows, here so that a help imports neither advisor.traffic,
-# advisor.serving nor advisor.search.launcher (tests/cli/test_cli_help_imports.py holds them
-# equal to those modules' own).
-HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
-DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS
-DEFAULT_TIMEOUT_S = 900.0  # advisor.search.launcher.DEFAULT_TIMEOUT_S
+# Option defaults that `--help` shows: advisor.search.request's (light), so that a help imports
+# neither advisor.traffic, advisor.serving nor advisor.search.launcher
+# (tests/cli/test_cli_help_imports.py holds them equal to those modules' own).
 
 
 def fail(message: str) -> NoReturn:

@@ -17,6 +17,7 @@ from advisor.config import CompileConfig, parse_shape
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
+from advisor.search.request import flag_help
 
 if TYPE_CHECKING:
     from advisor.records import TrialRecord
@@ -131,9 +132,7 @@ def trial(
                                 readable=False),  # advisor.paths says why, in one line
     mode: str = typer.Option("default", "--mode", help=DIM["mode"].help + "."),
     dtype: str = typer.Option("fp32", "--dtype", help=DIM["dtype"].help + "."),
-    shape: str | None = typer.Option(
-        None, "--shape", help="Shape to measure, e.g. batch=50,seq=128 (default: the workload's)."
-    ),
+    shape: str | None = typer.Option(None, "--shape", help=flag_help("shape")),
     fullgraph: bool = typer.Option(False, "--fullgraph", help=DIM["fullgraph"].help + "."),
     dynamic: str = typer.Option("auto", "--dynamic", help=DIM["dynamic"].help + "."),
     shapes: str = typer.Option(
@@ -143,25 +142,16 @@ def trial(
         [], "--option", help="An Inductor option NAME=VALUE (repeatable); the sweepable ones: "
         + ", ".join(OPTIONS_BY_NAME) + "."
     ),
-    traffic: Path | None = typer.Option(
-        None, "--traffic", readable=False,
-        help="CSV of observed requests (header: the dims, e.g. batch,seq; one row per "
-        "request): replay it."
-    ),
-    holdout: float = typer.Option(
-        HOLDOUT, "--holdout", help="With --traffic: the share of the log, at its end, that the "
-        "replay serves; what it fits is fitted on the earlier rest."
-    ),
-    device: str | None = typer.Option(
-        None, "--device", help="cuda, cuda:N or cpu (default: cuda when present, else cpu)."
-    ),
+    traffic: Path | None = typer.Option(None, "--traffic", readable=False,
+                                        help=flag_help("traffic")),
+    holdout: float = typer.Option(HOLDOUT, "--holdout", help=flag_help("holdout")),
+    device: str | None = typer.Option(None, "--device", help=flag_help("device")),
     fmt: str = output.format_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the record as JSON on stdout "
                                  "(the same as -f json)."),
     out: Path | None = output.OutputOption,
-    timeout_s: float = typer.Option(
-        DEFAULT_TIMEOUT_S, "--timeout", help="Kill after this many seconds."
-    ),
+    timeout_s: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout",
+                                    help=flag_help("timeout_s")),
     warm: bool = typer.Option(True, "--warm/--no-warm", help="Also measure the warm start."),
 ) -> None:
     """Run one configuration of a workload in a fresh process and print its record."""

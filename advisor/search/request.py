@@ -195,7 +195,7 @@ class SweepRequest:
         comma=True, resume=lambda s, sp: sp.shapes)
     traffic: Path | None = flag(
         None, "--traffic", "CSV of observed requests (header: the dims, e.g. batch,seq; one row "
-        "per request): every config replays it.", resume=lambda s, sp: s.traffic)
+        "per request), replayed instead of one shape.", resume=lambda s, sp: s.traffic)
     holdout: float = flag(
         HOLDOUT, "--holdout", "With --traffic: the share of the log, at its end, that replays "
         "serve; buckets and start-up shapes are fitted on the earlier rest.",
@@ -255,6 +255,13 @@ def flag_fields() -> dict[str, tuple[Flag, Any]]:
     hints = typing.get_type_hints(SweepRequest)
     return {f.name: (f.metadata[FLAG], hints[f.name]) for f in dataclasses.fields(SweepRequest)
             if FLAG in f.metadata}
+
+
+def flag_help(name: str) -> str:
+    """The help of the `SweepRequest` flag field ``name``: what another command that takes the
+    same input (`advisor trial`'s ``--shape``, ``--traffic``, ...) says of it."""
+    declared, _ = flag_fields()[name]
+    return declared.help
 
 
 def resume_checks() -> dict[str, Resume]:

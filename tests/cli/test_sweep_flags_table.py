@@ -158,3 +158,19 @@ def test_the_python_api_takes_a_request_and_keywords(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="unknown argument"):
             api.sweep(FOUR_DTYPES, db=url, **wrong)
     assert not (tmp_path / "a.db").exists()
+
+
+def test_the_trials_options_that_the_sweep_also_takes_say_what_its_flags_declare() -> None:
+    """`advisor trial` takes one config: its --shape, --traffic, --holdout, --device and
+    --timeout are the sweep's inputs, their help the sweep's declarations (`flag_help`)."""
+    from advisor.cli.main import app, register
+
+    register()
+    trial = typer.main.get_command(app).commands["trial"]  # type: ignore[attr-defined]
+    params = {p.name: p for p in trial.params}
+    shared = ("shape", "traffic", "holdout", "device", "timeout_s")
+    for name in shared:
+        declared, _ = flag_fields()[name]
+        assert params[name].opts == [declared.long], name
+        assert params[name].help == declared.help, name
+        assert params[name].default == SweepRequest.__dataclass_fields__[name].default, name
