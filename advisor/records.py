@@ -54,13 +54,11 @@ class WorkloadInfo(TypedDict):
     info: dict[str, Any]  # the workload's own info() (model name, layers, ...)
 
 
-class Fingerprint(TypedDict):
-    """What a measurement belongs to: the device and its software stack (advisor.fingerprint).
+class DeviceColumns(TypedDict):
+    """A device's fields (hashed into ``device_hash``): a fingerprint's, and a store row's that
+    names a device."""
 
-    Fields a host cannot tell (no GPU, no NVML) are None. ``device_hash`` hashes the device
-    fields (two identical GPUs share it), ``env_hash`` the stack, ``fingerprint_hash`` both."""
-
-    # the device (hashed into device_hash)
+    device_hash: str
     device_kind: str | None  # "cuda" | "cpu"
     device_name: str | None
     compute_capability: str | None
@@ -74,7 +72,13 @@ class Fingerprint(TypedDict):
     # ("amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 avx512f"): hashed for CPU devices only
     cpu_isa: str | None
     cpu_flags: str | None
-    # the software stack (hashed into env_hash)
+
+
+class EnvColumns(TypedDict):
+    """A software stack's fields (hashed into ``env_hash``): a fingerprint's, and a store row's
+    that names a stack."""
+
+    env_hash: str
     driver_version: str | None
     cuda_driver_version: str | None
     torch_version: str | None
@@ -82,6 +86,14 @@ class Fingerprint(TypedDict):
     cuda_runtime_version: str | None
     cudnn_version: str | None
     python_version: str | None
+
+
+class Fingerprint(DeviceColumns, EnvColumns):
+    """What a measurement belongs to: the device and its software stack (advisor.fingerprint).
+
+    Fields a host cannot tell (no GPU, no NVML) are None. ``device_hash`` hashes the device
+    fields (two identical GPUs share it), ``env_hash`` the stack, ``fingerprint_hash`` both."""
+
     # recorded, not hashed
     device_uuid: str | None
     power_limit_w: float | None
@@ -89,8 +101,6 @@ class Fingerprint(TypedDict):
     os: str | None
     advisor_version: str | None
     hostname: str | None
-    device_hash: str
-    env_hash: str
     fingerprint_hash: str
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 from advisor.config import ConfigDict
+from advisor.records import DeviceColumns as DeviceColumns  # a row's device: the fingerprint's
+from advisor.records import EnvColumns as EnvColumns  # a row's stack: the fingerprint's
 from advisor.records import (
     Fingerprint,
     HostFigures,
@@ -37,35 +39,6 @@ from advisor.records import (
 StoredSweepStatus = Literal["running", "finished", "stopped", "interrupted", "failed"]
 # dead: stored as running, but its heartbeat is stale or its process is gone (computed on read)
 SweepStatus = Literal["running", "finished", "stopped", "interrupted", "failed", "dead"]
-
-
-class DeviceColumns(TypedDict):
-    """A device's fields, as its fingerprint gives them (`advisor.records.Fingerprint`)."""
-
-    device_hash: str
-    device_kind: str | None  # "cuda" | "cpu"
-    device_name: str | None
-    compute_capability: str | None
-    device_memory_bytes: int | None
-    sm_count: int | None
-    cpu_model: str | None
-    cpu_cores: int | None
-    host_memory_bytes: int | None
-    cpu_isa: str | None
-    cpu_flags: str | None
-
-
-class EnvColumns(TypedDict):
-    """A software stack's fields, as its fingerprint gives them."""
-
-    env_hash: str
-    driver_version: str | None
-    cuda_driver_version: str | None
-    torch_version: str | None
-    triton_version: str | None
-    cuda_runtime_version: str | None
-    cudnn_version: str | None
-    python_version: str | None
 
 
 class SweepRow(TypedDict):
