@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import BACKENDS, drop_database, new_database
 
 # The same variable and words as tests/db/conftest.py, which also skips inside its fixtures.
 PG_URL_ENV = "ADVISOR_TEST_PG_URL"
@@ -42,6 +44,15 @@ PG_SKIP = (
     f"needs a PostgreSQL server: set {PG_URL_ENV} "
     "(e.g. postgresql+psycopg://postgres@127.0.0.1/test)"
 )
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new, empty database: a SQLite file, or a scratch PostgreSQL database (dropped after);
+    every test that takes it runs on both (tests/backend_support.py)."""
+    url = new_database(request.param, tmp_path)
+    yield url
+    drop_database(url)
 
 
 def _cuda_available() -> bool:

@@ -6,8 +6,6 @@ $ADVISOR_DB_URL names, exactly as `advisor dashboard` passes it.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,11 +14,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 import streamlit as st  # noqa: E402
+from backend_support import create_pg_database, drop_pg_database, pg_server  # noqa: E402
 from dashboard_seed import seed, seeded_file  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = ROOT / "dashboard" / "app.py"
-PG_ENV = "ADVISOR_TEST_PG_URL"
 
 
 @pytest.fixture(autouse=True)
@@ -39,25 +37,12 @@ def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def pg_seeded_url() -> Iterator[str]:
     """The same data set in a scratch PostgreSQL database (dropped afterwards)."""
-    server = os.environ.get(PG_ENV)
-    if not server:
-        pytest.skip(f"needs a PostgreSQL server: set {PG_ENV}")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    admin_url = make_url(server).set(drivername="postgresql+psycopg")
-    name = f"advisor_dash_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
+    url = create_pg_database(pg_server())
     try:
         seed(url).close()
         yield url
     finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        drop_pg_database(pg_server(), url)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from backend_support import BACKENDS
 from dashboard_seed import CPU_STACK, GPU_STACK, GPU_STACK_OLD, RO_BF16, fingerprint
 
 from advisor.config import EAGER_FP32
@@ -15,7 +16,7 @@ H200_OLD = fingerprint("gpu-a", GPU_STACK_OLD, "gpu-old")
 A100 = fingerprint("a100", GPU_STACK, "gpu-new")
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Iterator[ResultStore]:
     name = "seeded_url" if request.param == "sqlite" else "pg_seeded_url"
     with ResultStore.from_url(request.getfixturevalue(name)) as opened:

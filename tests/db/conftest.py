@@ -7,7 +7,6 @@ dropped afterwards.
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
@@ -17,17 +16,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from sqlalchemy import MetaData, create_engine, text
-from sqlalchemy.engine import make_url
+from backend_support import BACKENDS, create_pg_database, drop_pg_database, pg_server
+from sqlalchemy import MetaData, create_engine
 
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
 from advisor.records import SHAPE_KEYS, empty_record
-
-PG_ENV = "ADVISOR_TEST_PG_URL"
-PG_SKIP = (
-    f"needs a PostgreSQL server: set {PG_ENV} (e.g. postgresql+psycopg://postgres@127.0.0.1/test)"
-)
 
 CONFIGS = (
     CompileConfig(mode="eager", dtype="fp32"),
@@ -203,42 +197,6 @@ def as_stored(record: dict[str, Any], sweep_id: int | None, sweep_uuid: str | No
 # -- databases ---------------------------------------------------------------------------------
 
 
-def _pg_server() -> str:
-    url = os.environ.get(PG_ENV)
-    if not url:
-        pytest.skip(PG_SKIP)
-    return url
-
-
-def _admin(server: str) -> Any:
-    url = make_url(server)
-    if url.drivername in ("postgresql", "postgres"):
-        url = url.set(drivername="postgresql+psycopg")
-    return create_engine(url, isolation_level="AUTOCOMMIT")
-
-
-def create_pg_database(server: str) -> str:
-    """A new, empty database on the server of ``server``; returns its URL."""
-    name = f"advisor_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin = _admin(server)
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(server).set(database=name).render_as_string(hide_password=False)
-
-
-def drop_pg_database(server: str, url: str) -> None:
-    """Drop the database of ``url`` through the server URL ``server``."""
-    admin = _admin(server)
-    with admin.connect() as connection:
-        name = make_url(url).database
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
-
-
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
@@ -253,14 +211,14 @@ def new_db_url(backend: str, tmp_path: Path) -> Iterator[Callable[[], str]]:
         if backend == "sqlite":
             url = f"sqlite:///{tmp_path / f'advisor-{len(made)}.db'}"
         else:
-            url = create_pg_database(_pg_server())
+            url = create_pg_database(pg_server())
         made.append(url)
         return url
 
     yield make
     for url in made:
         if url.startswith("postgresql"):
-            drop_pg_database(_pg_server(), url)
+            drop_pg_database(pg_server(), url)
 
 
 @pytest.fixture
@@ -272,7 +230,7 @@ def db_url(new_db_url: Callable[[], str]) -> str:
 @pytest.fixture(scope="session")
 def pg_scratch() -> Iterator[str]:
     """One scratch PostgreSQL database for this test run, at head; dropped at the end."""
-    server = _pg_server()
+    server = pg_server()
     url = create_pg_database(server)
     ResultStore.from_url(url).close()
     yield url

@@ -8,7 +8,6 @@ fingerprint with one field changed, hashed as advisor.fingerprint hashes it.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -16,7 +15,6 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from advisor.config import CompileConfig
@@ -28,16 +26,6 @@ TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
 # The real file's hash: recommendations say when the workload file changed since its trials.
 TINY_WORKLOAD = {"name": "tiny-mlp", "path": str(TINY_MLP),
                  "source_sha256": hashlib.sha256(TINY_MLP.read_bytes()).hexdigest(), "info": {}}
-
-
-def db_builders() -> ModuleType:
-    """tests/db/conftest.py as a module: the PostgreSQL scratch-database helpers."""
-    path = REPO / "tests" / "db" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("advisor_db_builders_for_recommend", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def other_stack(fp: dict[str, Any], **changes: Any) -> dict[str, Any]:
