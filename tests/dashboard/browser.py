@@ -126,11 +126,28 @@ def open_page(page: Any, name: str) -> None:
     settled(page, PAGES[name])
 
 
+TAB_CLICK_WAIT_MS = 5_000
+
+
 def open_tab(page: Any, label: str) -> None:
-    """Open one of the page's tabs and wait until its content is drawn."""
+    """Open one of the page's tabs and wait until its content is drawn. A click that lands
+    while the page is drawn again (the tab bar replaced under it) is lost: the tab is clicked
+    again until it is selected, within the page's timeout (a clean-clone run once waited its
+    30 s on the fleet page's "Software upgrade" tab)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     main = page.locator("[data-testid='stMain']")
-    main.get_by_role("tab", name=label, exact=True).click()
-    main.get_by_role("tab", name=label, exact=True, selected=True).wait_for(timeout=PAGE_TIMEOUT_MS)
+    tab = main.get_by_role("tab", name=label, exact=True)
+    selected = main.get_by_role("tab", name=label, exact=True, selected=True)
+    deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+    while True:
+        tab.click(timeout=PAGE_TIMEOUT_MS)
+        try:
+            selected.wait_for(timeout=TAB_CLICK_WAIT_MS)
+            break
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
     page.locator(SETTLED).wait_for(timeout=PAGE_TIMEOUT_MS)
     page.wait_for_function(DRAWN, timeout=PAGE_TIMEOUT_MS)
 
