@@ -58,7 +58,7 @@ class SweepSettings:
     device: str
     n_trials: int | None = None
     budget_s: float | None = None
-    timeout_s: float = 900.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     measure_warm: bool = True  # the recommended config's warm start, after the trials
     warm_all: bool = False  # every compiled config's, one more process per trial
     seed: int = 0
@@ -74,8 +74,7 @@ class SweepSettings:
     # cannot order them
     confirm_leaders: bool = True
     # the Optuna sampler (advisor.search.study.SAMPLERS) and whether a budgeted sweep queues the
-    # fleet's
-    # and the priors' picks first (advisor.search.plan)
+    # fleet's and the priors' picks first (advisor.search.plan)
     sampler: str = "tpe"
     priors: bool = True
     # a replay under varying traffic is judged by its cost per request over a process serving

@@ -81,8 +81,15 @@ STUDY_ATTRS = ("workload", "workload_path", "source_sha256", "device_id", "devic
 
 
 def stored_settings(sweep: SweepRow) -> SweepSettings | None:
-    """The settings a sweep row keeps (None: a sweep imported without them)."""
-    return SweepSettings.from_dict(sweep["settings"]) if sweep["settings"] else None
+    """The settings a sweep row keeps, for its study's description. None: a sweep imported
+    without them, or whose settings cannot be read (no device): its study still opens, described
+    as a sweep of one shape (resuming or joining it says what is wrong)."""
+    if not sweep["settings"]:
+        return None
+    try:
+        return SweepSettings.from_dict(sweep["settings"])
+    except ConfigError:
+        return None
 
 
 def metric_name(settings: SweepSettings | None) -> str:

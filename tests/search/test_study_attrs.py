@@ -115,3 +115,20 @@ def test_a_sweep_study_is_described_when_opened_and_told_its_trials(tmp_path: Pa
     assert loaded.user_attrs["torch"] == GPU_STACK["torch_version"]
     told = [(t.user_attrs["config"], t.user_attrs["outcome"]) for t in loaded.trials]
     assert told == [("fp32 + eager", "ok"), ("bf16 + default", "failed: oom")]
+
+
+def test_stored_settings_are_read_typed_and_a_damaged_row_still_describes_its_study() -> None:
+    from advisor.errors import ConfigError
+    from advisor.search.request import SweepSettings
+    from advisor.search.study import metric_name, stored_settings
+
+    traffic = [{"dims": {"n": 4}, "weight": 1.0}]
+    stored = {**SweepSettings(device="cpu", traffic=traffic).to_dict(), "space": []}
+    read = stored_settings({"settings": stored})
+    assert read == SweepSettings(device="cpu", traffic=traffic)
+    assert metric_name(read) == "ms_per_request"
+    with pytest.raises(ConfigError, match="name no device"):  # resuming or joining says so
+        SweepSettings.from_dict({"traffic": traffic})
+    # its study still opens, described as a sweep of one shape
+    assert stored_settings({"settings": {"traffic": traffic}}) is None
+    assert metric_name(None) == "median_ms"
