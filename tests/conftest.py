@@ -1,5 +1,6 @@
-"""Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), and
-how `-n 2 --dist load` shares the tests between the workers."""
+"""Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), the
+``db_url`` fixture every test that takes a database runs on, on both backends
+(tests/backend_support.py), and how `-n 2 --dist load` shares the tests between the workers."""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_support import BACKENDS, drop_database, new_database
-
-# The same variable and words as tests/db/conftest.py, which also skips inside its fixtures.
-PG_URL_ENV = "ADVISOR_TEST_PG_URL"
+from backend_support import BACKENDS, PG_ENV, PG_SKIP, drop_database, new_database
 
 # The suite runs two or three workers on two cores: each trial child compiles in its own thread
 # instead of starting a pool of compile workers (children inherit this; tests that set it keep
@@ -40,10 +38,6 @@ os.environ.setdefault("ADVISOR_QUIET_WAIT_S", "0")
 # For the same reason a paired re-measurement is never judged to have met another host regime
 # than its trials (tests/recommend/test_decided_earned.py sets the default back).
 os.environ.setdefault("ADVISOR_REGIME_RATIO", "1000")
-PG_SKIP = (
-    f"needs a PostgreSQL server: set {PG_URL_ENV} "
-    "(e.g. postgresql+psycopg://postgres@127.0.0.1/test)"
-)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -70,7 +64,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
         for item in gpu:
             item.add_marker(skip)
-    if not os.environ.get(PG_URL_ENV):
+    if not os.environ.get(PG_ENV):
         skip = pytest.mark.skip(reason=PG_SKIP)
         for item in items:
             if item.get_closest_marker("postgres") is not None:
