@@ -15,9 +15,9 @@ from advisor.hostload import Snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
-# A neighbour as users meet them: another torch process running matmuls on its default threads,
-# bounded in time (killed by the test before that).
-# a torch process busy on one core: the sweep's host is short of a core whatever else runs
+# A neighbour as users meet them: another torch process running matmuls, bounded in time
+# (killed by the test before that), on one thread: busy on one core, the sweep's host is short
+# of a core whatever else runs, without taking both cores from the tests beside it.
 NEIGHBOUR = ("import time, torch\n"
              "torch.set_num_threads(1)\n"
              "a = torch.randn(384, 384)\n"
