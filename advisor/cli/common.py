@@ -9,6 +9,10 @@ from typing import Any, NoReturn
 import typer
 
 from advisor.errors import AdvisorError, ConfigError
+
+# Option defaults that `--help` shows: advisor.search.request's (light), so that a help imports
+# neither advisor.traffic, advisor.serving nor advisor.search.launcher
+# (tests/cli/test_cli_help_imports.py holds them equal to those modules' own).
 from advisor.search.request import DEFAULT_CALLS_PER_PROCESS as DEFAULT_CALLS_PER_PROCESS
 from advisor.search.request import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from advisor.search.request import HOLDOUT as HOLDOUT
@@ -45,10 +49,6 @@ def sweep_argument(help: str = "Sweep id (see `advisor list`).") -> Any:
     """The SWEEP argument, completed from the database's sweep ids."""
     return typer.Argument(..., help=help, autocompletion=complete_sweep_ids)
 MAX_ID = 2**31 - 1  # sweep ids are Integer columns (int4 on PostgreSQL)
-# Option defaults that `--help` shows: advisor.search.request's (light), so that a help imports
-# neither advisor.traffic, advisor.serving nor advisor.search.launcher
-# (tests/cli/test_cli_help_imports.py holds them equal to those modules' own).
-
 
 def fail(message: str) -> NoReturn:
     """A user mistake: one line on stderr, exit code 2."""
