@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,12 +29,11 @@ from advisor.arguments import python_arguments
 from advisor.config import parse_shape, shape_name
 from advisor.errors import AdvisorError, ConfigError
 from advisor.search.request import SweepRequest as SweepRequest  # declared there, light
-from advisor.search.request import SweepSettings
+from advisor.search.request import SweepSettings, check_timeout
 from advisor.traffic import HOLDOUT
 
 if TYPE_CHECKING:
     from advisor.db.store import ResultStore
-    from advisor.dimensions import Value
     from advisor.recommendation import Constraints, Recommendation
     from advisor.records import Fingerprint, TrialRecord
     from advisor.search.space import Space
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MIN_TIMEOUT_S = 1.0  # a trial starts a Python process: no time limit below this can be met
 MAX_GPU_JOBS = 8
 Notice = Callable[[str], None]
 
@@ -92,38 +90,24 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
     from advisor.devices import cuda_device_count, resolve_device
     from advisor.dimensions import parse_options
     from advisor.search.launcher import Probe, describe
-    from advisor.search.space import build_space, parse_budget
-    from advisor.search.study import SAMPLERS
+    from advisor.search.space import build_space
 
     r = request
     probe = None
     warnings: list[str] = []
     try:
-        if r.trials is not None and r.trials < 1:
-            raise ConfigError("--trials must be at least 1")
-        budget_s = parse_budget(r.budget) if r.budget is not None else None  # "" is a mistake
-        check_timeout(r.timeout_s)
-        if r.keep_caches is not None:
-            check_keep_caches(r.keep_caches)
+        r.check()  # every flag's own check, then those across flags: before any child starts
+        budget_s = r.budget_s
         env_settings.check_all()  # read before the sweep's row is stored, not after
         device = resolve_device(r.device)
         check_workers(r.workers, r.trials, budget_s, device, cuda_device_count())
         jobs = default_jobs(r.jobs, r.trials, budget_s, device, r.resume, r.workers)
         check_host_room(jobs, r.workers, len(os.sched_getaffinity(0)))
-        if r.sampler not in SAMPLERS:
-            raise ConfigError(f"unknown --sampler {r.sampler!r}: choose one of "
-                              f"{', '.join(SAMPLERS)}")
         if jobs > 1 and device == "cpu":
             warnings.append("--jobs on the CPU: each measurement is alone, but shares the cores "
                             "with the other jobs' process starts (tails widen); it pays off on "
                             "a GPU")
-        if r.calls_per_process is not None and r.calls_per_process < 1:
-            raise ConfigError("--calls-per-process must be at least 1, e.g. 10000")
-        if not (math.isfinite(r.screen) and r.screen >= 0):
-            raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
         options = parse_options(r.options)
-        check_holdout(r.holdout, r.traffic, "--holdout" in r.given_flags and not r.resume)
-        check_before_children(r, device, options)
         # The device's probe is a child process (imports torch, initializes the device): it
         # starts now and runs while the workloads are described (`describe`: a child each, so
         # that this process never imports them, nor torch). Bad input below kills it.
@@ -174,62 +158,11 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
     return Planned(plans, store, probe, jobs, warnings)
 
 
-def check_before_children(r: SweepRequest, device: str,
-                          options: Mapping[str, Sequence[Value]]) -> None:
-    """The request's mistakes that need no workload, said before any child starts (the probe
-    and the workloads' descriptions import torch: seconds, for a typo): the space's flags (any
-    dtype a workload may allow; each workload's own are checked once it is read), the traffic
-    file itself and the holdout share (its dims: once the workload is read), the database
-    URL, and that each workload file is a readable .py file. Raises ConfigError/StoreError/
-    WorkloadError."""
-    from advisor.config import DTYPES
-    from advisor.db.engine import check_sqlite_path, parse_url, resolve_url
-    from advisor.search.space import build_space
-    from advisor.traffic import load_traffic
-    from advisor.workload import read_workload_file
-
-    for file in r.files:
-        read_workload_file(file)
-    build_space(DTYPES, device, r.modes, r.dtypes, r.fullgraph, dynamic=r.dynamic,
-                shapes=list(r.shapes or ["static"]), options=options)
-    if r.traffic is not None:
-        load_traffic(r.traffic).with_holdout(r.holdout)
-    if r.shape:
-        parse_shape(r.shape)  # its dims: once the workload is read
-    check_sqlite_path(parse_url(resolve_url(r.db)), folder_needed=True)
-
-
 def _importing(file: Path, notice: Notice | None) -> Callable[[float], None] | None:
     """`describe`'s ``on_wait``: "importing FILE (12 s)" through ``notice``."""
     if notice is None:
         return None
     return lambda seconds: notice(f"importing {file} ({seconds:.0f} s)")
-
-
-def check_holdout(holdout: float, traffic: Path | None, given: bool = False) -> None:
-    """``--holdout`` applies to a ``--traffic`` log only: given (or not the default) without
-    one, it is refused naming both (a replay of declared traffic holds nothing out)."""
-    if traffic is None and (given or holdout != HOLDOUT):
-        shown = f"{holdout:g}" if isinstance(holdout, float) else str(holdout)
-        raise ConfigError(f"--holdout {shown} applies only with --traffic (the share of a traffic "
-                          "log that replays serve): give --traffic FILE, or drop --holdout")
-
-
-def check_timeout(value: float, flag: str = "--timeout") -> None:
-    """A per-trial time limit: finite seconds, at least `MIN_TIMEOUT_S`; ConfigError else."""
-    if not (math.isfinite(value) and value >= MIN_TIMEOUT_S):
-        raise ConfigError(f"{flag} {value:g} is not a time limit a trial can meet: give the "
-                          f"seconds a trial may take (at least {MIN_TIMEOUT_S:g}), e.g. "
-                          f"{flag} 900")
-
-
-def check_keep_caches(path: Path) -> None:
-    """``--keep-caches DIR``: a directory that is, or can be created, and written by this user
-    (tried for real: `advisor.paths.creatable_folder`); checked before anything is stored (its
-    first use comes after the sweep's row). Nothing created."""
-    from advisor import paths
-
-    paths.creatable_folder(path, "--keep-caches")
 
 
 def check_shape(dims: dict[str, int], expected: dict[str, int], path: Path) -> None:

@@ -265,8 +265,8 @@ def recommend_cmd(
     flat: bool = output.FlattenOption,
 ) -> None:
     """Recommend the best measured config of a workload for this device and software stack."""
-    from advisor.api import check_timeout
     from advisor.recommendation import Constraints, check_policy, parse_bytes
+    from advisor.search.request import check_timeout
 
     try:
         check_policy(policy, calls_per_process)

@@ -17,7 +17,7 @@ from advisor.config import CompileConfig, parse_shape
 from advisor.dimensions import BY_NAME as DIM
 from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import AdvisorError, ConfigError
-from advisor.search.request import flag_help
+from advisor.search.request import check_holdout, check_timeout, flag_help
 
 if TYPE_CHECKING:
     from advisor.records import TrialRecord
@@ -156,12 +156,7 @@ def trial(
 ) -> None:
     """Run one configuration of a workload in a fresh process and print its record."""
     from advisor import settings
-    from advisor.api import (  # not for `--help`
-        check_holdout,
-        check_shape,
-        check_timeout,
-        replay_options,
-    )
+    from advisor.api import check_shape, replay_options  # not for `--help`
     from advisor.cli import waiting
     from advisor.devices import resolve_device
     from advisor.search.launcher import Launcher, describe

@@ -14,11 +14,16 @@ from the fields (`flag_fields`). A new sweep flag is one field here and its use 
     dynamic: Sequence[str] | None = flag(
         None, "--dynamic", "Comma-separated dynamic settings to try, e.g. auto,true (default "
         "auto); " + DIM["dynamic"].help + ".", comma=True, resume=lambda s, sp: sp.dynamic)
+
+A request checks itself in one pass (`SweepRequest.check`): each flag's own check, declared
+beside it (``check=``), in the order `--help` lists them, then the checks across flags. What
+needs the device or a workload is checked in `advisor.api.plan_sweeps`, once those are known.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from advisor.dimensions import BY_NAME as DIM
-from advisor.dimensions import OPTIONS_BY_NAME
+from advisor.dimensions import OPTIONS_BY_NAME, parse_options
 from advisor.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -40,6 +45,9 @@ FLAG = "advisor.flag"  # the key of a field's metadata that holds its `Flag`
 HOLDOUT = 0.5  # advisor.traffic.HOLDOUT
 DEFAULT_TIMEOUT_S = 900.0  # advisor.search.launcher.DEFAULT_TIMEOUT_S
 DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS
+
+MIN_TIMEOUT_S = 1.0  # a trial starts a Python process: no time limit below this can be met
+SAMPLERS = ("tpe", "random", "grid")  # advisor.search.study.make_sampler's names
 
 # A config whose first short measurement is above this multiple of the best median so far is
 # clearly dominated: its full sampling is skipped (`SweepSettings.screen`, `--screen`).
@@ -73,8 +81,8 @@ class SweepSettings:
     # process before the recommendation (advisor.search.confirm): separate processes minutes apart
     # cannot order them
     confirm_leaders: bool = True
-    # the Optuna sampler (advisor.search.study.SAMPLERS) and whether a budgeted sweep queues the
-    # fleet's and the priors' picks first (advisor.search.plan)
+    # the Optuna sampler (one of `SAMPLERS`) and whether a budgeted sweep queues the fleet's
+    # and the priors' picks first (advisor.search.plan)
     sampler: str = "tpe"
     priors: bool = True
     # a replay under varying traffic is judged by its cost per request over a process serving
@@ -104,6 +112,70 @@ class SweepSettings:
 
 # How a resumed sweep's stored (settings, space) reads a flag back, for the contradiction check
 Resume = Callable[[SweepSettings, "Space"], object]
+# A flag's own check of a value given for it (not None): raises ConfigError (or StoreError,
+# WorkloadError) naming the flag and how to fix it; what it returns is not used
+Check = Callable[[Any], object]
+
+
+def check_timeout(value: float, flag: str = "--timeout") -> None:
+    """A per-trial time limit: finite seconds, at least `MIN_TIMEOUT_S`; ConfigError else."""
+    if not (math.isfinite(value) and value >= MIN_TIMEOUT_S):
+        raise ConfigError(f"{flag} {value:g} is not a time limit a trial can meet: give the "
+                          f"seconds a trial may take (at least {MIN_TIMEOUT_S:g}), e.g. "
+                          f"{flag} 900")
+
+
+def check_holdout(holdout: float, traffic: Path | None, given: bool = False) -> None:
+    """``--holdout`` applies to a ``--traffic`` log only: given (or not the default) without
+    one, it is refused naming both (a replay of declared traffic holds nothing out)."""
+    if traffic is None and (given or holdout != HOLDOUT):
+        shown = f"{holdout:g}" if isinstance(holdout, float) else str(holdout)
+        raise ConfigError(f"--holdout {shown} applies only with --traffic (the share of a traffic "
+                          "log that replays serve): give --traffic FILE, or drop --holdout")
+
+
+def _at_least_one(option: str, example: str) -> Check:
+    def check(value: int) -> None:
+        if value < 1:
+            raise ConfigError(f"{option} must be at least 1, e.g. {option} {example}")
+    return check
+
+
+def _budget(text: str) -> float:
+    from advisor.search.space import parse_budget
+
+    return parse_budget(text)
+
+
+def _screen(value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ConfigError("--screen must be 0 (off) or a factor such as 1.5")
+
+
+def _sampler(name: str) -> None:
+    if name not in SAMPLERS:
+        raise ConfigError(f"unknown --sampler {name!r}: choose one of {', '.join(SAMPLERS)}")
+
+
+def _shape(text: str) -> None:
+    from advisor.config import parse_shape
+
+    parse_shape(text)  # its dims: once the workload is read
+
+
+def _traffic(path: Path) -> None:
+    from advisor.traffic import load_traffic
+
+    load_traffic(path)  # the holdout share, and the dims once the workload is read: later
+
+
+def _keep_caches(path: Path) -> None:
+    """A directory that is, or can be created, and written by this user (tried for real:
+    `advisor.paths.creatable_folder`); checked before anything is stored (its first use comes
+    after the sweep's row). Nothing created."""
+    from advisor import paths
+
+    paths.creatable_folder(path, "--keep-caches")
 
 
 class _FieldDefault:
@@ -123,13 +195,14 @@ class Flag:
     comma: the command line gives comma-separated text (``--modes eager,default``) that the
     field holds as a list (None: not given); a sweep file may give a TOML list.
     cli_default: the command's default where it is not the field's (`FIELD_DEFAULT`: the
-    field's)."""
+    field's). check: the flag's own check of a value given for it (`Check`; None: none)."""
 
     option: str
     help: str
     resume: Resume | None = None
     comma: bool = False
     cli_default: Any = FIELD_DEFAULT
+    check: Check | None = None
 
     @property
     def long(self) -> str:
@@ -139,9 +212,9 @@ class Flag:
 
 
 def flag(default: T, option: str, help: str, *, resume: Resume | None = None,
-         comma: bool = False, cli_default: Any = FIELD_DEFAULT) -> T:
+         comma: bool = False, cli_default: Any = FIELD_DEFAULT, check: Check | None = None) -> T:
     """A field of `SweepRequest` that is an `advisor sweep` flag (see `Flag`)."""
-    declared = Flag(option, help, resume, comma, cli_default)
+    declared = Flag(option, help, resume, comma, cli_default, check)
     found: T = field(default=default, metadata={FLAG: declared})
     return found
 
@@ -157,14 +230,14 @@ class SweepRequest:
     db: str | None = None
     trials: int | None = flag(
         None, "--trials", "Measure at most N configs (TPE picks them when N < the space).",
-        resume=lambda s, sp: s.n_trials)
+        resume=lambda s, sp: s.n_trials, check=_at_least_one("--trials", "20"))
     budget: str | None = flag(
         None, "--budget", "The sweep's time, e.g. 20m: trials run in its first 80% (the eager "
         "fp32 baseline within its first fifth; a replay's steady state sized to its trial's "
         "share; a trial still running then is stopped and kept as stopped, not measured), the "
         "rest pairs the pick with eager fp32 and measures its warm start (all of it with "
         "--no-warm --no-confirm-leaders).",
-        resume=lambda s, sp: s.budget_s)
+        resume=lambda s, sp: s.budget_s, check=_budget)
     modes: Sequence[str] | None = flag(
         None, "--modes", "Comma-separated modes to try; " + DIM["mode"].help + ".", comma=True,
         resume=lambda s, sp: sp.modes)
@@ -181,20 +254,21 @@ class SweepRequest:
         (), "--option", "Sweep an Inductor option: NAME=V1,V2 (repeatable), e.g. "
         "epilogue_fusion=true,false; the sweepable ones: " + ", ".join(OPTIONS_BY_NAME) + ".",
         resume=lambda s, sp: sorted({f"{k}={v}" for c in sp.configs
-                                     for k, v in c.options.items()}))
+                                     for k, v in c.options.items()}), check=parse_options)
     device: str | None = flag(
         None, "--device", "cuda, cuda:N or cpu (default: cuda when present, else cpu).",
         resume=lambda s, sp: s.device)
     shape: str | None = flag(
         None, "--shape", "Shape to measure, e.g. batch=50,seq=128 (default: the workload's).",
-        resume=lambda s, sp: s.shape)
+        resume=lambda s, sp: s.shape, check=_shape)
     shapes: Sequence[str] | None = flag(
         None, "--shapes", "Comma-separated shape strategies to compare, e.g. static,dynamic,"
         "buckets:pow2,buckets:fitted-4 (default static; more than static replays the traffic).",
         comma=True, resume=lambda s, sp: sp.shapes)
     traffic: Path | None = flag(
         None, "--traffic", "CSV of observed requests (header: the dims, e.g. batch,seq; one row "
-        "per request), replayed instead of one shape.", resume=lambda s, sp: s.traffic)
+        "per request), replayed instead of one shape.", resume=lambda s, sp: s.traffic,
+        check=_traffic)
     holdout: float = flag(
         HOLDOUT, "--holdout", "With --traffic: the share of the log, at its end, that replays "
         "serve; buckets and start-up shapes are fitted on the earlier rest.",
@@ -202,7 +276,8 @@ class SweepRequest:
     calls_per_process: int | None = flag(
         None, "--calls-per-process", "Requests a serving process lives for: under varying "
         "traffic the pick is the lowest cost per request over such a process (default "
-        f"{DEFAULT_CALLS_PER_PROCESS:,}).", resume=lambda s, sp: s.calls_per_process)
+        f"{DEFAULT_CALLS_PER_PROCESS:,}).", resume=lambda s, sp: s.calls_per_process,
+        check=_at_least_one("--calls-per-process", "10000"))
     resume: bool = flag(False, "--resume", "Continue the last interrupted sweep.")
     workers: int = flag(
         1, "--workers", "Worker processes, one per GPU, sharing the sweep (needs every config "
@@ -216,10 +291,11 @@ class SweepRequest:
     screen: float = flag(
         0.0, "--screen", "Cut short a config whose first short measurement is above this "
         "multiple of the best median so far (0: measure every config in full).",
-        cli_default=1.5, resume=lambda s, sp: s.screen)
+        cli_default=1.5, resume=lambda s, sp: s.screen, check=_screen)
     sampler: str = flag(
         "tpe", "--sampler", "Optuna sampler once the queued configs are measured: tpe, random "
-        "or grid (every combination once, in random order).", resume=lambda s, sp: s.sampler)
+        "or grid (every combination once, in random order).", resume=lambda s, sp: s.sampler,
+        check=_sampler)
     priors: bool = flag(
         True, "--priors/--no-priors", "Try the eager baseline, the fleet's best configs for "
         "this workload, then the priors' picks first (advisor.search.priors): before the "
@@ -227,7 +303,7 @@ class SweepRequest:
         resume=lambda s, sp: s.priors)
     timeout_s: float = flag(
         DEFAULT_TIMEOUT_S, "--timeout", "Per-trial time limit in seconds.",
-        resume=lambda s, sp: s.timeout_s)
+        resume=lambda s, sp: s.timeout_s, check=check_timeout)
     warm: bool = flag(
         True, "--warm/--no-warm", "After the trials, measure the recommended config's warm "
         "start (a second process compiling from its cache).",
@@ -236,7 +312,8 @@ class SweepRequest:
         False, "--warm-all", "Measure every compiled config's warm start (one more process per "
         "trial).", resume=lambda s, sp: s.warm_all)
     keep_caches: Path | None = flag(
-        None, "--keep-caches", "Keep each trial's Inductor cache under DIR/<trial uuid>.")
+        None, "--keep-caches", "Keep each trial's Inductor cache under DIR/<trial uuid>.",
+        check=_keep_caches)
     confirm: bool = flag(
         False, "--confirm", "At the end, re-measure the top configs and eager fp32 interleaved "
         "in one process, decide on those paired figures, save a warm-start artifact.")
@@ -247,6 +324,40 @@ class SweepRequest:
         "anyway; not with --traffic, whose replays are the figures).")
     given_flags: tuple[str, ...] = ()
     flags: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def budget_s(self) -> float | None:
+        """``--budget`` in seconds (None: not given)."""
+        return _budget(self.budget) if self.budget is not None else None  # "": a mistake
+
+    def check(self) -> None:
+        """The request's mistakes that need neither the device nor a workload, in one pass,
+        before any child starts (the probe and the workloads' descriptions import torch:
+        seconds, for a typo): each flag's own check, in the order `--help` lists them, then
+        the checks across flags: the space's flags together (any dtype a workload may allow;
+        each workload's own are checked once it is read), ``--holdout`` with ``--traffic``,
+        each workload file a readable .py file, the database URL. Raises ConfigError (or
+        StoreError, WorkloadError)."""
+        from advisor.config import DTYPES
+        from advisor.db.engine import check_sqlite_path, parse_url, resolve_url
+        from advisor.search.space import build_space
+        from advisor.traffic import load_traffic
+        from advisor.workload import read_workload_file
+
+        for name, (declared, _) in flag_fields().items():
+            value = getattr(self, name)
+            if declared.check is not None and value is not None:
+                declared.check(value)
+        build_space(DTYPES, self.device or "cuda", self.modes, self.dtypes, self.fullgraph,
+                    dynamic=self.dynamic, shapes=list(self.shapes or ["static"]),
+                    options=parse_options(self.options))
+        check_holdout(self.holdout, self.traffic, "--holdout" in self.given_flags
+                      and not self.resume)
+        if self.traffic is not None:
+            load_traffic(self.traffic).with_holdout(self.holdout)
+        for file in self.files:
+            read_workload_file(file)
+        check_sqlite_path(parse_url(resolve_url(self.db)), folder_needed=True)
 
 
 def flag_fields() -> dict[str, tuple[Flag, Any]]:

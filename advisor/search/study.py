@@ -23,7 +23,7 @@ from advisor import dimensions
 from advisor import settings as env_settings
 from advisor.errors import ConfigError
 from advisor.recommendation import deciding_ms
-from advisor.search.request import SweepSettings
+from advisor.search.request import SAMPLERS, SweepSettings
 
 if TYPE_CHECKING:
     import optuna
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from advisor.search.space import Space
 
 log = logging.getLogger(__name__)
-SAMPLERS = ("tpe", "random", "grid")
 
 
 def open_study(url: str, study_name: str, seed: int | None = 0, heartbeat: bool = False,

@@ -174,3 +174,53 @@ def test_the_trials_options_that_the_sweep_also_takes_say_what_its_flags_declare
         assert params[name].opts == [declared.long], name
         assert params[name].help == declared.help, name
         assert params[name].default == SweepRequest.__dataclass_fields__[name].default, name
+
+
+def _bad_values(tmp_path: Path) -> dict[str, Any]:
+    """A value each self-checking flag refuses, by field name."""
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    return {
+        "trials": 0, "budget": "xyz", "options": ("no_such_option=1",), "shape": "batch=x",
+        "traffic": tmp_path / "no_such_log.csv", "calls_per_process": 0, "screen": -1.0,
+        "sampler": "bogus", "timeout_s": 0.5, "keep_caches": a_file / "caches",
+    }
+
+
+def test_the_request_checks_itself_each_flag_beside_its_declaration(tmp_path: Path) -> None:
+    """`SweepRequest.check`: each flag's own check (declared with the flag) refuses a bad
+    value alone, in one pass that needs neither the device nor a workload's import."""
+    from advisor.errors import AdvisorError
+
+    bad = _bad_values(tmp_path)
+    checked = {name for name, (declared, _) in flag_fields().items() if declared.check}
+    assert checked == set(bad)  # a flag given a check gets a bad value here
+    good = SweepRequest(files=(FOUR_DTYPES,), db=sqlite_url(tmp_path / "a.db"))
+    good.check()
+    for name, value in bad.items():
+        with pytest.raises(AdvisorError) as refused:
+            dataclasses.replace(good, **{name: value}).check()
+        assert "\n" not in str(refused.value), name
+    # the checks across flags: the space's flags together, --holdout with --traffic, the files
+    across: dict[str, Any] = {
+        "unknown mode 'bogus'": {"modes": ["bogus"]},
+        "include auto in --dynamic": {"dynamic": ["true"], "shapes": ["dynamic"]},
+        "--holdout 0.3 applies only with --traffic": {"holdout": 0.3},
+        "no such workload file": {"files": (tmp_path / "missing.py",)},
+    }
+    for words, fields in across.items():
+        with pytest.raises(AdvisorError, match=words):
+            dataclasses.replace(good, **fields).check()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # nothing written
+
+
+def test_the_first_bad_flag_in_help_order_is_the_one_named(tmp_path: Path) -> None:
+    request = SweepRequest(files=(FOUR_DTYPES,), db=sqlite_url(tmp_path / "a.db"),
+                           trials=0, sampler="bogus", modes=["bogus"])
+    with pytest.raises(ConfigError, match="^--trials must be at least 1, e.g. --trials 20$"):
+        request.check()
+    with pytest.raises(ConfigError, match="^unknown --sampler 'bogus'"):
+        dataclasses.replace(request, trials=None).check()
+    # the space's flags are checked together, after every flag's own check
+    with pytest.raises(ConfigError, match="^unknown mode 'bogus'"):
+        dataclasses.replace(request, trials=None, sampler="tpe").check()
