@@ -205,10 +205,10 @@ def resumed(db: str | None, workload: str, given: dict[str, tuple[SweepSettings,
     a flag that contradicts them, or nothing to resume, fails before anything is written.
     ``given``: flag -> (settings, space) the flags given on this command line would make."""
     from advisor.db.engine import display_url, resolve_url
+    from advisor.db.spill import ended
     from advisor.db.store import ResultStore, database_revision, sweep_dead_after_s
     from advisor.lifetime import alive_here
     from advisor.search.resume import contradiction, resumable, stored_plan
-    from advisor.search.spill import ended
 
     found = None
     if database_revision(db).current is not None:

@@ -12,6 +12,7 @@ Nothing outside this package writes SQL; everything goes through `ResultStore`.
     rows.py      trial records <-> rows;  writes.py, queries.py: the statements
     transfer.py  export files (JSON, CSV)
     retry.py     the backoff of a write the database is too busy or away to take
+    spill.py     a sweep's trial write: retried, else spilled to a file its --resume stores
     studies.py   Optuna's storage at the boundary: its errors retried, then one line
 """
 

@@ -221,7 +221,7 @@ def transient(error: BaseException) -> bool:
 def database_key(url: str | URL) -> str:
     """A short hash naming one database, whatever the URL's spelling of it: a SQLite file's
     resolved path; a server's host, port and database (neither user nor password). Spill files
-    carry it (`advisor.search.spill`), so that one database never takes another's."""
+    carry it (`advisor.db.spill`), so that one database never takes another's."""
     parsed = parse_url(url) if isinstance(url, str) else url
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ":memory:"

@@ -4,7 +4,7 @@ A database locked past its busy timeout (SQLite), a lost connection or a termina
 (PostgreSQL) is transient: the same write may succeed later. Such a write is tried again after
 1 s, then after pauses doubling up to 30 s, for $ADVISOR_STORE_RETRY_S after its first failure;
 then the caller gives up in one line (and a trial's record goes to a spill file,
-`advisor.search.spill`). The advisor's trial writes and Optuna's study writes
+`advisor.db.spill`). The advisor's trial writes and Optuna's study writes
 (`advisor.db.studies`) share it.
 """
 

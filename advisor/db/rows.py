@@ -45,7 +45,7 @@ ENV_FIELDS = protocol.ENV_FIELDS
 JSON_KEYS = ("graph_breaks", "kernel_names", "eager_kernel_names", "telemetry", "fingerprint")
 CONFIG_COLUMNS = ("mode", "dtype", "fullgraph", "dynamic")
 # Keys that describe where a record sits in a database, not the record itself (spilled_from:
-# the database and sweep a spilled record was measured for, advisor.search.spill).
+# the database and sweep a spilled record was measured for, advisor.db.spill).
 PLACEMENT_KEYS = ("sweep_id", "sweep_uuid", "sweep", "spilled_from")
 RECORD_KEYS = tuple(empty_record())
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from advisor import sizing
 from advisor.config import EAGER_FP32, CompileConfig
+from advisor.db.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.errors import ConfigError, StoreError
 from advisor.recommendation import Recommendation, deciding_ms, steady_ms
 from advisor.recommendation.answers import answer
@@ -40,7 +41,6 @@ from advisor.search.plan import Plan, sampler_reason
 from advisor.search.request import SweepSettings
 from advisor.search.resume import RESUMABLE, study_of
 from advisor.search.space import Space
-from advisor.search.spill import mark_ended, spill_dir, store_spilled, store_trial
 from advisor.search.study import (
     fail_orphans,
     held_configs,
@@ -195,13 +195,13 @@ class Sweeper:
 
     def prepare(self, resume: bool | int = False) -> tuple[Fingerprint, int, str]:
         """Probe the device and open (or reopen) the sweep: (fingerprint, sweep id, study name);
-        a reopened sweep first stores the trials it spilled (`advisor.search.spill`)."""
+        a reopened sweep first stores the trials it spilled (`advisor.db.spill`)."""
         fingerprint = (self.probe.result() if self.probe is not None
                        else self.launcher.probe(self.settings.device))
         sweep_id, study_name = self._open(fingerprint, resume)
-        # another database's spills are left, said in one line (advisor.search.spill)
+        # another database's spills are left, said in one line (advisor.db.spill)
         spilled = store_spilled(self.store, sweep_id, self.observer.notice) if resume else 0
-        if spilled:  # advisor.search.spill: trials measured while the database was locked
+        if spilled:  # advisor.db.spill: trials measured while the database was locked
             self.observer.notice(f"stored {spilled} measured trial(s) this sweep kept in "
                                  f"{spill_dir(self.store.url)} while its database was locked")
         return fingerprint, sweep_id, study_name
@@ -239,7 +239,7 @@ class Sweeper:
                     break
                 done.add(config.key)
         except StoreError as e:  # a trial spilled, or the database is gone: resumable at once
-            mark_ended(self.store, sweep_id, e)  # (advisor.search.spill)
+            mark_ended(self.store, sweep_id, e)  # (advisor.db.spill)
             raise
         finally:
             beating.stop()
@@ -267,7 +267,7 @@ class Sweeper:
                                        startups_shared)
                 if self.finishing is not None:
                     outcome = self.finishing(outcome)
-        except StoreError as e:  # the database away: resumable at once (advisor.search.spill)
+        except StoreError as e:  # the database away: resumable at once (advisor.db.spill)
             mark_ended(self.store, sweep_id, e)
             raise
         except BaseException:

@@ -32,9 +32,9 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 
 from advisor.db import ResultStore
+from advisor.db.spill import spill_dir
 from advisor.db.studies import RetryingStorage
 from advisor.errors import StoreError
-from advisor.search.spill import spill_dir
 from advisor.search.study import open_study
 
 FAST_RETRIES = {"ADVISOR_STORE_RETRY_S": "0.5", "ADVISOR_DB_BUSY_TIMEOUT_S": "0.2"}

@@ -20,9 +20,9 @@ from reliability_support import advisor, sweep_support
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
 from advisor.db.engine import database_key
+from advisor.db.spill import spill, spill_dir, spill_path, store_spilled
 from advisor.search.request import SweepSettings
 from advisor.search.space import build_space
-from advisor.search.spill import spill, spill_dir, spill_path, store_spilled
 
 WORKLOAD = sweep_support.FOUR_DTYPES  # eager-only, cheap
 BF16 = CompileConfig(mode="eager", dtype="bf16")

@@ -15,9 +15,9 @@ import pytest
 from faults_support import Lock
 from reliability_support import advisor
 
+from advisor.db.spill import FIRST_RETRY_S, spill_dir, spill_path, store_spilled, store_trial
 from advisor.db.store import ResultStore
 from advisor.errors import StoreError
-from advisor.search.spill import FIRST_RETRY_S, spill_dir, spill_path, store_spilled, store_trial
 
 
 @pytest.fixture

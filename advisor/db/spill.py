@@ -35,33 +35,24 @@ import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from advisor.db.engine import database_key, parse_url, transient
+from advisor.db.retry import FIRST_RETRY_S as FIRST_RETRY_S
+from advisor.db.retry import Backoff
+from advisor.db.store import DatabaseVanished, ResultStore
 from advisor.errors import StoreError
 from advisor.lifetime import alive_here
 from advisor.records import TrialRecord
-
-if TYPE_CHECKING:
-    from advisor.db.store import ResultStore
 
 log = logging.getLogger(__name__)
 SPILLED_FROM = "spilled_from"  # a spilled record's key: the database and sweep it belongs to
 Notice = Callable[[str], None]
 
 
-def __getattr__(name: str) -> Any:
-    """``FIRST_RETRY_S``: advisor.db.retry's, read when asked (the database modules load
-    SQLAlchemy, which importing this module does not)."""
-    if name == "FIRST_RETRY_S":
-        from advisor.db import retry
-
-        return retry.FIRST_RETRY_S
-    raise AttributeError(name)
-
 
 def spill_dir(url: str) -> Path:
     """Where the spill files of the database at ``url`` go (see the module docstring)."""
-    from advisor.db.engine import parse_url
 
     parsed = parse_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
@@ -72,7 +63,6 @@ def spill_dir(url: str) -> Path:
 
 def spill_path(url: str, sweep_id: int, trial_uuid: str) -> Path:
     """The spill file of one trial of sweep ``sweep_id`` of the database at ``url``."""
-    from advisor.db.engine import database_key
 
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}-{trial_uuid}.json"
 
@@ -85,9 +75,6 @@ def store_trial(store: ResultStore, record: TrialRecord, sweep_id: int,
     stored. ``wait``: how a pause between tries is spent (a test releases its lock there)."""
     import time
 
-    from advisor.db.engine import transient
-    from advisor.db.retry import Backoff
-    from advisor.db.store import DatabaseVanished
 
     backoff = Backoff()
     while True:
@@ -135,7 +122,6 @@ def spill(store: ResultStore, record: TrialRecord, sweep_id: int) -> Path:
     """Write ``record`` to its spill file, whole or not at all (flushed to the disk before it
     takes its name; nothing is left when it cannot be); returns the file's path. Raises
     OSError when it cannot be written (a full disk, a read-only folder)."""
-    from advisor.db.engine import database_key
 
     kept: dict[str, Any] = dict(record)
     # a reader gets through a writer's lock (WAL); without the uuid, --resume still can
@@ -171,7 +157,6 @@ def store_spilled(store: ResultStore, sweep_id: int, notice: Notice | None = Non
     this first) and remove their files; returns how many records were stored or found stored
     already. A spill file of another database, or of another sweep that had this id, is left
     where it is, said in one line through ``notice``."""
-    from advisor.db.engine import database_key
 
     say = notice or log.warning
     folder = spill_dir(store.url)
@@ -233,7 +218,6 @@ def _placed(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _marker(url: str, sweep_id: int) -> Path:
-    from advisor.db.engine import database_key
 
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}.ended"
 
@@ -243,8 +227,6 @@ def mark_ended(store: ResultStore, sweep_id: int, error: StoreError) -> None:
     resumed at once; when the database is busy, away or gone (the write would wait or fail
     too), leave the marker file that `ended` reads instead. Nothing raises: the caller goes on
     raising ``error``."""
-    from advisor.db.engine import transient
-    from advisor.db.store import DatabaseVanished
 
     if not (transient(error) or isinstance(error, DatabaseVanished)):
         try:
