@@ -287,7 +287,7 @@ def recommend(
     note = " ".join(n if n.endswith(".") else n + "."
                     for n in (choice.note, conf_note, moved) if n)
     eager = [r for r in ranked if not r.config.compiled]
-    return Recommendation(
+    made = Recommendation(
         workload=workload, fingerprint_hash=fingerprint_hash, best=choice.best, baseline=baseline,
         ranked=ranked, n_trials=len(records),
         n_failed=sum(1 for r in records if r["status"] == "failed"),
@@ -302,6 +302,7 @@ def recommend(
         compiled_measured=len({r["config_key"] for r in records
                                if CompileConfig.from_dict(r["config"]).compiled}),
     )
+    return replace(made, headline=pol.headline(made)) if made.best is not None else made
 
 
 def _busy(pool: list[Ranked], baseline: Ranked | None, workload: str) -> _Choice | None:

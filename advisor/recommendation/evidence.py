@@ -20,12 +20,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from advisor import serving
-from advisor.config import EAGER_FP32, CompileConfig
+from advisor.config import CompileConfig
 from advisor.dimensions import simplicity as dimension_simplicity
 from advisor.records import Flag, TrialRecord
 from advisor.serving import DEFAULT_CALLS_PER_PROCESS
 from advisor.stats import CONFIDENCE, NOISE_IQR_RATIO, WIDE_INTERVAL
-from advisor.units import duration_ms, duration_s, interval_ms
+from advisor.units import duration_ms, interval_ms
 
 # Figures within 10% of the leader's, each from its own process, cannot be ordered with
 # confidence (a config's median moves between processes by more than its interval says:
@@ -150,6 +150,9 @@ class Recommendation:
     unmeasured: list[str] = field(default_factory=list)
     unmeasured_compiled: int = 0
     compiled_measured: int = 0
+    # the policy's own sentence of its pick (`advisor.recommendation.policies.Policy.headline`,
+    # set by `decide`); "" for the median's (latency), which this class words
+    headline: str = ""
 
     @property
     def leader(self) -> Ranked | None:
@@ -260,11 +263,7 @@ class Recommendation:
                 return (f"no config of {self.workload} meets the constraints "
                         f"({_reasons(self.excluded)}); nothing to recommend")
             return f"no config of {self.workload} ran and passed; nothing to recommend"
-        if self.policy == "break-even":
-            return self._break_even_sentence()
-        if self.policy in ("tail", "throughput"):
-            return self._policy_sentence()
-        return self._latency_sentence()
+        return self.headline or self._latency_sentence()
 
     def _latency_sentence(self) -> str:
         b, base = self.best, self.baseline
@@ -325,48 +324,6 @@ class Recommendation:
             ci = r.speedup_ci
             return f"{r.speedup:.2f}x paired" + (f", 95% {ci[0]:.2f}-{ci[1]:.2f}x" if ci else "")
         return f"{r.speedup:.2f}x from separate trials, not paired"
-
-    def _policy_sentence(self) -> str:
-        b, base = self.best, self.baseline
-        assert b is not None
-        if self.policy == "tail":
-            text = f"{b.label}: p99 {_ms(b.p99_ms)}"
-            if base is not None and base.p99_ms is not None:
-                text += f" vs {_ms(base.p99_ms)} eager fp32"
-        else:
-            text = f"{b.label}: {b.throughput_per_s:,.0f} calls/s"
-            if base is not None and base.throughput_per_s:
-                text += f" vs {base.throughput_per_s:,.0f} eager fp32"
-        return text + f" (median {duration_ms(b.median_ms)})"
-
-    def _break_even_sentence(self) -> str:
-        b, base, n = self.best, self.baseline, self.calls_per_process
-        assert b is not None and n is not None
-        text = f"for {n:,} calls per process, {b.label}: {duration_s(b.total_s)} in all"
-        if b.config.compiled:
-            text += (f" ({duration_s(b.cold_compile_s or 0)} cold compile + {n:,} x "
-                     f"{duration_ms(b.median_ms)})")
-        if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
-            text += f" vs {duration_s(base.total_s)} eager fp32"
-        if b.config.compiled:
-            if b.break_even_calls is not None:
-                text += f"; compiling pays off after {b.break_even_calls:,} calls"
-                eager = self.eager_best
-                if eager is not None and eager.config_key != EAGER_FP32.key:
-                    text += f" against {eager.label}"
-                    if b.break_even_calls_fp32 is not None:
-                        text += f" ({b.break_even_calls_fp32:,} against eager fp32)"
-            return text
-        paying = [r for r in self.ranked if r.config.compiled and r.break_even_calls]
-        if paying:
-            c = min(paying, key=lambda r: r.break_even_calls or 0)
-            text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
-                     f"pays off after {c.break_even_calls:,} calls)")
-        elif not self.compiled_measured:
-            text += "; compiling was not measured"
-        else:
-            text += "; compiling does not pay off here"
-        return text
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from advisor.config import EAGER_FP32
 from advisor.errors import ConfigError
 from advisor.units import duration_ms, duration_s, rate
 
@@ -69,6 +70,11 @@ class Policy:
         """What `advisor export` adds to the pick's figures under this policy."""
         return {}
 
+    def headline(self, rec: Recommendation) -> str:
+        """The sentence's words for the pick ``rec.best`` under this policy ("": the median's,
+        which `Recommendation` words, as for latency)."""
+        return ""
+
     def figure(self, r: Ranked) -> str:
         """The policy's figure of ``r`` as a person reads it (advisor.units)."""
         assert r.score is not None
@@ -101,6 +107,14 @@ class Tail(Policy):
     def score(self, r: Ranked) -> float | None:
         return r.p99_ms
 
+    def headline(self, rec: Recommendation) -> str:
+        b, base = rec.best, rec.baseline
+        assert b is not None
+        text = f"{b.label}: p99 {duration_ms(b.p99_ms)}"
+        if base is not None and base.p99_ms is not None:
+            text += f" vs {duration_ms(base.p99_ms)} eager fp32"
+        return text + f" (median {duration_ms(b.median_ms)})"
+
 
 class Throughput(Policy):
     """The most calls per second over the traffic mix."""
@@ -116,6 +130,14 @@ class Throughput(Policy):
 
     def figure(self, r: Ranked) -> str:
         return f"{r.score:,.0f} calls/s"
+
+    def headline(self, rec: Recommendation) -> str:
+        b, base = rec.best, rec.baseline
+        assert b is not None
+        text = f"{b.label}: {b.throughput_per_s:,.0f} calls/s"
+        if base is not None and base.throughput_per_s:
+            text += f" vs {base.throughput_per_s:,.0f} eager fp32"
+        return text + f" (median {duration_ms(b.median_ms)})"
 
 
 class BreakEven(Policy):
@@ -135,6 +157,35 @@ class BreakEven(Policy):
 
     def export_figures(self, rec: Recommendation, best: Ranked) -> dict[str, Any]:
         return {"calls_per_process": rec.calls_per_process, "total_s": best.total_s}
+
+    def headline(self, rec: Recommendation) -> str:
+        b, base, n = rec.best, rec.baseline, rec.calls_per_process
+        assert b is not None and n is not None
+        text = f"for {n:,} calls per process, {b.label}: {duration_s(b.total_s)} in all"
+        if b.config.compiled:
+            text += (f" ({duration_s(b.cold_compile_s or 0)} cold compile + {n:,} x "
+                     f"{duration_ms(b.median_ms)})")
+        if base is not None and base.total_s is not None and b.trial_uuid != base.trial_uuid:
+            text += f" vs {duration_s(base.total_s)} eager fp32"
+        if b.config.compiled:
+            if b.break_even_calls is not None:
+                text += f"; compiling pays off after {b.break_even_calls:,} calls"
+                eager = rec.eager_best
+                if eager is not None and eager.config_key != EAGER_FP32.key:
+                    text += f" against {eager.label}"
+                    if b.break_even_calls_fp32 is not None:
+                        text += f" ({b.break_even_calls_fp32:,} against eager fp32)"
+            return text
+        paying = [r for r in rec.ranked if r.config.compiled and r.break_even_calls]
+        if paying:
+            c = min(paying, key=lambda r: r.break_even_calls or 0)
+            text += (f"; compiling does not pay off within {n:,} calls (soonest: {c.label} "
+                     f"pays off after {c.break_even_calls:,} calls)")
+        elif not rec.compiled_measured:
+            text += "; compiling was not measured"
+        else:
+            text += "; compiling does not pay off here"
+        return text
 
     def interval(self, r: Ranked) -> list[float] | None:
         if r.median_ci_ms is None:

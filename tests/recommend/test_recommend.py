@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 import pytest
@@ -313,6 +314,37 @@ def test_tail_picks_the_lowest_p99_not_the_lowest_median() -> None:
     assert rec.best is not None and rec.best.label == "bf16 + default"
     assert [r.score for r in rec.ranked] == [6.0, 20.0, 30.0]
     assert rec.sentence == "bf16 + default: p99 6.00 ms vs 30.0 ms eager fp32 (median 5.00 ms)"
+
+
+def test_a_new_policy_is_one_class_its_sentence_included(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy scores, orders and words its pick in its own class: the recommendation's
+    sentence takes the policy's headline (`Policy.headline`) and names no policy itself."""
+    import inspect
+
+    from advisor.recommendation import evidence, policies
+
+    class Fewest(policies.Policy):  # fewest launches per call
+        name = "fewest-launches"
+
+        def score(self, r: Any) -> float | None:
+            return float(r.launches_per_call) if r.launches_per_call is not None else None
+
+        def headline(self, rec: Any) -> str:
+            assert rec.best is not None
+            return f"{rec.best.label}: {rec.best.launches_per_call} launches per call"
+
+    monkeypatch.setitem(policies.REGISTRY, Fewest.name, Fewest)
+    monkeypatch.setattr(policies, "POLICIES", tuple(policies.REGISTRY))
+    records = [eager_fp32(10.0, launches_per_call=40),
+               trial("default", median_ms=4.0, launches_per_call=9),
+               trial("reduce-overhead", median_ms=5.0, launches_per_call=1)]
+    rec = recommend("w", records, policy="fewest-launches")
+    assert rec.best is not None and rec.best.label == "fp32 + reduce-overhead"
+    assert rec.sentence == "fp32 + reduce-overhead: 1 launches per call"
+    assert recommend("w", records).sentence.startswith("fp32 + default: 4.00 ms vs 10.0 ms")
+    # the sentence's own code branches on no policy's name
+    source = inspect.getsource(evidence.Recommendation)
+    assert re.findall(r"self\.policy\s*(?:==|!=|in\b|not in\b)", source) == []
 
 
 def test_traffic_throughput_is_the_harmonic_mix_of_the_shapes() -> None:
