@@ -88,7 +88,6 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
     from advisor import settings as env_settings
     from advisor.db.store import ResultStore
     from advisor.devices import cuda_device_count, resolve_device
-    from advisor.dimensions import parse_options
     from advisor.search.launcher import Probe, describe
     from advisor.search.space import build_space
 
@@ -107,7 +106,6 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
             warnings.append("--jobs on the CPU: each measurement is alone, but shares the cores "
                             "with the other jobs' process starts (tails widen); it pays off on "
                             "a GPU")
-        options = parse_options(r.options)
         # The device's probe is a child process (imports torch, initializes the device): it
         # starts now and runs while the workloads are described (`describe`: a child each, so
         # that this process never imports them, nor torch). Bad input below kills it.
@@ -132,8 +130,7 @@ def plan_sweeps(request: SweepRequest, notice: Notice | None = None) -> Planned:
                                     r.holdout)
             if replay is not None:  # every config replays the traffic instead of one shape
                 dims, note = None, None
-            space = build_space(wl.dtypes, device, r.modes, r.dtypes, r.fullgraph,
-                                dynamic=r.dynamic, shapes=strategies, options=options)
+            space = build_space(wl.dtypes, device, r.dimension_values())
             settings = SweepSettings(
                 device=device, n_trials=r.trials, budget_s=budget_s, timeout_s=r.timeout_s,
                 measure_warm=r.warm or r.warm_all, warm_all=r.warm_all, shape=dims,

@@ -338,7 +338,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     loaded = load_workload(args.workload)
     wl = loaded.workload
     modes, dtypes = parse_list(args.modes), parse_list(args.dtypes)
-    space = build_space(wl.dtypes, device, modes, dtypes)
+    space = build_space(wl.dtypes, device, {"mode": modes, "dtype": dtypes})
     return Plan(
         workload_path=loaded.path.resolve(), workload_name=wl.name, device=device,
         dims=_dims(args.shape, wl, device), modes=modes, dtypes=dtypes,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from advisor.dimensions import BY_NAME as DIM
-from advisor.dimensions import OPTIONS_BY_NAME, parse_options
+from advisor.dimensions import OPTION_PREFIX, OPTIONS_BY_NAME, Value, parse_options
 from advisor.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ DEFAULT_CALLS_PER_PROCESS = 10_000  # advisor.serving.DEFAULT_CALLS_PER_PROCESS
 
 MIN_TIMEOUT_S = 1.0  # a trial starts a Python process: no time limit below this can be met
 SAMPLERS = ("tpe", "random", "grid")  # advisor.search.study.make_sampler's names
+FULLGRAPH_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}  # --fullgraph
 
 # A config whose first short measurement is above this multiple of the best median so far is
 # clearly dominated: its full sampling is skipped (`SweepSettings.screen`, `--screen`).
@@ -145,6 +146,11 @@ def _budget(text: str) -> float:
     from advisor.search.space import parse_budget
 
     return parse_budget(text)
+
+
+def _fullgraph(choice: str) -> None:
+    if choice not in FULLGRAPH_CHOICES:
+        raise ConfigError(f"bad --fullgraph {choice!r}: choose both, on or off")
 
 
 def _screen(value: float) -> None:
@@ -246,7 +252,8 @@ class SweepRequest:
         comma=True, resume=lambda s, sp: sp.dtypes)
     fullgraph: str = flag(
         "off", "--fullgraph", "both, on or off: " + DIM["fullgraph"].help + ".",
-        resume=lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}))
+        resume=lambda s, sp: sorted({c.fullgraph for c in sp.configs if c.compiled}),
+        check=_fullgraph)
     dynamic: Sequence[str] | None = flag(
         None, "--dynamic", "Comma-separated dynamic settings to try, e.g. auto,true (default "
         "auto); " + DIM["dynamic"].help + ".", comma=True, resume=lambda s, sp: sp.dynamic)
@@ -325,6 +332,15 @@ class SweepRequest:
     given_flags: tuple[str, ...] = ()
     flags: Mapping[str, Any] = field(default_factory=dict)
 
+    def dimension_values(self) -> dict[str, Sequence[Value] | None]:
+        """The space's dimensions as the flags choose them: `build_space`'s mapping (None: the
+        dimension's default), each Inductor option as ``option.NAME``."""
+        return {"mode": self.modes, "dtype": self.dtypes,
+                "fullgraph": FULLGRAPH_CHOICES[self.fullgraph],
+                "shapes": list(self.shapes or ["static"]), "dynamic": self.dynamic,
+                **{OPTION_PREFIX + name: values
+                   for name, values in parse_options(self.options).items()}}
+
     @property
     def budget_s(self) -> float | None:
         """``--budget`` in seconds (None: not given)."""
@@ -348,9 +364,7 @@ class SweepRequest:
             value = getattr(self, name)
             if declared.check is not None and value is not None:
                 declared.check(value)
-        build_space(DTYPES, self.device or "cuda", self.modes, self.dtypes, self.fullgraph,
-                    dynamic=self.dynamic, shapes=list(self.shapes or ["static"]),
-                    options=parse_options(self.options))
+        build_space(DTYPES, self.device or "cuda", self.dimension_values())
         check_holdout(self.holdout, self.traffic, "--holdout" in self.given_flags
                       and not self.resume)
         if self.traffic is not None:

@@ -25,11 +25,10 @@ from advisor.config import (
     CompileConfig,
     shape_strategy,
 )
-from advisor.dimensions import Value
+from advisor.dimensions import BY_NAME, DIMENSIONS, OPTION_PREFIX, OPTIONS_BY_NAME, Value
 from advisor.dimensions import configs as dimension_configs
 from advisor.errors import ConfigError
 
-FULLGRAPH_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
 CPU_DEFAULT_MODES = ("eager", "default", "max-autotune-no-cudagraphs")
 
 
@@ -71,58 +70,73 @@ class Space:
         raise KeyError(key)
 
 
-def _check(values: Sequence[str], allowed: Sequence[str], what: str) -> None:
+def _check(values: Sequence[Value], allowed: Sequence[Value], what: str) -> None:
     for value in values:
         if value not in allowed:
-            raise ConfigError(f"unknown {what} {value!r}: choose from {', '.join(allowed)}")
+            raise ConfigError(f"unknown {what} {value!r}: choose from "
+                              f"{', '.join(map(str, allowed))}")
 
 
 def build_space(
     allowed_dtypes: Sequence[str],
     device: str,
-    modes: Sequence[str] | None = None,
-    dtypes: Sequence[str] | None = None,
-    fullgraph: str = "off",
-    dynamic: Sequence[str] | None = None,
-    shapes: Sequence[str] = ("static",),
-    options: Mapping[str, Sequence[Value]] | None = None,
+    chosen: Mapping[str, Sequence[Value] | None] | None = None,
 ) -> Space:
     """Every config to try, cheapest first, the eager fp32 baseline at the front: the product
-    of the dimensions' values (`advisor.dimensions`), Inductor ``options`` (name -> values)
-    included. ``dynamic`` (torch.compile's setting; None: auto) varies the static shape
-    strategy's configs only: another strategy sets it itself."""
+    of the dimensions' values (`advisor.dimensions`). ``chosen``: a dimension's name (mode,
+    dtype, fullgraph, shapes, dynamic; an Inductor option as ``option.NAME``) -> the values to
+    try; a dimension left out (or None) takes its default: on a CPU the CPU modes
+    (`CPU_DEFAULT_MODES`) and the workload's dtypes but tf32 and fp16, else every mode and
+    allowed dtype; fullgraph off, the static shape strategy, dynamic auto, Inductor's own
+    options. ``dynamic`` varies the static shape strategy's configs only: another strategy
+    sets it itself."""
+    given = {name: list(values) for name, values in (chosen or {}).items() if values is not None}
+    unknown = [n for n in given if n not in BY_NAME and n.removeprefix(OPTION_PREFIX)
+               not in OPTIONS_BY_NAME]
+    if unknown:
+        raise ConfigError(f"unknown dimension {unknown[0]!r}: choose from "
+                          f"{', '.join(BY_NAME)} or option.NAME (NAME one of "
+                          f"{', '.join(OPTIONS_BY_NAME)})")
     cpu = not device.startswith("cuda")
-    if modes is None:
-        modes = CPU_DEFAULT_MODES if cpu else MODES
+    modes = given.get("mode", list(CPU_DEFAULT_MODES if cpu else MODES))
     _check(modes, MODES, "mode")
-    if dtypes is None:
-        dtypes = [d for d in allowed_dtypes if not (cpu and d in ("tf32", "fp16"))]
+    dtypes = given.get("dtype", [d for d in allowed_dtypes
+                                 if not (cpu and d in ("tf32", "fp16"))])
     _check(dtypes, DTYPES, "dtype")
     not_allowed = [d for d in dtypes if d not in allowed_dtypes]
     if not_allowed:
         raise ConfigError(
             f"dtype {not_allowed[0]} is not allowed by this workload "
-            f"(allowed: {', '.join(allowed_dtypes)})"
+            f"(allowed: {', '.join(map(str, allowed_dtypes))})"
         )
-    if fullgraph not in FULLGRAPH_CHOICES:
-        raise ConfigError(f"bad --fullgraph {fullgraph!r}: choose both, on or off")
-    if dynamic is None:
-        dynamic = ("auto",)
+    fullgraph = given.get("fullgraph", [False])
+    _check(fullgraph, (False, True), "fullgraph setting")
+    dynamic = given.get("dynamic", ["auto"])
     _check(dynamic, DYNAMIC, "dynamic setting")
+    shapes = given.get("shapes", ["static"])
     for strategy in shapes:
-        shape_strategy(strategy)  # a ConfigError names the choices
+        shape_strategy(str(strategy))  # a ConfigError names the choices
     if any(s != "static" for s in shapes) and "auto" not in dynamic:
         raise ConfigError("shape strategies other than static set dynamic themselves: "
                           "include auto in --dynamic, e.g. --dynamic auto,true")
-    by_cost: list[str] = sorted(modes, key=MODE_COST_ORDER.__getitem__)
-    by_dtype: list[str] = sorted(dtypes, key=DTYPES.index)
+    options = {n.removeprefix(OPTION_PREFIX): v for n, v in given.items()
+               if n.startswith(OPTION_PREFIX)}
+    for name, tried in options.items():
+        _check(tried, OPTIONS_BY_NAME[name].choices, f"value of option {name}")
+    by_cost: list[str] = sorted(map(str, modes), key=MODE_COST_ORDER.__getitem__)
+    by_dtype: list[str] = sorted(map(str, dtypes), key=DTYPES.index)
     values: dict[str, Sequence[Value]] = {
         "mode": by_cost,
         "dtype": by_dtype,
-        "fullgraph": FULLGRAPH_CHOICES[fullgraph],
-        "shapes": list(shapes),
-        "dynamic": list(dynamic),
+        "fullgraph": fullgraph,
+        "shapes": shapes,
+        "dynamic": dynamic,
     }
+    for d in DIMENSIONS:  # a dimension added to the table: its values, or its default
+        if d.name not in values:
+            values[d.name] = given.get(d.name, [d.default])
+            if d.choices is not None:
+                _check(values[d.name], d.choices, f"{d.name} setting")
     unique = list(dict.fromkeys([EAGER_FP32, *dimension_configs(values, options)]))
     return Space(tuple(unique))
 

@@ -133,16 +133,19 @@ def test_dynamic_true_false_builds_a_space_varying_dynamic(tmp_path: Path) -> No
 def test_dynamic_applies_to_the_static_shape_strategy_only() -> None:
     from advisor.search.space import build_space
 
-    space = build_space(("fp32",), "cpu", ["default"], ["fp32"], dynamic=["auto", "true"],
-                        shapes=["static", "dynamic"])
+    space = build_space(("fp32",), "cpu",
+                        {"mode": ["default"], "dtype": ["fp32"], "dynamic": ["auto", "true"],
+                         "shapes": ["static", "dynamic"]})
     assert {(c.shapes, c.dynamic) for c in space.configs if c.compiled} == {
         ("static", "auto"), ("static", "true"), ("dynamic", "auto")}
     with pytest.raises(ConfigError, match="include auto in --dynamic"):
-        build_space(("fp32",), "cpu", ["default"], ["fp32"], dynamic=["true"],
-                    shapes=["dynamic"])
+        build_space(("fp32",), "cpu",
+                    {"mode": ["default"], "dtype": ["fp32"], "dynamic": ["true"],
+                     "shapes": ["dynamic"]})
     with pytest.raises(ConfigError, match="unknown dynamic setting 'sometimes': choose from "
                                           "auto, true, false"):
-        build_space(("fp32",), "cpu", ["default"], ["fp32"], dynamic=["sometimes"])
+        build_space(("fp32",), "cpu",
+                    {"mode": ["default"], "dtype": ["fp32"], "dynamic": ["sometimes"]})
 
 
 def test_the_python_api_takes_a_request_and_keywords(tmp_path: Path) -> None:
@@ -184,6 +187,7 @@ def _bad_values(tmp_path: Path) -> dict[str, Any]:
         "trials": 0, "budget": "xyz", "options": ("no_such_option=1",), "shape": "batch=x",
         "traffic": tmp_path / "no_such_log.csv", "calls_per_process": 0, "screen": -1.0,
         "sampler": "bogus", "timeout_s": 0.5, "keep_caches": a_file / "caches",
+        "fullgraph": "maybe",
     }
 
 

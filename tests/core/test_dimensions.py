@@ -29,8 +29,8 @@ def _round_trips(space_configs: tuple[CompileConfig, ...]) -> None:
 
 
 def test_the_default_space_is_the_product_of_the_table_cheapest_first() -> None:
-    space = build_space(("fp32", "bf16"), "cuda", ["eager", "default", "reduce-overhead"],
-                        fullgraph="both")
+    space = build_space(("fp32", "bf16"), "cuda", {"mode": ["eager", "default", "reduce-overhead"],
+                                                   "fullgraph": [False, True]})
     assert space.configs[0] == EAGER_FP32
     assert [c.key for c in space.configs] == [
         "eager/fp32", "eager/bf16",
@@ -47,8 +47,9 @@ def test_the_default_space_is_the_product_of_the_table_cheapest_first() -> None:
 
 
 def test_a_shape_strategy_pairs_only_with_dynamic_auto() -> None:
-    space = build_space(("fp32",), "cpu", ["default"], dynamic=["auto", "false"],
-                        shapes=["static", "buckets:pow2"])
+    space = build_space(("fp32",), "cpu",
+                        {"mode": ["default"], "dynamic": ["auto", "false"], "shapes": ["static",
+                         "buckets:pow2"]})
     assert [c.key for c in space.configs[1:]] == [
         "default/fp32/graphbreaks-ok/dynamic-auto",
         "default/fp32/graphbreaks-ok/dynamic-false",
@@ -64,7 +65,8 @@ def test_every_inductor_option_of_the_table_is_sweepable(option) -> None:
     text = ",".join(str(v).lower() for v in option.choices)
     options = parse_options([f"{option.name}={text}"])
     assert options == {option.name: option.choices}
-    space = build_space(("fp32",), "cpu", ["eager", "default"], options=options)
+    space = build_space(("fp32",), "cpu", {"mode": ["eager", "default"],
+                                           **{OPTION_PREFIX + n: v for n, v in options.items()}})
     compiled = [c for c in space.configs if c.compiled]
     assert [c.options for c in compiled] == [{option.name: v} for v in option.choices]
     assert all(not c.options for c in space.configs if not c.compiled)
@@ -77,7 +79,8 @@ def test_every_inductor_option_of_the_table_is_sweepable(option) -> None:
 
 def test_two_options_make_their_product() -> None:
     options = parse_options(["epilogue_fusion=true,false", "freezing=false,true"])
-    space = build_space(("fp32",), "cpu", ["default"], options=options)
+    space = build_space(("fp32",), "cpu", {"mode": ["default"],
+                                           **{OPTION_PREFIX + n: v for n, v in options.items()}})
     assert len(space) == 1 + 4
     assert {tuple(sorted(c.options.items())) for c in space.configs[1:]} == {
         (("epilogue_fusion", e), ("freezing", f)) for e in (True, False) for f in (False, True)}

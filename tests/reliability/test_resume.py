@@ -28,7 +28,8 @@ def _settings() -> SweepSettings:
 
 
 def _space() -> Any:
-    return build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], ["fp32", "bf16"])
+    return build_space(("fp32", "tf32", "bf16", "fp16"), "cpu",
+                       {"mode": ["eager"], "dtype": ["fp32", "bf16"]})
 
 
 def _interrupted_sweep(url: str, make: SimpleNamespace, fingerprint: dict[str, Any],
@@ -58,7 +59,8 @@ def test_the_stored_plan_and_contradicting_flags() -> None:
     stored = {**_settings().to_dict(), "space": [c.to_dict() for c in _space().configs]}
     settings, space = stored_plan({"id": 3, "settings": stored})
     assert settings == _settings() and space == _space()
-    other = build_space(("fp32", "bf16"), "cpu", ["eager", "default"], ["fp32", "bf16"])
+    other = build_space(("fp32", "bf16"), "cpu",
+                        {"mode": ["eager", "default"], "dtype": ["fp32", "bf16"]})
     message = contradiction(3, {"--modes": (settings, other)}, settings, space)
     assert message is not None and message.startswith("--modes asks for eager,default, but "
                                                       "sweep 3, being resumed, was started "

@@ -26,7 +26,7 @@ def _settings() -> SweepSettings:
 def _interrupted_sweep(url: str, make: SimpleNamespace) -> int:
     """An interrupted sweep of four-dtypes whose space compiles (eager and default, fp32, the
     default dynamic: auto), nothing measured."""
-    space = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"])
+    space = build_space(DTYPES, "cpu", {"mode": ["eager", "default"], "dtype": ["fp32"]})
     settings = {**_settings().to_dict(), "space": [c.to_dict() for c in space.configs]}
     workload = {"name": "four-dtypes", "path": str(WORKLOAD), "info": {}}
     with ResultStore.from_url(url) as store:
@@ -37,13 +37,15 @@ def _interrupted_sweep(url: str, make: SimpleNamespace) -> int:
 
 
 def test_dynamic_is_read_back_from_the_stored_space() -> None:
-    space = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"])
+    space = build_space(DTYPES, "cpu", {"mode": ["eager", "default"], "dtype": ["fp32"]})
     stored = {**_settings().to_dict(), "space": [c.to_dict() for c in space.configs]}
     settings, resumed = stored_plan({"id": 5, "settings": stored})
     assert resumed.dynamic == ["auto"]
-    same = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"], dynamic=["auto"])
+    same = build_space(DTYPES, "cpu",
+                       {"mode": ["eager", "default"], "dtype": ["fp32"], "dynamic": ["auto"]})
     assert contradiction(5, {"--dynamic": (settings, same)}, settings, resumed) is None
-    other = build_space(DTYPES, "cpu", ["eager", "default"], ["fp32"], dynamic=["true"])
+    other = build_space(DTYPES, "cpu",
+                        {"mode": ["eager", "default"], "dtype": ["fp32"], "dynamic": ["true"]})
     assert contradiction(5, {"--dynamic": (settings, other)}, settings, resumed) == (
         "--dynamic asks for true, but sweep 5, being resumed, was started with auto: drop "
         "--dynamic to resume it as it was, or start a new sweep without --resume")

@@ -40,7 +40,7 @@ def _queued_sweep(url: str) -> int:
                 "info": {}}
     settings = SweepSettings(device="cpu", measure_warm=False, confirm_leaders=False,
                              priors=False, timeout_s=300.0)
-    space = build_space(("fp32", "bf16"), "cpu", ["eager"], ["fp32", "bf16"])
+    space = build_space(("fp32", "bf16"), "cpu", {"mode": ["eager"], "dtype": ["fp32", "bf16"]})
     stored = {**settings.to_dict(), "space": [c.to_dict() for c in space.configs]}
     with ResultStore.from_url(url) as store:
         sweep_id = store.create_sweep(workload, fingerprint.collect("cpu"), stored, "held", 2)

@@ -49,7 +49,8 @@ def _interrupted_sweep(url: str, fingerprint: dict[str, Any]) -> tuple[int, dict
                 "source_sha256": loaded.source_sha256, "info": {}}
     settings = SweepSettings(device="cpu", measure_warm=False, confirm_leaders=False,
                              priors=False, timeout_s=300.0)
-    space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], ["fp32", "bf16"])
+    space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu",
+                        {"mode": ["eager"], "dtype": ["fp32", "bf16"]})
     stored = {**settings.to_dict(), "space": [c.to_dict() for c in space.configs]}
     with ResultStore.from_url(url) as store:
         sweep_id = store.create_sweep(workload, fingerprint, stored,

@@ -137,7 +137,7 @@ def test_a_measured_twin_says_how_much_room_autotuning_has() -> None:
 
 def test_on_a_cpu_half_precision_and_cuda_graphs_get_no_prior() -> None:
     cpu = Profile("cpu", eager_ms=0.35, ops_per_call=201)
-    space = build_space(("fp32", "bf16"), "cpu", ["eager", "default", "reduce-overhead"])
+    space = build_space(("fp32", "bf16"), "cpu", {"mode": ["eager", "default", "reduce-overhead"]})
     ranked = rank(space.configs[1:], cpu)
     by_config = {r.config: r for r in ranked}
     fp32, bf16 = (by_config[CompileConfig(mode="default", dtype=d)] for d in ("fp32", "bf16"))
@@ -203,7 +203,8 @@ def test_samplers_by_name() -> None:
 def test_before_the_baseline_is_known_eager_variants_wait_for_their_compiled_twins() -> None:
     """A budget's first wave starts before the baseline's profile is known: cheap eager
     variants must not crowd out the compiled configs (the H200 reranker miss)."""
-    space = build_space(("fp32", "bf16", "fp16"), "cuda", ["eager", "default", "reduce-overhead"])
+    space = build_space(("fp32", "bf16", "fp16"), "cuda",
+                        {"mode": ["eager", "default", "reduce-overhead"]})
     todo = [c for c in space.configs if c != EAGER_FP32]
     ranked = [r.config for r in rank(todo, Profile("cuda"))]
     for dtype in ("bf16", "fp16"):

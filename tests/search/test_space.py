@@ -8,6 +8,7 @@ import pytest
 
 from advisor.config import CUDAGRAPH_MODES, DTYPES, EAGER_FP32, MODE_COST_ORDER, MODES
 from advisor.errors import ConfigError
+from advisor.search.request import SweepRequest
 from advisor.search.space import CPU_DEFAULT_MODES, Space, build_space, parse_budget, parse_list
 
 ALL_DTYPES = ("fp32", "tf32", "bf16", "fp16")
@@ -37,7 +38,7 @@ def test_cuda_default_is_every_mode_and_every_allowed_dtype() -> None:
 
 
 def test_cpu_measures_tf32_fp16_and_cudagraph_modes_when_asked_for() -> None:
-    space = build_space(ALL_DTYPES, "cpu", modes=["reduce-overhead"], dtypes=["tf32", "fp16"])
+    space = build_space(ALL_DTYPES, "cpu", {"mode": ["reduce-overhead"], "dtype": ["tf32", "fp16"]})
     assert space.keys() == [
         "eager/fp32",
         "reduce-overhead/tf32/graphbreaks-ok/dynamic-auto",
@@ -46,7 +47,7 @@ def test_cpu_measures_tf32_fp16_and_cudagraph_modes_when_asked_for() -> None:
 
 
 def test_default_dtypes_are_the_workloads() -> None:
-    space = build_space(("fp32", "bf16"), "cpu", modes=["eager"])
+    space = build_space(("fp32", "bf16"), "cpu", {"mode": ["eager"]})
     assert space.keys() == ["eager/fp32", "eager/bf16"]
 
 
@@ -66,21 +67,21 @@ def test_default_dtypes_are_the_workloads() -> None:
 def test_eager_fp32_baseline_is_always_first_and_only_once(
     allowed: tuple[str, ...], modes: list[str] | None, dtypes: list[str] | None, device: str
 ) -> None:
-    space = build_space(allowed, device, modes, dtypes)
+    space = build_space(allowed, device, {"mode": modes, "dtype": dtypes})
     assert space.configs[0] == EAGER_FP32
     assert space.keys().count(EAGER_FP32.key) == 1
 
 
 def test_configs_are_cheapest_first_and_unique() -> None:
-    space = build_space(ALL_DTYPES, "cuda", fullgraph="both", dynamic=("auto", "false"))
+    space = build_space(ALL_DTYPES, "cuda", {"fullgraph": [False, True],
+                                             "dynamic": ("auto", "false")})
     assert _order(space) == sorted(_order(space))
     assert len(set(space.keys())) == len(space)
 
 
 def test_repeated_flag_values_give_no_duplicates() -> None:
-    space = build_space(
-        ALL_DTYPES, "cpu", modes=["default", "eager", "default"], dtypes=["fp32", "fp32"]
-    )
+    space = build_space(ALL_DTYPES, "cpu",
+                        {"mode": ["default", "eager", "default"], "dtype": ["fp32", "fp32"]})
     assert space.keys() == ["eager/fp32", "default/fp32/graphbreaks-ok/dynamic-auto"]
 
 
@@ -88,7 +89,7 @@ def test_repeated_flag_values_give_no_duplicates() -> None:
 
 
 def test_modes_and_dtypes_narrow_the_space() -> None:
-    space = build_space(ALL_DTYPES, "cuda", modes=["default"], dtypes=["bf16"])
+    space = build_space(ALL_DTYPES, "cuda", {"mode": ["default"], "dtype": ["bf16"]})
     assert space.keys() == ["eager/fp32", "default/bf16/graphbreaks-ok/dynamic-auto"]
 
 
@@ -101,7 +102,8 @@ def test_modes_and_dtypes_narrow_the_space() -> None:
     ],
 )
 def test_fullgraph_flag(fullgraph: str, values: set[bool]) -> None:
-    space = build_space(("fp32",), "cpu", modes=["eager", "default"], fullgraph=fullgraph)
+    request = SweepRequest(modes=["eager", "default"], fullgraph=fullgraph)
+    space = build_space(("fp32",), "cpu", request.dimension_values())
     compiled = [c for c in space.configs if c.compiled]
     assert {c.fullgraph for c in compiled} == values
     assert len(compiled) == len(values)
@@ -109,15 +111,14 @@ def test_fullgraph_flag(fullgraph: str, values: set[bool]) -> None:
 
 
 def test_dynamic_settings_multiply_compiled_configs_only() -> None:
-    space = build_space(
-        ("fp32",), "cpu", modes=["eager", "default"], dynamic=("auto", "true", "false")
-    )
+    space = build_space(("fp32",), "cpu",
+                        {"mode": ["eager", "default"], "dynamic": ("auto", "true", "false")})
     assert sorted(c.dynamic for c in space.configs if c.compiled) == ["auto", "false", "true"]
     assert [c.dynamic for c in space.configs if not c.compiled] == ["auto"]
 
 
 def test_space_helpers() -> None:
-    space = build_space(("fp32", "bf16"), "cpu", modes=["default", "eager"])
+    space = build_space(("fp32", "bf16"), "cpu", {"mode": ["default", "eager"]})
     assert space.modes == ["eager", "default"]
     assert space.dtypes == ["fp32", "bf16"]
     key = "default/bf16/graphbreaks-ok/dynamic-auto"
@@ -130,21 +131,23 @@ def test_space_helpers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "words"),
+    ("chosen", "words"),
     [
-        ({"modes": ["bogus"]}, "unknown mode 'bogus'"),
-        ({"modes": ["default", "Default"]}, "unknown mode 'Default'"),
-        ({"dtypes": ["fp64"]}, "unknown dtype 'fp64'"),
-        ({"dtypes": ["fp16"]}, "dtype fp16 is not allowed by this workload (allowed: fp32, bf16)"),
-        ({"dtypes": ["tf32"]}, "dtype tf32 is not allowed"),
-        ({"fullgraph": "maybe"}, "bad --fullgraph 'maybe'"),
-        ({"fullgraph": "true"}, "bad --fullgraph"),
+        ({"mode": ["bogus"]}, "unknown mode 'bogus'"),
+        ({"mode": ["default", "Default"]}, "unknown mode 'Default'"),
+        ({"dtype": ["fp64"]}, "unknown dtype 'fp64'"),
+        ({"dtype": ["fp16"]}, "dtype fp16 is not allowed by this workload (allowed: fp32, bf16)"),
+        ({"dtype": ["tf32"]}, "dtype tf32 is not allowed"),
+        ({"fullgraph": ["maybe"]}, "unknown fullgraph setting 'maybe'"),
         ({"dynamic": ("sometimes",)}, "unknown dynamic setting 'sometimes'"),
+        ({"option.freezing": ["often"]}, "unknown value of option freezing 'often'"),
+        ({"modes": ["default"]}, "unknown dimension 'modes': choose from mode, dtype"),
+        ({"option.nosuch": [True]}, "unknown dimension 'option.nosuch'"),
     ],
 )
-def test_bad_values_raise_config_error(kwargs: dict, words: str) -> None:
+def test_bad_values_raise_config_error(chosen: dict, words: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        build_space(("fp32", "bf16"), "cpu", **kwargs)
+        build_space(("fp32", "bf16"), "cpu", chosen)
     assert words in str(caught.value)
     assert "\n" not in str(caught.value)
 
@@ -198,7 +201,7 @@ def test_a_resumed_pool_queues_cheapest_first_the_baseline_at_the_front():
     from advisor.search.fleet import queue_order
     from advisor.search.priors import twin_of
 
-    space = build_space(("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])
+    space = build_space(("fp32", "bf16"), "cuda", {"dtype": ["fp32", "bf16"]})
     order = queue_order(space)
     assert sorted(order, key=lambda c: c.key) == sorted(space.configs, key=lambda c: c.key)
     costs = [MODE_COST_ORDER[c.mode] for c in order]

@@ -79,13 +79,9 @@ def test_compile_kwargs_follow_the_strategy() -> None:
 
 
 def test_space_adds_strategies_to_compiled_configs_only() -> None:
-    space = build_space(
-        ("fp32", "bf16"),
-        "cpu",
-        ["eager", "default"],
-        ["fp32"],
-        shapes=["static", "dynamic", "buckets:fitted-2"],
-    )
+    space = build_space(("fp32", "bf16"), "cpu",
+                        {"mode": ["eager", "default"], "dtype": ["fp32"], "shapes": ["static",
+                         "dynamic", "buckets:fitted-2"]})
     assert space.keys() == [
         "eager/fp32",
         "default/fp32/graphbreaks-ok/dynamic-auto",
@@ -93,13 +89,13 @@ def test_space_adds_strategies_to_compiled_configs_only() -> None:
         "default/fp32/graphbreaks-ok/dynamic-auto/shapes-buckets:fitted-2",
     ]
     assert space.shapes == ["static", "dynamic", "buckets:fitted-2"]
-    assert build_space(("fp32",), "cpu", ["default"]).shapes == ["static"]
+    assert build_space(("fp32",), "cpu", {"mode": ["default"]}).shapes == ["static"]
     with pytest.raises(ConfigError, match="unknown shape strategy"):
-        build_space(("fp32",), "cpu", shapes=["buckets:pow3"])
+        build_space(("fp32",), "cpu", {"shapes": ["buckets:pow3"]})
     # a strategy pairs only with dynamic auto: no invalid combinations appear
-    mixed = build_space(
-        ("fp32",), "cpu", ["default"], dynamic=["auto", "false"], shapes=["static", "buckets:pow2"]
-    )
+    mixed = build_space(("fp32",), "cpu",
+                        {"mode": ["default"], "dynamic": ["auto", "false"], "shapes": ["static",
+                         "buckets:pow2"]})
     assert len(mixed) == 1 + 3
 
 
@@ -108,14 +104,9 @@ def test_sweep_params_and_suggest_carry_the_strategy() -> None:
 
     from advisor.search.study import suggest_config, trial_params
 
-    space = build_space(
-        ("fp32",),
-        "cpu",
-        ["eager", "default"],
-        ["fp32"],
-        dynamic=["auto", "false"],
-        shapes=["static", "buckets:fitted-2"],
-    )
+    space = build_space(("fp32",), "cpu",
+                        {"mode": ["eager", "default"], "dtype": ["fp32"], "dynamic": ["auto",
+                         "false"], "shapes": ["static", "buckets:fitted-2"]})
     for config in space.configs:
         params = trial_params(config, space)
         assert suggest_config(optuna.trial.FixedTrial(params), space) == config
@@ -126,7 +117,7 @@ def test_sweep_params_and_suggest_carry_the_strategy() -> None:
         "shapes": "buckets:fitted-2",
     }
     # one strategy: no shapes parameter at all (the study's params are as before)
-    plain = build_space(("fp32",), "cpu", ["default"], ["fp32"])
+    plain = build_space(("fp32",), "cpu", {"mode": ["default"], "dtype": ["fp32"]})
     assert "shapes" not in trial_params(plain.configs[1], plain)
 
 

@@ -48,7 +48,7 @@ class Pool:
         helpers = _db_helpers()
         self.helpers = helpers
         self.url = f"sqlite:///{tmp_path / 'feed.db'}"
-        self.space = build_space(("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])
+        self.space = build_space(("fp32", "bf16"), "cuda", {"dtype": ["fp32", "bf16"]})
         self.store = ResultStore.from_url(self.url)
         self.workload = helpers.make_workload()
         self.fingerprint = helpers.make_fingerprint()
@@ -145,8 +145,8 @@ def test_a_budgeted_sweep_keeps_its_cap_and_then_turns_to_the_sampler(tmp_path: 
 @pytest.mark.parametrize("priors", [True, False])
 def test_without_priors_a_full_sweep_still_queues_its_whole_space(tmp_path: Path,
                                                                   priors: bool) -> None:
-    pool = Pool(tmp_path, budgeted=False, slots=len(build_space(
-        ("fp32", "bf16"), "cuda", None, ["fp32", "bf16"])), priors=priors)
+    space = build_space(("fp32", "bf16"), "cuda", {"dtype": ["fp32", "bf16"]})
+    pool = Pool(tmp_path, budgeted=False, slots=len(space), priors=priors)
     pool.feeder.open()
     taken = []
     for _ in range(100):

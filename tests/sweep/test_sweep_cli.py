@@ -37,7 +37,7 @@ from advisor.search.space import build_space
 pytestmark = pytest.mark.slow
 
 WORKLOAD = "many-small-ops"  # MANY_SMALL_OPS's name
-SPACE = build_space(("fp32",), "cpu", ["eager", "default"], ["fp32"])
+SPACE = build_space(("fp32",), "cpu", {"mode": ["eager", "default"], "dtype": ["fp32"]})
 
 
 @dataclass
@@ -271,9 +271,8 @@ def test_resume_with_nothing_interrupted_is_one_line_and_writes_nothing(swept: S
 
 def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
     """Also the human output: the table and the recommendation sentence on stdout."""
-    space = build_space(
-        ("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager", "default"], ["fp32", "bf16"]
-    )
+    space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu",
+                        {"mode": ["eager", "default"], "dtype": ["fp32", "bf16"]})
     assert len(space) == 4
     url = sqlite_url(tmp_path / "a.db")
     # The printed recommendation is checked against one made from the stored trials alone.

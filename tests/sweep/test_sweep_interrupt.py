@@ -31,7 +31,8 @@ from advisor.search.space import build_space
 pytestmark = pytest.mark.slow
 
 DTYPES = "fp32,bf16,fp16"
-SPACE = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], DTYPES.split(","))
+SPACE = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu",
+                    {"mode": ["eager"], "dtype": DTYPES.split(",")})
 SWEEP_ARGS = ("sweep", str(FOUR_DTYPES), "--modes", "eager", "--dtypes", DTYPES,
               "--screen", "0", "--no-confirm-leaders", "--json")  # every config measured in full
 FIRST_TRIAL_DEADLINE_S = 180

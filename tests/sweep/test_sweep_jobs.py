@@ -27,7 +27,7 @@ def test_jobs_overlap_trials_but_never_measurements(tmp_path: Path) -> None:
     done = advisor("sweep", FOUR_DTYPES, "--db", url, "--no-warm", "--modes", "eager",
                    "--jobs", "2", "--screen", "0", "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", ["eager"], None)
+    space = build_space(("fp32", "tf32", "bf16", "fp16"), "cpu", {"mode": ["eager"]})
     assert len(space) >= 2
     assert "configs queued for 2 workers (2 per device)" in done.stderr
     assert f"{len(space)}/{len(space)} trials, 0 failed" in done.stderr  # progress lines
