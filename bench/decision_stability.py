@@ -81,6 +81,10 @@ def run_once(workload: Path, device: str, condition: str, timeout_s: float,
         contended_trials=sum(1 for h in hosts if h.get("contended")),
         others_cores_max=max((h.get("others_cores", 0.0) for h in hosts), default=None),
         threads=sorted({h["threads"] for h in hosts if "threads" in h}),
+        # why a pick is or is not paired: what stopped the trials, what the budget left out
+        # (the pairing, the warm start) and the confirmation the answer used, if any
+        stopped_by=document.get("stopped_by"), left_out=document.get("left_out") or [],
+        paired=(rec.get("confirmation") or {}).get("used"),
     )
     return row
 
