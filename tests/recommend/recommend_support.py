@@ -17,9 +17,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from advisor.config import CompileConfig
+from record_factory import trial
+
 from advisor.fingerprint import add_hashes
-from advisor.records import empty_record
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = REPO / "tests" / "workloads" / "tiny_mlp.py"
@@ -55,23 +55,18 @@ def record(
     workload: dict[str, Any] | None = None,
     **fields: Any,
 ) -> dict[str, Any]:
-    """A stored-looking ok, passed trial of one config on fingerprint ``fp``."""
-    config = CompileConfig(mode=mode, dtype=dtype)
-    rec = empty_record()
-    rec.update(
-        trial_uuid=str(uuid.uuid4()), status="ok", config=config.to_dict(),
-        config_key=config.key, device="cpu", fingerprint=fp, workload=workload or TINY_WORKLOAD,
-        started_at="2026-10-03T10:00:00+00:00", method="perf_counter", warmup_iters=5,
-        shapes=[shape({"batch": 16}, 1.0, median_ms)], median_ms=median_ms,
-        p90_ms=median_ms * 1.1, p99_ms=median_ms * 1.3, mean_ms=median_ms, noisy=False,
-        cold_compile_s=None if mode == "eager" else 12.0,
-        graph_count=0 if mode == "eager" else 1, correct=True, passed=True,
-        peak_mem_bytes=300 * 2**20, max_abs_err=1e-6,
-    )  # fmt: skip
-    if ci is not None:
-        rec["median_ci_ms"] = list(ci)
-    rec.update(fields)
-    return rec
+    """A stored-looking ok, passed trial of one config on fingerprint ``fp``, every field a
+    stored trial has filled (`record_factory.trial`)."""
+    stored: dict[str, Any] = {
+        "cold_compile_s": 12.0, "trial_uuid": str(uuid.uuid4()), "device": "cpu",
+        "fingerprint": fp, "workload": workload or TINY_WORKLOAD,
+        "started_at": "2026-10-03T10:00:00+00:00", "method": "perf_counter", "warmup_iters": 5,
+        "shapes": [shape({"batch": 16}, 1.0, median_ms)], "p99_ms": median_ms * 1.3,
+        "mean_ms": median_ms, "noisy": False, "graph_count": 0 if mode == "eager" else 1,
+        "correct": True, "peak_mem_bytes": 300 * 2**20, "max_abs_err": 1e-6,
+    }  # fmt: skip
+    stored.update(fields)
+    return trial(mode, dtype, median_ms, ci=ci, **stored)
 
 
 def advisor_command() -> list[str]:

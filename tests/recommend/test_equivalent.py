@@ -5,32 +5,14 @@ records whose right answer is known."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
+
+from record_factory import trial
 
 from advisor.config import CompileConfig
 from advisor.presentation import report
 from advisor.recommendation import export_dict, recommend
 from advisor.recommendation.answers import pick_label
-from advisor.records import empty_record
-
-_uuids = itertools.count()
-
-
-def trial(mode: str, dtype: str = "fp32", median_ms: float = 1.0, *,
-          ci: tuple[float, float] | None = None, noisy: bool = False,
-          cold_compile_s: float | None = 10.0, **fields: Any) -> dict[str, Any]:
-    """A stored-looking trial record of one config that ran and passed."""
-    config = CompileConfig(mode=mode, dtype=dtype)
-    record: dict[str, Any] = dict(empty_record())
-    record.update(
-        trial_uuid=f"eq-{next(_uuids)}", status="ok", config=config.to_dict(),
-        config_key=config.key, median_ms=median_ms, p90_ms=median_ms * 1.1, passed=True,
-        median_ci_ms=list(ci) if ci else None, noisy=noisy,
-        cold_compile_s=None if mode == "eager" else cold_compile_s,
-    )
-    record.update(fields)
-    return record
 
 
 def eager_fp32(median_ms: float, ci: tuple[float, float] | None = None,

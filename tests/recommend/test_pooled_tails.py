@@ -4,28 +4,20 @@ shown beside it. Hand-built trial records, hand-computed answers."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pytest
+import record_factory
 
 from advisor.config import CompileConfig
 from advisor.recommendation import export_dict, recommend
-from advisor.records import empty_record
 from advisor.stats import ordered_tail
-
-_uuids = itertools.count()
 
 
 def trial(mode: str, dtype: str, median_ms: float, p90_ms: float | None, p99_ms: float | None,
           **fields: Any) -> dict[str, Any]:
-    """A stored-looking, passed trial record of one config with its percentiles."""
-    config = CompileConfig(mode=mode, dtype=dtype)
-    record: dict[str, Any] = dict(empty_record())
-    record.update(trial_uuid=f"tail-{next(_uuids)}", status="ok", config=config.to_dict(),
-                  config_key=config.key, median_ms=median_ms, p90_ms=p90_ms, p99_ms=p99_ms,
-                  passed=True, cold_compile_s=None if mode == "eager" else 10.0, **fields)
-    return record
+    """A passed trial of one config with its percentiles (`record_factory.trial`)."""
+    return record_factory.trial(mode, dtype, median_ms, p90_ms=p90_ms, p99_ms=p99_ms, **fields)
 
 
 def _by_label(rec: Any) -> dict[str, Any]:

@@ -3,12 +3,12 @@ right answer is known."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from typing import Any
 
 import pytest
+from record_factory import eager_fp32, trial
 
 from advisor.config import CompileConfig
 from advisor.errors import ConfigError
@@ -27,43 +27,7 @@ from advisor.recommendation import (
     to_yaml,
     traffic_throughput,
 )
-from advisor.records import empty_record
 from advisor.stats import median_ci, paired_speedup
-
-_uuids = itertools.count()
-
-
-def trial(
-    mode: str,
-    dtype: str = "fp32",
-    median_ms: float | None = 1.0,
-    *,
-    passed: bool | None = True,
-    status: str = "ok",
-    **fields: Any,
-) -> dict[str, Any]:
-    """A stored-looking trial record of one config."""
-    config = CompileConfig(mode=mode, dtype=dtype)
-    record = empty_record()
-    record.update(
-        trial_uuid=f"trial-{next(_uuids)}",
-        status=status,
-        config=config.to_dict(),
-        config_key=config.key,
-        median_ms=median_ms,
-        p90_ms=median_ms and median_ms * 1.1,
-        passed=passed,
-        cold_compile_s=None if mode == "eager" else 10.0,
-    )
-    if status != "ok":
-        record.update(median_ms=None, p90_ms=None, passed=None, failure_reason="compile_error")
-    record.update(fields)
-    return record
-
-
-def eager_fp32(median_ms: float = 10.0, **fields: Any) -> dict[str, Any]:
-    return trial("eager", "fp32", median_ms, **fields)
-
 
 # --- the best by median -----------------------------------------------------------------------
 
