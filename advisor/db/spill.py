@@ -50,10 +50,8 @@ SPILLED_FROM = "spilled_from"  # a spilled record's key: the database and sweep 
 Notice = Callable[[str], None]
 
 
-
 def spill_dir(url: str) -> Path:
     """Where the spill files of the database at ``url`` go (see the module docstring)."""
-
     parsed = parse_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = Path(str(parsed.database)).absolute()
@@ -63,7 +61,6 @@ def spill_dir(url: str) -> Path:
 
 def spill_path(url: str, sweep_id: int, trial_uuid: str) -> Path:
     """The spill file of one trial of sweep ``sweep_id`` of the database at ``url``."""
-
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}-{trial_uuid}.json"
 
 
@@ -74,7 +71,6 @@ def store_trial(store: ResultStore, record: TrialRecord, sweep_id: int,
     where it is and how to store it, or, when it cannot be spilled either, which trial was not
     stored. ``wait``: how a pause between tries is spent (a test releases its lock there)."""
     import time
-
 
     backoff = Backoff()
     while True:
@@ -122,7 +118,6 @@ def spill(store: ResultStore, record: TrialRecord, sweep_id: int) -> Path:
     """Write ``record`` to its spill file, whole or not at all (flushed to the disk before it
     takes its name; nothing is left when it cannot be); returns the file's path. Raises
     OSError when it cannot be written (a full disk, a read-only folder)."""
-
     kept: dict[str, Any] = dict(record)
     # a reader gets through a writer's lock (WAL); without the uuid, --resume still can
     with contextlib.suppress(StoreError):
@@ -157,7 +152,6 @@ def store_spilled(store: ResultStore, sweep_id: int, notice: Notice | None = Non
     this first) and remove their files; returns how many records were stored or found stored
     already. A spill file of another database, or of another sweep that had this id, is left
     where it is, said in one line through ``notice``."""
-
     say = notice or log.warning
     folder = spill_dir(store.url)
     key = database_key(store.url)
@@ -218,7 +212,6 @@ def _placed(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _marker(url: str, sweep_id: int) -> Path:
-
     return spill_dir(url) / f"db-{database_key(url)}-sweep-{sweep_id}.ended"
 
 
@@ -227,7 +220,6 @@ def mark_ended(store: ResultStore, sweep_id: int, error: StoreError) -> None:
     resumed at once; when the database is busy, away or gone (the write would wait or fail
     too), leave the marker file that `ended` reads instead. Nothing raises: the caller goes on
     raising ``error``."""
-
     if not (transient(error) or isinstance(error, DatabaseVanished)):
         try:
             store.finish_sweep(sweep_id, "interrupted")
