@@ -126,13 +126,15 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, host: dict[str,
              f"{' ' + ' '.join(args.extra) if args.extra else ''}` on a fresh SQLite database "
              f"per run; commit {args.commit or 'not given'}",
              f"- {load_span(host)}",
-             "", "| # | condition | decision | pick | equivalents | busy trials | others' cores "
-             "(max) | threads | wall | load before/after | exit |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| # | condition | decision | pick | equivalents | paired | stopped by; left out "
+             "| busy trials | others' cores (max) | threads | wall | load before/after | exit |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(rows, 1):
         lines.append(
             f"| {i} | {r['condition']} | {r['decision']} | {r['pick'] or '-'} | "
             f"{', '.join(r['equivalents']) or '-'} | "
+            f"{_yes_no(r.get('paired'))} | {r.get('stopped_by') or '-'}; "
+            f"{', '.join(r.get('left_out') or []) or '-'} | "
             f"{r.get('contended_trials', '-')} of {r.get('trials', '-')} | "
             f"{r.get('others_cores_max', '-')} | {r.get('threads', '-')} | {r['wall_s']} s | "
             f"{r['load_before']} / {r['load_after']} | {r['exit']} |")
@@ -151,6 +153,11 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, host: dict[str,
     lines += [f"{i}. [{r['condition']}] {r['sentence'] or r.get('error', '')}"
               for i, r in enumerate(rows, 1)]
     return "\n".join(lines) + "\n"
+
+
+def _yes_no(paired: bool | None) -> str:
+    """Whether the answer used a paired re-measurement ("-": not known, an older run's row)."""
+    return "-" if paired is None else ("yes" if paired else "no")
 
 
 def _gpus(host: dict[str, Any]) -> str:
