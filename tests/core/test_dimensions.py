@@ -48,8 +48,8 @@ def test_the_default_space_is_the_product_of_the_table_cheapest_first() -> None:
 
 def test_a_shape_strategy_pairs_only_with_dynamic_auto() -> None:
     space = build_space(("fp32",), "cpu",
-                        {"mode": ["default"], "dynamic": ["auto", "false"], "shapes": ["static",
-                         "buckets:pow2"]})
+                        {"mode": ["default"], "dynamic": ["auto", "false"],
+                         "shapes": ["static", "buckets:pow2"]})
     assert [c.key for c in space.configs[1:]] == [
         "default/fp32/graphbreaks-ok/dynamic-auto",
         "default/fp32/graphbreaks-ok/dynamic-false",

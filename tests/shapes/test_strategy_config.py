@@ -80,8 +80,8 @@ def test_compile_kwargs_follow_the_strategy() -> None:
 
 def test_space_adds_strategies_to_compiled_configs_only() -> None:
     space = build_space(("fp32", "bf16"), "cpu",
-                        {"mode": ["eager", "default"], "dtype": ["fp32"], "shapes": ["static",
-                         "dynamic", "buckets:fitted-2"]})
+                        {"mode": ["eager", "default"], "dtype": ["fp32"],
+                         "shapes": ["static", "dynamic", "buckets:fitted-2"]})
     assert space.keys() == [
         "eager/fp32",
         "default/fp32/graphbreaks-ok/dynamic-auto",
@@ -94,8 +94,8 @@ def test_space_adds_strategies_to_compiled_configs_only() -> None:
         build_space(("fp32",), "cpu", {"shapes": ["buckets:pow3"]})
     # a strategy pairs only with dynamic auto: no invalid combinations appear
     mixed = build_space(("fp32",), "cpu",
-                        {"mode": ["default"], "dynamic": ["auto", "false"], "shapes": ["static",
-                         "buckets:pow2"]})
+                        {"mode": ["default"], "dynamic": ["auto", "false"],
+                         "shapes": ["static", "buckets:pow2"]})
     assert len(mixed) == 1 + 3
 
 
@@ -105,8 +105,8 @@ def test_sweep_params_and_suggest_carry_the_strategy() -> None:
     from advisor.search.study import suggest_config, trial_params
 
     space = build_space(("fp32",), "cpu",
-                        {"mode": ["eager", "default"], "dtype": ["fp32"], "dynamic": ["auto",
-                         "false"], "shapes": ["static", "buckets:fitted-2"]})
+                        {"mode": ["eager", "default"], "dtype": ["fp32"],
+                         "dynamic": ["auto", "false"], "shapes": ["static", "buckets:fitted-2"]})
     for config in space.configs:
         params = trial_params(config, space)
         assert suggest_config(optuna.trial.FixedTrial(params), space) == config
