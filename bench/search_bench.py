@@ -61,6 +61,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig  # noqa: E402
+from bench.common import host_facts  # noqa: E402
 
 WITHIN = 0.03
 GOAL_SHARE = 0.25
@@ -453,7 +454,10 @@ def main(argv: list[str] | None = None) -> None:
         "modes": args.modes, "dtypes": args.dtypes, "shape": args.shape,
         "host": os.uname().nodename, "cores": len(os.sched_getaffinity(0)),
         "load_at_start": [round(x, 2) for x in os.getloadavg()], "note": args.note,
-        "workloads": []}
+        # the stack it ran on, in the file itself: GPUs and driver, torch, triton, Python
+        "stack": {k: v for k, v in host_facts().items()
+                  if k in ("gpus", "torch", "triton", "python")},
+        "commit": os.environ.get("GIT_COMMIT", ""), "workloads": []}
     with tempfile.TemporaryDirectory(prefix="search-bench-") as tmp:
         work = Path(tmp)
         queue = [resolve(name, work, args.intent_size) for name in args.workloads]
@@ -512,6 +516,17 @@ def _s(value: float | None) -> str:
     return "missed" if value is None else f"{value:.1f}"
 
 
+def _stack_line(report: dict[str, Any]) -> str:
+    """GPUs (driver), torch, triton, Python and the commit ("not recorded": an older report)."""
+    stack = report.get("stack")
+    if not stack:
+        return "stack: not recorded"
+    gpus = ", ".join(f"{g['name']} (driver {g['driver']})" for g in stack["gpus"]) or "none"
+    triton = stack["triton"] or "not installed"
+    return (f"GPUs: {gpus}; torch {stack['torch']}, triton {triton}, Python {stack['python']}; "
+            f"commit {report.get('commit') or 'not given'}")
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# search bench, {report['device']}, {report['date']}", "",
              f"host {report['host']}, {report['cores']} cores, {report['gpus']} workload(s) at "
@@ -519,7 +534,8 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report.get('load_at_end')}; {report['jobs']} jobs per sweep; space "
              f"{report['modes'] or 'default modes'} x {report['dtypes'] or 'allowed dtypes'}, "
              f"shape {report['shape'] or 'the workload default'}; budget {report['budget']} "
-             f"(+{report['grace_s']} s grace); goal: {report['goal']}.", ""]
+             f"(+{report['grace_s']} s grace); goal: {report['goal']}.", "",
+             _stack_line(report), ""]
     if report.get("note"):
         lines += [f"Note: {report['note']}", ""]
     for wl in report["workloads"]:

@@ -169,12 +169,6 @@ def _shape(text: str) -> None:
     parse_shape(text)  # its dims: once the workload is read
 
 
-def _traffic(path: Path) -> None:
-    from advisor.traffic import load_traffic
-
-    load_traffic(path)  # the holdout share, and the dims once the workload is read: later
-
-
 def _keep_caches(path: Path) -> None:
     """A directory that is, or can be created, and written by this user (tried for real:
     `advisor.paths.creatable_folder`); checked before anything is stored (its first use comes
@@ -274,8 +268,7 @@ class SweepRequest:
         comma=True, resume=lambda s, sp: sp.shapes)
     traffic: Path | None = flag(
         None, "--traffic", "CSV of observed requests (header: the dims, e.g. batch,seq; one row "
-        "per request), replayed instead of one shape.", resume=lambda s, sp: s.traffic,
-        check=_traffic)
+        "per request), replayed instead of one shape.", resume=lambda s, sp: s.traffic)
     holdout: float = flag(
         HOLDOUT, "--holdout", "With --traffic: the share of the log, at its end, that replays "
         "serve; buckets and start-up shapes are fitted on the earlier rest.",
@@ -351,7 +344,8 @@ class SweepRequest:
         before any child starts (the probe and the workloads' descriptions import torch:
         seconds, for a typo): each flag's own check, in the order `--help` lists them, then
         the checks across flags: the space's flags together (any dtype a workload may allow;
-        each workload's own are checked once it is read), ``--holdout`` with ``--traffic``,
+        each workload's own are checked once it is read), ``--holdout`` without ``--traffic``,
+        the traffic file read once with its holdout share,
         each workload file a readable .py file, the database URL. Raises ConfigError (or
         StoreError, WorkloadError)."""
         from advisor.config import DTYPES
@@ -367,7 +361,7 @@ class SweepRequest:
         build_space(DTYPES, self.device or "cuda", self.dimension_values())
         check_holdout(self.holdout, self.traffic, "--holdout" in self.given_flags
                       and not self.resume)
-        if self.traffic is not None:
+        if self.traffic is not None:  # read once: the file, then the holdout share of it
             load_traffic(self.traffic).with_holdout(self.holdout)
         for file in self.files:
             read_workload_file(file)

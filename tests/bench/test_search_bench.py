@@ -94,3 +94,19 @@ def test_slots_give_each_workload_its_gpu_and_a_share_of_the_cores(monkeypatch: 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert search_bench.slots(1) == [(None, cores)]  # one workload at a time: the whole host
     assert [gpu for gpu, _ in search_bench.slots(2)] == ["0", "1"]
+
+
+def test_the_report_names_its_stack_in_the_file_itself() -> None:
+    report: dict[str, Any] = {
+        "device": "cuda", "date": "20261205T000000Z", "host": "vm", "cores": 16, "gpus": 1,
+        "load_at_start": [0.1, 0.1, 0.1], "load_at_end": [1.0, 1.0, 1.0], "jobs": 8,
+        "modes": None, "dtypes": None, "shape": None, "budget": "80 s", "grace_s": 5.0,
+        "goal": "within 3%", "note": "", "workloads": [], "commit": "5784b81",
+        "stack": {"gpus": [{"name": "NVIDIA H100 80GB HBM3", "driver": "580.159.04"}],
+                  "torch": "2.11.0", "triton": "3.6.0", "python": "3.12.3"}}
+    text = search_bench.markdown(report)
+    assert ("GPUs: NVIDIA H100 80GB HBM3 (driver 580.159.04); torch 2.11.0, triton 3.6.0, "
+            "Python 3.12.3; commit 5784b81") in text
+    assert "load average at start [0.1, 0.1, 0.1]" in text
+    del report["stack"]  # a report written before the stack was kept says so
+    assert "stack: not recorded" in search_bench.markdown(report)

@@ -185,7 +185,7 @@ def _bad_values(tmp_path: Path) -> dict[str, Any]:
     a_file.write_text("")
     return {
         "trials": 0, "budget": "xyz", "options": ("no_such_option=1",), "shape": "batch=x",
-        "traffic": tmp_path / "no_such_log.csv", "calls_per_process": 0, "screen": -1.0,
+        "calls_per_process": 0, "screen": -1.0,
         "sampler": "bogus", "timeout_s": 0.5, "keep_caches": a_file / "caches",
         "fullgraph": "maybe",
     }
@@ -210,6 +210,7 @@ def test_the_request_checks_itself_each_flag_beside_its_declaration(tmp_path: Pa
         "unknown mode 'bogus'": {"modes": ["bogus"]},
         "include auto in --dynamic": {"dynamic": ["true"], "shapes": ["dynamic"]},
         "--holdout 0.3 applies only with --traffic": {"holdout": 0.3},
+        "no such traffic file": {"traffic": tmp_path / "no_such_log.csv"},
         "no such workload file": {"files": (tmp_path / "missing.py",)},
     }
     for words, fields in across.items():
