@@ -85,8 +85,19 @@ def run_once(workload: Path, device: str, condition: str, timeout_s: float,
         # (the pairing, the warm start) and the confirmation the answer used, if any
         stopped_by=document.get("stopped_by"), left_out=document.get("left_out") or [],
         paired=(rec.get("confirmation") or {}).get("used"),
+        timeline=[_trial_line(t) for t in document.get("trials", []) if isinstance(t, dict)],
     )
     return row
+
+
+def _trial_line(t: dict[str, Any]) -> dict[str, Any]:
+    """One stored trial, in the JSON only: what was measured when, and what it waited for (a
+    baseline missing from a budgeted answer shows here: queued, stopped, or waiting its turn)."""
+    config = t.get("config") or {}
+    return {"mode": config.get("mode"), "dtype": config.get("dtype"), "status": t.get("status"),
+            "median_ms": t.get("median_ms"), "cold_compile_s": t.get("cold_compile_s"),
+            "device_wait_s": t.get("device_wait_s"), "started_at": t.get("started_at"),
+            "finished_at": t.get("finished_at"), "error": str(t.get("error") or "")[:160]}
 
 
 def NEIGHBOUR_CODE(condition: str, limit_s: float) -> str | None:  # noqa: N802 - a table's read
