@@ -47,7 +47,7 @@ from advisor.config import CompileConfig
 SAMPLE_SEED = 0
 # A sample's fewest draws: on a 150-shape long tail whose cost grows with batch x seq (and seq^2),
 # 16 size strata estimated the weighted mean within 2.5% at the median and 7% at the 95th
-# percentile over seeds; 8 strata within 4% and 13% (tests/shapes/test_sizing.py checks the
+# percentile over seeds; 8 strata within 4% and 13% (tests/core/test_sizing.py checks the
 # estimate on such a traffic).
 MIN_DRAWS = 16
 # A sampled stream's fewest requests: with each request weighted by the requests it stands for,

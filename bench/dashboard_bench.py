@@ -16,7 +16,7 @@ shapes per trial, about 8% failed), then times every page two ways:
   server, the time to its first data (the first table, metric or drawn chart of the page).
 
 ``--fleet-size``: the tests' fleet-size data set instead (2,880 trials: 3 workloads x 12
-devices, 80 configs each; tests/dashboard/dashboard_seed.seed_fleet's size).
+devices, 80 configs each; tests/support/seed.py's seed_fleet size).
 
 Target: every page's first render under 2 s, and its first data on a cold server under 2 s.
 Results: bench/results/dashboard_bench_<UTC>.json and .md.

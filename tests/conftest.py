@@ -1,6 +1,6 @@
 """Markers that skip themselves (`gpu` without CUDA, `postgres` without ADVISOR_TEST_PG_URL), the
 ``db_url`` fixture every test that takes a database runs on, on both backends
-(tests/backend_support.py), and how `-n 2 --dist load` shares the tests between the workers."""
+(tests/support/backends.py), and how `-n 2 --dist load` shares the tests between the workers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_support import BACKENDS, PG_ENV, PG_SKIP, drop_database, new_database
+from support.backends import BACKENDS, PG_ENV, PG_SKIP, drop_database, new_database
 
 # The suite runs two or three workers on two cores: each trial child compiles in its own thread
 # instead of starting a pool of compile workers (children inherit this; tests that set it keep
@@ -36,14 +36,14 @@ os.environ.setdefault("ADVISOR_MEASURE_S", "0.25")
 os.environ.setdefault("ADVISOR_BUSY_SLACK_CORES", "1000")
 os.environ.setdefault("ADVISOR_QUIET_WAIT_S", "0")
 # For the same reason a paired re-measurement is never judged to have met another host regime
-# than its trials (tests/recommend/test_decided_earned.py sets the default back).
+# than its trials (tests/recommendation/test_decided_earned.py sets the default back).
 os.environ.setdefault("ADVISOR_REGIME_RATIO", "1000")
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A new, empty database: a SQLite file, or a scratch PostgreSQL database (dropped after);
-    every test that takes it runs on both (tests/backend_support.py)."""
+    every test that takes it runs on both (tests/support/backends.py)."""
     url = new_database(request.param, tmp_path)
     yield url
     drop_database(url)

@@ -2,7 +2,7 @@
 rows out (typed dicts: `LatencyPoint`, `SpeedupRow`, `StrategyBar`, `KernelCount`,
 `ShapeLatency`; no pandas, no drawing, no I/O). Both surfaces plot these rows, so a chart means
 the same wherever it is seen, and renaming a field fails mypy at every reader; the dashboard's
-Altair field names are checked against these types by tests/report/test_chart_rows.py.
+Altair field names are checked against these types by tests/presentation/test_chart_rows.py.
 
 latency_points    per config of the one answer (`advisor.recommendation.answers`): pooled
                   median, cold compile, speedup, whether it is on the Pareto front and

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import RESULTS, host_facts, load_span, write_dated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-WORKLOAD = REPO / "tests" / "sweep" / "four_dtypes.py"
+WORKLOAD = REPO / "tests" / "workloads" / "four_dtypes.py"
 SWEEP_ARGS = "--device cpu --modes eager --dtypes fp32,tf32,bf16,fp16 --no-warm"
 
 

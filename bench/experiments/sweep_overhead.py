@@ -1,7 +1,7 @@
 """A sweep's time outside its trials: two checkouts of advisor side by side, on one machine.
 
     python bench/experiments/sweep_overhead.py --before /tmp/advisor-before --after . \\
-        [--workload tests/sweep/fixed_cost.py] [--device cpu] [--runs 3] \\
+        [--workload tests/workloads/fixed_cost.py] [--device cpu] [--runs 3] \\
         [--sweep-args "--jobs 2 --modes default --dtypes fp32 --fullgraph both"] \\
         [--out bench/results]
 
@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True, help="a checkout of advisor")
     parser.add_argument("--after", type=Path, default=REPO, help="another (default: this one)")
     parser.add_argument("--workload", type=Path,
-                        default=REPO / "tests" / "sweep" / "fixed_cost.py")
+                        default=REPO / "tests" / "workloads" / "fixed_cost.py")
     parser.add_argument("--device", default="cpu", help="the sweep's --device")
     parser.add_argument("--runs", type=int, default=3, help="runs of each checkout")
     parser.add_argument("--sweep-args",

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.common import RESULTS, write_dated  # noqa: E402
 
-WORKLOAD = Path(__file__).resolve().parents[2] / "tests" / "sweep" / "four_dtypes.py"
+WORKLOAD = Path(__file__).resolve().parents[2] / "tests" / "workloads" / "four_dtypes.py"
 IMPORTS = {
     "import torch": "import torch",
     "import torch + inductor": "import torch, torch._inductor.compile_fx",

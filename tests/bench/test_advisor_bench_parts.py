@@ -19,7 +19,7 @@ from bench import advisor_bench
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "advisor_bench.py"
-FOUR_DTYPES = REPO / "tests" / "sweep" / "four_dtypes.py"
+FOUR_DTYPES = REPO / "tests" / "workloads" / "four_dtypes.py"
 
 
 

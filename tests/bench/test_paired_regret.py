@@ -13,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
-FOUR_DTYPES = REPO / "tests" / "sweep" / "four_dtypes.py"
+FOUR_DTYPES = REPO / "tests" / "workloads" / "four_dtypes.py"
 
 pytestmark = pytest.mark.slow
 

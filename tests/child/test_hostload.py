@@ -59,7 +59,7 @@ def test_describe_names_the_others_cores_and_load() -> None:
 @pytest.mark.slow
 def test_a_sweep_beside_busy_torch_processes_stores_its_host_and_does_not_decide(
         tmp_path: Path) -> None:
-    from sweep_support import cli_env, json_out, open_store, sqlite_url
+    from support.sweeps import cli_env, json_out, open_store, sqlite_url
 
     url = sqlite_url(tmp_path / "a.db")
     neighbours = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR], env=cli_env())]
@@ -83,7 +83,7 @@ def test_a_sweep_beside_busy_torch_processes_stores_its_host_and_does_not_decide
 
 
 def _sweep_busy(url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    from sweep_support import advisor_command, cli_env
+    from support.sweeps import advisor_command, cli_env
 
     env = cli_env()
     env.update(ADVISOR_BUSY_SLACK_CORES="0.5", ADVISOR_QUIET_WAIT_S="1")

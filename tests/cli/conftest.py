@@ -1,9 +1,9 @@
-"""Fixtures of the terminal tests: the fleet-size seed (tests/dashboard/dashboard_seed.py)."""
+"""Fixtures of the terminal tests: the fleet-size seed (tests/support/seed.py)."""
 
 from __future__ import annotations
 
 import pytest
-from dashboard_seed import seed_fleet  # noqa: E402
+from support.seed import seed_fleet
 
 
 @pytest.fixture(scope="session")

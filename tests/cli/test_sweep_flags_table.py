@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import typer
-from sweep_support import FOUR_DTYPES, sqlite_url  # noqa: E402
+from support.sweeps import FOUR_DTYPES, sqlite_url
 
 from advisor.cli.sweep import request_from
 from advisor.dimensions import varying

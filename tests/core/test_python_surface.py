@@ -12,14 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.seed import seeded_file
 
 import advisor
-
-SEED = Path(__file__).resolve().parents[1] / "dashboard"
-if str(SEED) not in sys.path:
-    sys.path.insert(0, str(SEED))
-
-from dashboard_seed import seeded_file  # noqa: E402
 
 
 @pytest.fixture(scope="module")

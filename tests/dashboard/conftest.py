@@ -14,9 +14,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 import streamlit as st  # noqa: E402
-from backend_support import create_pg_database, drop_pg_database, pg_server  # noqa: E402
-from dashboard_seed import seed, seeded_file  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from support.backends import create_pg_database, drop_pg_database, pg_server  # noqa: E402
+from support.seed import seed, seeded_file  # noqa: E402
 
 APP = ROOT / "dashboard" / "app.py"
 
@@ -30,7 +30,7 @@ def _seeded_sweeps_stay_alive(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A SQLite file with the seeded trials (dashboard_seed), shared: the dashboard only reads."""
+    """A SQLite file with the seeded trials (support.seed), shared: the dashboard only reads."""
     return seeded_file(tmp_path_factory.mktemp("seeded"))
 
 

@@ -22,7 +22,7 @@ from browser import (
     remote,
     settled,
 )
-from dashboard_seed import CPU_STACK, T0, TINY_CPU, Trial, _record, fingerprint, workload
+from support.seed import CPU_STACK, T0, TINY_CPU, Trial, _record, fingerprint, workload
 
 from advisor.config import CompileConfig
 from advisor.db import ResultStore
@@ -134,8 +134,8 @@ def test_an_empty_database_turns_into_the_dashboard(tmp_path: Path) -> None:
     """Opened before the first sweep (no database file yet): the page says there is none and
     how to run the sweep that creates it, then shows the results as soon as they are stored,
     without a reload."""
-    from dashboard_seed import seed
     from playwright.sync_api import expect, sync_playwright
+    from support.seed import seed
 
     url = f"sqlite:///{tmp_path / 'later.db'}"
     with dashboard(url, cwd=tmp_path) as (base, _), sync_playwright() as playwright:

@@ -22,7 +22,7 @@ from browser import (
     remote,
     settled,
 )
-from dashboard_seed import seeded_file
+from support.seed import seeded_file
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,4 +1,4 @@
-"""The dashboard at fleet size (dashboard_seed.seed_fleet: 2,880 trials, 12 devices of four
+"""The dashboard at fleet size (support.seed.seed_fleet: 2,880 trials, 12 devices of four
 models, one A100 swept on the older stack after two on the newer one, one noisy host):
 devices named by their short ids (model @host · fingerprint hash), heatmap labels that cannot
 overlap into a block, formatted columns, tables that fit, the recommended point marked, noise
@@ -19,7 +19,8 @@ import altair as alt
 import pandas as pd
 import pytest
 import streamlit as st
-from dashboard_seed import (
+from streamlit.testing.v1 import AppTest
+from support.seed import (
     FLEET_DEVICES,
     FLEET_NOISY_DEVICE,
     FLEET_TRIALS,
@@ -28,7 +29,6 @@ from dashboard_seed import (
     fingerprint,
     seed_fleet,
 )
-from streamlit.testing.v1 import AppTest
 
 from advisor import units
 from advisor.db import ResultStore

@@ -1,5 +1,5 @@
 """Every page of the dashboard, run by AppTest on the seeded database: no exception, and the
-numbers the seeded trials imply (dashboard_seed's docstring says what they are)."""
+numbers the seeded trials imply (support.seed's docstring says what they are)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pandas as pd
 import pytest
-from dashboard_seed import H200_BREAK_EVEN, H200_SPEEDUP
 from streamlit.testing.v1 import AppTest
+from support.seed import H200_BREAK_EVEN, H200_SPEEDUP
 
 Run = Callable[..., AppTest]
 PAGES = ("recommendations", "workload", "fleet", "sweeps")

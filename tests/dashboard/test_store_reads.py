@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from backend_support import BACKENDS
-from dashboard_seed import CPU_STACK, GPU_STACK, GPU_STACK_OLD, RO_BF16, fingerprint
+from support.backends import BACKENDS
+from support.seed import CPU_STACK, GPU_STACK, GPU_STACK_OLD, RO_BF16, fingerprint
 
 from advisor.config import EAGER_FP32
 from advisor.db import ResultStore

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from backend_support import BACKENDS, create_pg_database, drop_pg_database, pg_server
 from sqlalchemy import MetaData, create_engine
+from support.backends import BACKENDS, create_pg_database, drop_pg_database, pg_server
 
 from advisor.config import CompileConfig
 from advisor.db import ResultStore

@@ -19,7 +19,7 @@ from advisor.recommendation import recommend
 
 pytestmark = pytest.mark.gpu
 
-FIXED_COST = Path(__file__).parents[1] / "sweep" / "fixed_cost.py"
+FIXED_COST = Path(__file__).parents[1] / "workloads" / "fixed_cost.py"
 
 
 def test_a_tie_on_cuda_is_confirmed_from_the_kept_caches(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from support import sweeps
 from typer.testing import CliRunner
 
 HERE = Path(__file__).resolve().parent
@@ -25,8 +26,8 @@ def load(name: str, path: Path) -> ModuleType:
     return module
 
 
-# the sweep tests' helpers: the real CLI in a subprocess, the smallest workloads
-sweep_support = load("advisor_tests_sweep_support", HERE.parent / "sweep" / "sweep_support.py")
+# the shared sweep helpers: the real CLI in a subprocess, the smallest workloads
+sweep_support = sweeps
 
 
 def advisor(*args: str | Path) -> tuple[int, str, str]:

@@ -19,7 +19,7 @@ from advisor.errors import ConfigError, WorkloadError
 from advisor.search.request import SweepSettings
 from advisor.workload import trusted_path, workload_sha256
 
-HONEST = Path(__file__).resolve().parents[1] / "sweep" / "four_dtypes.py"
+HONEST = Path(__file__).resolve().parents[1] / "workloads" / "four_dtypes.py"
 
 
 def _planted(tmp_path: Path) -> tuple[Path, Path]:

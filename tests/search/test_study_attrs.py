@@ -12,7 +12,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from dashboard_seed import (  # noqa: E402
+from support.seed import (
     FLEET_DEVICES,
     FLEET_WORKLOADS,
     GPU_STACK,
@@ -23,10 +23,10 @@ from dashboard_seed import (  # noqa: E402
     workload,
 )
 
-from advisor.config import EAGER_FP32, CompileConfig  # noqa: E402
-from advisor.db import ResultStore  # noqa: E402
-from advisor.frames import compare_devices  # noqa: E402
-from advisor.search.study import STUDY_ATTRS, open_study, tell_outcome  # noqa: E402
+from advisor.config import EAGER_FP32, CompileConfig
+from advisor.db import ResultStore
+from advisor.frames import compare_devices
+from advisor.search.study import STUDY_ATTRS, open_study, tell_outcome
 
 WORKLOAD = "guardrail"  # the fleet's smallest: 40 trials on each of twelve devices
 

@@ -1,0 +1,4 @@
+"""What tests of several folders share (pytest's `pythonpath` puts `tests` on the path):
+`support.backends` (the SQLite/PostgreSQL parametrization), `support.records` (hand-built trial
+records), `support.seed` (the seeded databases) and `support.sweeps` (the real CLI in a
+subprocess, the test workloads' paths)."""
