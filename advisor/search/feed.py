@@ -15,6 +15,10 @@ queued behind them waited 1.9-2.5 minutes each to measure (ResNet-50 and the rer
 bench/results/time_to_answer_cuda_20261203T152831Z.md and ..._154650Z.md).
 When the backlog is empty a budgeted sweep's workers ask the sampler themselves (Optuna's
 distributed search) while the trial cap and the time budget leave room; a full sweep is closed.
+The sampler's turn comes only once the baseline is stored: its configs pass no rule that holds
+autotuning back, and on an H100 a budgeted sweep without priors whose workers asked it at once
+stored no trial at all in 86 s, the eager ones waiting behind autotuning compiles
+(bench/results/search_bench_cuda_20261205T213248Z.md).
 The workers read the state from the study's user attributes (`PLAN_ATTR`: pending, sampler or
 closed; `DEADLINE_ATTR`; `CAP_ATTR`): while the plan is pending a worker with nothing queued
 waits instead of leaving.
@@ -77,7 +81,10 @@ class Feeder:
             self.study.set_user_attr(DEADLINE_ATTR, time.time() + self.budget_s)
         self.study.set_user_attr(CAP_ATTR, self.cap)
         steps = [s for s in self.plan.opening() if s.config.key not in self.done]
-        waits = any(s.config == EAGER_FP32 for s in steps) and self.plan.priors
+        # the rest waits for the baseline: ranked from its profile, or (a budgeted sweep without
+        # priors) the sampler's turn, whose configs no rule holds back: autotuning compiles at
+        # once, and every measurement, the baseline's too, waits for the compiles in flight
+        waits = any(s.config == EAGER_FP32 for s in steps) and (self.plan.priors or not self.full)
         self.backlog = steps
         self.backlog += self._ranked([], len(self.plan.space))
         if not waits:

@@ -160,3 +160,24 @@ def test_without_priors_a_full_sweep_still_queues_its_whole_space(tmp_path: Path
         pool.finish(*got)
         pool.feeder.tick()
     assert sorted(c.key for c in taken) == sorted(pool.space.keys())
+
+
+def test_without_priors_a_budgeted_sweep_turns_to_the_sampler_only_after_its_baseline(
+        tmp_path: Path) -> None:
+    """The sampler's configs pass no rule holding autotuning back: asked before the baseline
+    is stored, they compile beside it and its measurement waits for them."""
+    pool = Pool(tmp_path, budgeted=True, slots=8, priors=False)
+    pool.feeder.open()
+    assert pool.study.user_attrs[PLAN_ATTR] == "pending"  # workers wait, they do not sample
+    taken = []
+    while (got := pool.take()) is not None:
+        taken.append(got)
+    assert [c for c, _ in taken][0] == EAGER_FP32
+    assert all(not c.compiled for c, _ in taken)  # the opening: eager configs only
+    for config, trial in taken[1:]:  # the other eager configs end first: still no sampler turn
+        pool.finish(config, trial)
+        pool.feeder.tick()
+        assert pool.study.user_attrs[PLAN_ATTR] == "pending"
+    pool.finish(*taken[0], median_ms=5.0)
+    pool.feeder.tick()
+    assert pool.study.user_attrs[PLAN_ATTR] == "sampler"
