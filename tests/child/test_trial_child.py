@@ -113,7 +113,7 @@ def test_inputs_are_cast_to_the_configs_dtype_except_integers() -> None:
 def _raised(fn) -> BaseException:  # type: ignore[no-untyped-def]
     try:
         fn()
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - the exception is the test's subject
         return exc
     raise AssertionError("nothing was raised")
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import advisor.cli.db
-import advisor.cli.transfer
+import advisor.cli.transfer  # noqa: F401  (registers the commands on the app)
 from advisor.cli.app import app
 from advisor.db import ResultStore, head_revision
 
