@@ -204,9 +204,8 @@ def _make(folder: Path, make: SimpleNamespace) -> str:
 
 @pytest.fixture(scope="module")
 def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    from reliability_support import load
+    from support import records as helpers
 
-    helpers = load("advisor_tests_db_helpers", sweep_support.REPO / "tests" / "db" / "conftest.py")
     make = SimpleNamespace(workload=helpers.make_workload, fingerprint=helpers.make_fingerprint,
                            record=helpers.make_record)
     folder = tmp_path_factory.mktemp("walk")

@@ -6,13 +6,11 @@ worker would."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from support import records
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
@@ -29,23 +27,12 @@ from advisor.search.space import build_space
 from advisor.search.study import open_study, suggest_config, trial_state
 
 
-def _db_helpers() -> ModuleType:
-    name = "advisor_tests_db_helpers"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "db" / "conftest.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 class Pool:
     """A sweep's store, study and feeder; `take` plays a worker popping the queue."""
 
     def __init__(self, tmp_path: Path, *, budgeted: bool, slots: int = 4,
                  priors: bool = True) -> None:
-        helpers = _db_helpers()
+        helpers = records
         self.helpers = helpers
         self.url = f"sqlite:///{tmp_path / 'feed.db'}"
         self.space = build_space(("fp32", "bf16"), "cuda", {"dtype": ["fp32", "bf16"]})

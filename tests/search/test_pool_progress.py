@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_feed import _db_helpers
+from support import records
 
 from advisor.config import EAGER_FP32, CompileConfig
 from advisor.db.store import ResultStore
@@ -14,7 +14,7 @@ from advisor.search.pool import pool_progress
 
 
 def test_each_stored_trial_is_named_once_with_its_outcome_and_reason(tmp_path: Path) -> None:
-    helpers = _db_helpers()
+    helpers = records
     url = f"sqlite:///{tmp_path / 'progress.db'}"
     workload, fingerprint = helpers.make_workload(), helpers.make_fingerprint()
     default = CompileConfig(mode="default", dtype="bf16")

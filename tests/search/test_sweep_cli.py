@@ -301,13 +301,17 @@ def test_trials_below_the_space_size_use_tpe_and_stop(tmp_path: Path) -> None:
 
     from advisor.recommendation import cover
 
-    sentence = cover(recommend("four-dtypes", records, sweep["fingerprint_hash"]),
-                     space.configs, records).sentence
+    covered = cover(recommend("four-dtypes", records, sweep["fingerprint_hash"]),
+                    space.configs, records)
     stdout = " ".join(done.stdout.split())  # rich may wrap lines
     assert "four-dtypes: best configs (3 trials, 0 failed" in stdout
-    # one config of the four was never measured: the answer says so before its sentence
-    assert "provisional (measured 3 of 4 configs; not measured: " in stdout
-    assert " ".join(sentence.split()) in stdout
+    # one config of the four was never measured: said whatever the timings decide, and before
+    # the sentence when it names a pick (eager fp32 and bf16 lie within noise of each other on
+    # a loaded host: then it names none, "undecided: noise")
+    assert "not measured: 1 of 4 configs" in " ".join(done.stderr.split())
+    if covered.best is not None:
+        assert "provisional (measured 3 of 4 configs; not measured: " in stdout
+    assert " ".join(covered.sentence.split()) in stdout
 
 
 def test_sweep_with_confirm_says_what_became_of_the_warm_start_artifact(swept: Swept) -> None:

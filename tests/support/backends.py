@@ -1,7 +1,7 @@
 """The one backend parametrization of the suite: every test that takes a database runs on a
 SQLite file and on a scratch PostgreSQL database of the server ``ADVISOR_TEST_PG_URL`` names
 (made for the test, dropped after it; the PostgreSQL case skips itself without a server).
-`tests/conftest.py` offers it as the ``db_url`` fixture; `tests/db/conftest.py` builds its
+`tests/conftest.py` offers it as the ``db_url`` fixture; `support.stores` builds the
 store fixtures on the same helpers."""
 
 from __future__ import annotations
