@@ -15,10 +15,11 @@ queued behind them waited 1.9-2.5 minutes each to measure (ResNet-50 and the rer
 bench/results/time_to_answer_cuda_20261203T152831Z.md and ..._154650Z.md).
 When the backlog is empty a budgeted sweep's workers ask the sampler themselves (Optuna's
 distributed search) while the trial cap and the time budget leave room; a full sweep is closed.
-The sampler's turn comes only once the baseline is stored: its configs pass no rule that holds
-autotuning back, and on an H100 a budgeted sweep without priors whose workers asked it at once
-stored no trial at all in 86 s, the eager ones waiting behind autotuning compiles
-(bench/results/search_bench_cuda_20261205T213248Z.md).
+The sampler's turn comes only once the baseline is stored, and an autotuning config the sampler
+draws is measured only under the same rule as a queued one (`held_back`: its twin finished,
+fewer than `MAX_EXPENSIVE_AT_ONCE` held): on an H100 a budgeted sweep without priors whose
+workers asked the sampler at once stored no trial at all in 86 s, the eager ones waiting
+behind autotuning compiles (bench/results/search_bench_cuda_20261205T213248Z.md).
 The workers read the state from the study's user attributes (`PLAN_ATTR`: pending, sampler or
 closed; `DEADLINE_ATTR`; `CAP_ATTR`): while the plan is pending a worker with nothing queued
 waits instead of leaving.
@@ -27,6 +28,7 @@ waits instead of leaving.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from advisor.config import EAGER_FP32, CompileConfig
@@ -52,6 +54,24 @@ def expensive(config: CompileConfig) -> bool:
     """An autotuning config (max-autotune, with or without CUDA graphs): its compile benchmarks
     kernel choices for minutes on a convnet, where its cheaper twin (`twin_of`) takes seconds."""
     return twin_of(config) is not None
+
+
+def held_back(config: CompileConfig, space_configs: Sequence[CompileConfig], finished: set[str],
+              held: Sequence[CompileConfig]) -> str | None:
+    """Why a config the sampler drew must wait (None: it may be measured now): an autotuning
+    config waits for its cheaper twin (when the space has it) to finish and for fewer than
+    `MAX_EXPENSIVE_AT_ONCE` autotuning configs to be held (queued or running), as the queue's
+    own (`Feeder._release`). ``finished``: config keys stored in this sweep; ``held``: the
+    configs of its waiting and running trials."""
+    if not expensive(config):
+        return None
+    twin = twin_of(config)
+    if twin is not None and twin in space_configs and twin.key not in finished:
+        return f"its cheaper twin {twin.label} has not finished"
+    busy = sum(expensive(c) for c in held)
+    if busy >= MAX_EXPENSIVE_AT_ONCE:
+        return f"{busy} autotuning configs hold workers already"
+    return None
 
 
 class Feeder:

@@ -37,6 +37,7 @@ from advisor.search.feed import (
     PLAN_ATTR,
     QUEUED_AT_ATTR,
     Feeder,
+    held_back,
     past_deadline,
     room_for_more,
 )
@@ -277,15 +278,19 @@ class Worker:
                  sampler: str) -> bool:
         """Ask the sampler for a config nobody measured, runs or holds, and measure it (nor
         one the budget stopped in this sweep: with less time left it would stop again; a
-        resumed sweep queues it); False when there is no room under the cap or nothing new is
-        proposed."""
-        done = self.store.config_keys_done(sweep_id) | {
+        resumed sweep queues it; nor an autotuning config the queue's rule holds back,
+        `held_back`); False when there is no room under the cap or nothing new is proposed."""
+        finished = self.store.config_keys_done(sweep_id)
+        done = finished | {
             key for r in self.store.trials(sweep_id=sweep_id, status="stopped")
             if (key := r["config_key"]) is not None}
         held = [t.params for t in study.get_trials(
             deepcopy=False, states=(trial_state("WAITING"), trial_state("RUNNING")))]
-        free = [c for c in self.space.configs
-                if c.key not in done and trial_params(c, self.space) not in held]
+        configs = self.space.configs
+        holding = [c for c in configs if trial_params(c, self.space) in held]
+        free = [c for c in configs
+                if c.key not in done and trial_params(c, self.space) not in held
+                and held_back(c, configs, finished, holding) is None]
         if not free or not room_for_more(study, done):
             return False
         for _ in range(MAX_ASKS_PER_TRIAL):
@@ -297,7 +302,7 @@ class Worker:
                 trial.set_user_attr("reason", sampler_reason(sampler))
                 self._measure(study, trial, config, path, fingerprint, sweep_id)
                 return True
-            trial.set_user_attr("skipped", "measured, held or outside the space")
+            trial.set_user_attr("skipped", "measured, held, held back or outside the space")
             study.tell(trial, state=trial_state("PRUNED"))
         return False
 

@@ -20,11 +20,12 @@ from advisor.search.feed import (
     QUEUED_AT_ATTR,
     Feeder,
     expensive,
+    held_back,
 )
 from advisor.search.plan import BASELINE_REASON, Plan
 from advisor.search.priors import twin_of
 from advisor.search.space import build_space
-from advisor.search.study import open_study, suggest_config, trial_state
+from advisor.search.study import open_study, suggest_config, trial_params, trial_state
 
 
 class Pool:
@@ -168,3 +169,36 @@ def test_without_priors_a_budgeted_sweep_turns_to_the_sampler_only_after_its_bas
     pool.finish(*taken[0], median_ms=5.0)
     pool.feeder.tick()
     assert pool.study.user_attrs[PLAN_ATTR] == "sampler"
+
+
+def test_an_autotuning_config_the_sampler_draws_waits_as_a_queued_one_would(
+        tmp_path: Path) -> None:
+    """In the sampler's turn the workers ask Optuna themselves (advisor.search.fleet): a drawn
+    autotuning config is measured only once its twin has finished and while fewer than
+    `MAX_EXPENSIVE_AT_ONCE` autotuning configs are held, the queue's own rule."""
+    pool = Pool(tmp_path, budgeted=True, slots=8, priors=False)
+    configs = list(pool.space.configs)
+    costly = [c for c in configs if expensive(c)]
+    assert len(costly) > MAX_EXPENSIVE_AT_ONCE
+    drawn = costly[0]
+    twin = twin_of(drawn)
+    assert twin is not None and twin in configs
+    assert held_back(twin, configs, set(), []) is None  # a cheap config never waits
+    reason = held_back(drawn, configs, set(), [])
+    assert reason is not None and twin.label in reason
+    finished = {c.key for c in configs if not expensive(c)}
+    assert held_back(drawn, configs, finished, []) is None
+    # the others held by workers: as many autotuning configs as may compile at once
+    others = [c for c in costly if c != drawn][:MAX_EXPENSIVE_AT_ONCE]
+    for config in others:
+        pool.study.enqueue_trial(trial_params(config, pool.space))
+        suggest_config(pool.study.ask(), pool.space)  # a worker holds it: RUNNING
+    running = [suggest_config(t, pool.space) for t in pool.study.get_trials(
+        deepcopy=False, states=(trial_state("RUNNING"),))]
+    assert sorted(c.key for c in running) == sorted(c.key for c in others)
+    reason = held_back(drawn, configs, finished, running)
+    assert reason is not None and str(MAX_EXPENSIVE_AT_ONCE) in reason
+    assert held_back(drawn, configs, finished, running[1:]) is None  # one ended: it may go
+    # a twin outside the space (the user left its mode out) holds nothing back
+    alone = [c for c in configs if c != twin]
+    assert held_back(drawn, alone, set(), []) is None
