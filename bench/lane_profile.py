@@ -1,0 +1,155 @@
+"""Where a command's CPU goes, by process kind: the test lanes' CPU time on this host.
+
+    python bench/lane_profile.py [--out DIR] [--every S] -- COMMAND [ARGS...]
+
+runs COMMAND (e.g. README.md's test command, one lane at a time) to its end while it samples,
+every ``--every`` seconds, the user + system CPU seconds of every process on the host, and
+writes ``lane_profile_<UTC>.md`` and ``.json`` to ``--out`` (bench/results): the command's wall,
+the host's busy CPU seconds over that wall (/proc/stat: every process, this sampler's and the
+host's other services' too) against the cores' capacity, and the sampled CPU seconds per kind
+of process. A process is named by what it is: advisor's children by the name they give
+themselves (``advisor-server``, ``advisor-trial``... `advisor.protocol.process_name`), the
+``advisor`` console script, pytest's workers (xdist starts them as ``python -u -c``), the
+compiler's cc1plus and ld (Inductor's C++ kernels), PostgreSQL, Chromium, mypy. A process
+shorter than one sampling interval may be missed: the sampled total falls short of the busy
+total by what was missed (and by the kernel's own time), both printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import RESULTS, dated, host_facts, load_span, utc_stamp  # noqa: E402
+
+
+def kind_of(proc: psutil.Process) -> str:
+    """The kind a process is counted under (see the module docstring)."""
+    name = proc.name()
+    if not name.startswith("python"):
+        return name
+    argv = proc.cmdline()
+    line = " ".join(argv)
+    if "xdist" in line or "execnet" in line or argv[1:3] == ["-u", "-c"]:
+        return "pytest worker (xdist)"
+    if "pytest" in line:
+        return "pytest"
+    if "mypy" in line:
+        return "mypy"
+    if "streamlit" in line:
+        return "streamlit"
+    if "advisor.child" in line:
+        return "advisor child, a fresh interpreter"
+    if "-m" in argv[1:2] and len(argv) > 2 and argv[2] == "advisor":
+        return "advisor (python -m advisor)"
+    if "-c" in argv[1:2]:
+        return "python -c (advisor's CLI from a test, Inductor's probes)"
+    return "python " + (Path(argv[1]).name if len(argv) > 1 else "")
+
+
+def busy_ticks() -> int:
+    """The host's non-idle CPU time so far, in clock ticks (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4]  # all but idle and iowait
+
+
+def main(argv: list[str]) -> int:
+    if "--" not in argv:
+        print("lane_profile: give the command after --, e.g. -- python -m pytest -q -m slow",
+              file=sys.stderr)
+        return 2
+    split = argv.index("--")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--every", type=float, default=0.5, help="seconds between samples")
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1:]
+    if not command or args.every <= 0:
+        print("lane_profile: give a command after -- and --every above 0", file=sys.stderr)
+        return 2
+    stamp = utc_stamp()
+    host = host_facts()
+    host["cpu_model"] = next((line.split(":", 1)[1].strip() for line in
+                              Path("/proc/cpuinfo").read_text().splitlines()
+                              if line.startswith("model name")), "unknown")
+    host["commit"] = os.environ.get("GIT_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        check=False).stdout.strip()
+    # (pid, start) -> [kind, CPU seconds at the command's start, CPU seconds last seen]
+    seen: dict[tuple[int, float], list[object]] = {}
+    me = os.getpid()
+
+    def sample(before: bool) -> None:
+        for proc in psutil.process_iter():
+            if proc.pid == me:
+                continue
+            try:
+                key = (proc.pid, proc.create_time())
+                times = proc.cpu_times()
+                now = times.user + times.system
+                if key not in seen:  # one already running counts from the command's start
+                    seen[key] = [kind_of(proc), now if before else 0.0, now]
+                seen[key][2] = now
+            except (psutil.Error, IndexError):
+                continue  # gone, or not ours to read
+
+    sample(before=True)
+    ticks0, t0 = busy_ticks(), time.monotonic()
+    child = subprocess.Popen(command)
+    while child.poll() is None:
+        sample(before=False)
+        time.sleep(args.every)
+    wall = time.monotonic() - t0
+    busy = (busy_ticks() - ticks0) / os.sysconf("SC_CLK_TCK")
+    cpu: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    for kind, first, last in seen.values():
+        used = float(last) - float(first)  # type: ignore[arg-type]
+        if used > 0:
+            cpu[str(kind)] += used
+            count[str(kind)] += 1
+    cores = len(os.sched_getaffinity(0))
+    sampled = sum(cpu.values())
+    rows = [{"kind": k, "cpu_s": round(s, 1), "processes": count[k],
+             "share": round(s / sampled, 3) if sampled else 0.0} for k, s in cpu.most_common()]
+    result = {"command": command, "exit_code": child.returncode, "wall_s": round(wall, 2),
+              "cores": cores, "busy_cpu_s": round(busy, 1),
+              "busy_share": round(busy / (wall * cores), 3), "sampled_cpu_s": round(sampled, 1),
+              "every_s": args.every, "host": host, "kinds": rows}
+    lines = [
+        f"# lane profile: where `{' '.join(command)}` spent the CPU ({stamp})",
+        "",
+        f"Exit code {child.returncode}; wall {wall:.1f} s on {cores} cores; the host was busy "
+        f"{busy:.1f} CPU-s ({busy / (wall * cores):.1%} of its capacity, every process's); "
+        f"sampled every {args.every:g} s: {sampled:.1f} CPU-s by kind (a process shorter than "
+        f"a sample may be missed). {load_span(host)}.",
+        "",
+        f"Host {host['hostname']}, CPU {host['cpu_model']}, Python {host['python']}, torch "
+        f"{host['torch']}, commit {host['commit']}.",
+        "",
+        "| kind | CPU s | share of sampled | processes |",
+        "| --- | ---: | ---: | ---: |",
+        *(f"| {r['kind']} | {r['cpu_s']} | {float(r['share']):.1%} | {r['processes']} |"
+          for r in rows if float(r["cpu_s"]) >= 0.5),
+    ]
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    dated(out, "lane_profile", stamp, "json").write_text(json.dumps(result, indent=1) + "\n")
+    md = dated(out, "lane_profile", stamp, "md")
+    md.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"written {md}")
+    return 0 if child.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
