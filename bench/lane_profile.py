@@ -34,7 +34,7 @@ from bench.common import RESULTS, dated, host_facts, load_span, utc_stamp  # noq
 
 def kind_of(proc: psutil.Process) -> str:
     """The kind a process is counted under (see the module docstring)."""
-    name = proc.name()
+    name = str(proc.name())
     if not name.startswith("python"):
         return name
     argv = proc.cmdline()
@@ -84,8 +84,8 @@ def main(argv: list[str]) -> int:
     host["commit"] = os.environ.get("GIT_COMMIT") or subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
         check=False).stdout.strip()
-    # (pid, start) -> [kind, CPU seconds at the command's start, CPU seconds last seen]
-    seen: dict[tuple[int, float], list[object]] = {}
+    # (pid, start) -> (kind, CPU seconds at the command's start, CPU seconds last seen)
+    seen: dict[tuple[int, float], tuple[str, float, float]] = {}
     me = os.getpid()
 
     def sample(before: bool) -> None:
@@ -96,9 +96,10 @@ def main(argv: list[str]) -> int:
                 key = (proc.pid, proc.create_time())
                 times = proc.cpu_times()
                 now = times.user + times.system
-                if key not in seen:  # one already running counts from the command's start
-                    seen[key] = [kind_of(proc), now if before else 0.0, now]
-                seen[key][2] = now
+                if key in seen:
+                    seen[key] = (seen[key][0], seen[key][1], now)
+                else:  # one already running counts from the command's start
+                    seen[key] = (kind_of(proc), now if before else 0.0, now)
             except (psutil.Error, IndexError):
                 continue  # gone, or not ours to read
 
@@ -110,17 +111,17 @@ def main(argv: list[str]) -> int:
         time.sleep(args.every)
     wall = time.monotonic() - t0
     busy = (busy_ticks() - ticks0) / os.sysconf("SC_CLK_TCK")
-    cpu: Counter[str] = Counter()
+    cpu: dict[str, float] = {}
     count: Counter[str] = Counter()
     for kind, first, last in seen.values():
-        used = float(last) - float(first)  # type: ignore[arg-type]
-        if used > 0:
-            cpu[str(kind)] += used
-            count[str(kind)] += 1
+        if last > first:
+            cpu[kind] = cpu.get(kind, 0.0) + last - first
+            count[kind] += 1
     cores = len(os.sched_getaffinity(0))
     sampled = sum(cpu.values())
+    ordered = sorted(cpu.items(), key=lambda item: -item[1])
     rows = [{"kind": k, "cpu_s": round(s, 1), "processes": count[k],
-             "share": round(s / sampled, 3) if sampled else 0.0} for k, s in cpu.most_common()]
+             "share": round(s / sampled, 3) if sampled else 0.0} for k, s in ordered]
     result = {"command": command, "exit_code": child.returncode, "wall_s": round(wall, 2),
               "cores": cores, "busy_cpu_s": round(busy, 1),
               "busy_share": round(busy / (wall * cores), 3), "sampled_cpu_s": round(sampled, 1),
@@ -138,8 +139,8 @@ def main(argv: list[str]) -> int:
         "",
         "| kind | CPU s | share of sampled | processes |",
         "| --- | ---: | ---: | ---: |",
-        *(f"| {r['kind']} | {r['cpu_s']} | {float(r['share']):.1%} | {r['processes']} |"
-          for r in rows if float(r["cpu_s"]) >= 0.5),
+        *(f"| {k} | {s:.1f} | {s / sampled:.1%} | {count[k]} |"
+          for k, s in ordered if s >= 0.5),
     ]
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
