@@ -11,8 +11,9 @@ of process. A process is named by what it is: advisor's children by the name the
 themselves (``advisor-server``, ``advisor-trial``... `advisor.protocol.process_name`), the
 ``advisor`` console script, pytest's workers (xdist starts them as ``python -u -c``), the
 compiler's cc1plus and ld (Inductor's C++ kernels), PostgreSQL, Chromium, mypy. A process
-shorter than one sampling interval may be missed: the sampled total falls short of the busy
-total by what was missed (and by the kernel's own time), both printed.
+shorter than one sampling interval may be missed (the command's own process is not: it is
+sampled once more after it exits, before it is reaped): the sampled total falls short of the
+busy total by what was missed (and by the kernel's own time), both printed.
 """
 
 from __future__ import annotations
@@ -95,20 +96,31 @@ def main(argv: list[str]) -> int:
             try:
                 key = (proc.pid, proc.create_time())
                 times = proc.cpu_times()
-                now = times.user + times.system
-                if key in seen:
-                    seen[key] = (seen[key][0], seen[key][1], now)
-                else:  # one already running counts from the command's start
-                    seen[key] = (kind_of(proc), now if before else 0.0, now)
-            except (psutil.Error, IndexError):
+            except psutil.Error:
                 continue  # gone, or not ours to read
+            now = times.user + times.system
+            try:  # named at each sample: one seen between its fork and its exec is renamed
+                kind = kind_of(proc)
+            except (psutil.Error, IndexError):  # a zombie keeps its CPU but not its command
+                if key not in seen:
+                    continue
+                kind = seen[key][0]
+            # one already running counts from the command's start
+            first = seen[key][1] if key in seen else (now if before else 0.0)
+            seen[key] = (kind, first, now)
 
     sample(before=True)
     ticks0, t0 = busy_ticks(), time.monotonic()
     child = subprocess.Popen(command)
-    while child.poll() is None:
+    while True:
+        # whether the command has exited, without reaping it: until reaped it is a zombie whose
+        # CPU seconds are final, so the sample after its exit counts all of its own
+        ended = os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
         sample(before=False)
+        if ended:
+            break
         time.sleep(args.every)
+    child.wait()
     wall = time.monotonic() - t0
     busy = (busy_ticks() - ticks0) / os.sysconf("SC_CLK_TCK")
     cpu: dict[str, float] = {}
