@@ -16,10 +16,10 @@ bench/results/time_to_answer_cuda_20261203T152831Z.md and ..._154650Z.md).
 When the backlog is empty a budgeted sweep's workers ask the sampler themselves (Optuna's
 distributed search) while the trial cap and the time budget leave room; a full sweep is closed.
 The sampler's turn comes only once the baseline is stored, and an autotuning config the sampler
-draws is measured only under the same rule as a queued one (`held_back`: its twin finished,
-fewer than `MAX_EXPENSIVE_AT_ONCE` held): on an H100 a budgeted sweep without priors whose
-workers asked the sampler at once stored no trial at all in 86 s, the eager ones waiting
-behind autotuning compiles (bench/results/search_bench_cuda_20261205T213248Z.md).
+draws waits too (`held_back`: for its twin to finish, where the queue waits for every cheaper
+config, and for fewer than `MAX_EXPENSIVE_AT_ONCE` to be held): on an H100 a budgeted sweep
+without priors whose workers asked the sampler at once stored no trial at all in 86 s, the
+eager ones waiting behind autotuning compiles (bench/results/search_bench_cuda_20261205T213248Z.md).
 The workers read the state from the study's user attributes (`PLAN_ATTR`: pending, sampler or
 closed; `DEADLINE_ATTR`; `CAP_ATTR`): while the plan is pending a worker with nothing queued
 waits instead of leaving.
@@ -60,9 +60,10 @@ def held_back(config: CompileConfig, space_configs: Sequence[CompileConfig], fin
               held: Sequence[CompileConfig]) -> str | None:
     """Why a config the sampler drew must wait (None: it may be measured now): an autotuning
     config waits for its cheaper twin (when the space has it) to finish and for fewer than
-    `MAX_EXPENSIVE_AT_ONCE` autotuning configs to be held (queued or running), as the queue's
-    own (`Feeder._release`). ``finished``: config keys stored in this sweep; ``held``: the
-    configs of its waiting and running trials."""
+    `MAX_EXPENSIVE_AT_ONCE` autotuning configs to be held (queued or running); the queue
+    (`Feeder._release`) holds one back longer, until every cheaper config has finished.
+    ``finished``: config keys stored in this sweep; ``held``: the configs of its waiting and
+    running trials."""
     if not expensive(config):
         return None
     twin = twin_of(config)

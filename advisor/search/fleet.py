@@ -278,8 +278,9 @@ class Worker:
                  sampler: str) -> bool:
         """Ask the sampler for a config nobody measured, runs or holds, and measure it (nor
         one the budget stopped in this sweep: with less time left it would stop again; a
-        resumed sweep queues it; nor an autotuning config the queue's rule holds back,
-        `held_back`); False when there is no room under the cap or nothing new is proposed."""
+        resumed sweep queues it; nor an autotuning config held back until its twin has
+        finished and a slot is free, `held_back`); False when there is no room under the cap
+        or nothing new is proposed."""
         finished = self.store.config_keys_done(sweep_id)
         done = finished | {
             key for r in self.store.trials(sweep_id=sweep_id, status="stopped")

@@ -175,7 +175,7 @@ def test_an_autotuning_config_the_sampler_draws_waits_as_a_queued_one_would(
         tmp_path: Path) -> None:
     """In the sampler's turn the workers ask Optuna themselves (advisor.search.fleet): a drawn
     autotuning config is measured only once its twin has finished and while fewer than
-    `MAX_EXPENSIVE_AT_ONCE` autotuning configs are held, the queue's own rule."""
+    `MAX_EXPENSIVE_AT_ONCE` autotuning configs are held."""
     pool = Pool(tmp_path, budgeted=True, slots=8, priors=False)
     configs = list(pool.space.configs)
     costly = [c for c in configs if expensive(c)]
