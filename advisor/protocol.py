@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict, get_args
@@ -49,11 +51,50 @@ FINGERPRINT_FIELDS = DEVICE_FIELDS + ENV_FIELDS + EXTRA_FIELDS
 
 CHILD_MODULE = "advisor.child.main"  # run as ``python -m CHILD_MODULE SPEC.json RESULT.json``
 SERVER_MODULE = "advisor.child.server"  # forks children (``python -m SERVER_MODULE SOCKET_FD``)
+# ...or, shared, ``python -m SERVER_MODULE --listen PATH``: one server forked per connection
+LISTEN_FLAG = "--listen"
+
 PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
 LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
 # a child's stdout line ``ADVISOR_PROGRESS {json}``: how far its phase got (advisor.child.measure
 # .Ticker: phase, done, total, unit, phase_s, elapsed_s), every few seconds while it runs
 PROGRESS_PREFIX = "ADVISOR_PROGRESS "
+
+
+def fork_identity() -> dict[str, Any]:
+    """What a child forked from a server inherits from that server and no request sets: the
+    user, the namespaces and control group, the limits, umask and niceness, the interpreter and
+    this package. A shared fork server (``--listen``) sends its own; a process uses it only where
+    they equal this process's, so that a child forked there is the child it would start itself.
+    (Its module path is a fresh ``python -m`` child's: the interpreter's, with the environment's
+    PYTHONPATH, and the child's working directory first.)"""
+    namespaces = {}
+    for name in ("mnt", "pid", "net", "ipc", "uts", "user", "cgroup"):
+        with contextlib.suppress(OSError):
+            namespaces[name] = os.readlink(f"/proc/self/ns/{name}")
+    try:
+        cgroup = Path("/proc/self/cgroup").read_text()
+    except OSError:
+        cgroup = ""
+    return {
+        "uid": os.getuid(), "gid": os.getgid(), "groups": sorted(os.getgroups()),
+        "namespaces": namespaces, "cgroup": cgroup, "umask": _umask(), "nice": os.nice(0),
+        "limits": {name: list(resource.getrlimit(getattr(resource, name)))
+                   for name in ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_FSIZE",
+                                "RLIMIT_DATA", "RLIMIT_STACK", "RLIMIT_NPROC", "RLIMIT_CPU")},
+        "executable": os.path.realpath(sys.executable), "prefix": sys.prefix,
+        "package": str(Path(__file__).resolve().parent),
+    }
+
+
+def _umask() -> int | None:
+    """This process's umask, read without setting it (os.umask would, for every thread)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return None
+
 
 ChildKind = Literal["trial", "warm", "alone", "probe", "confirm", "artifact", "describe"]
 """trial: one config measured (`advisor.child.trial.TrialRun`); warm: a finished trial's warm

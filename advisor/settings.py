@@ -125,6 +125,14 @@ FORK_SERVER = Setting(
     "descriptions), a CPU's and a GPU's, from one process that imported torch once "
     "(advisor.child.server); 0: each child is a fresh interpreter",
     ("parent",))
+FORK_SERVER_SOCKET = Setting(
+    "ADVISOR_FORK_SERVER_SOCKET", "path", "unset",
+    "the Unix socket of a shared fork server (`python -m advisor.child.server --listen PATH`, "
+    "in a folder only its user may enter): a process connects to it instead of starting a fork "
+    "server of its own, and uses it while its user, namespaces, limits, interpreter and the "
+    "variables read at torch's import are the process's own (else, or when it does not "
+    "answer, a server of its own)",
+    ("parent",))
 QUIET_WAIT_S = Setting(
     "ADVISOR_QUIET_WAIT_S", "float >= 0", "20 (a CPU), 5 (a GPU)",
     "seconds a trial or paired re-measurement waits, before measuring, for other processes to "
@@ -160,8 +168,8 @@ SETTINGS: tuple[Setting, ...] = (
     DB_URL, LOG_LEVEL, FINGERPRINT_OVERRIDES, REPLAY_REQUESTS, RECOMPILE_LIMIT, HEARTBEAT_S,
     HEARTBEAT_GRACE_S, SWEEP_HEARTBEAT_S, SWEEP_DEAD_AFTER_S, DEVICE_LOCK, MEASURE_CORE,
     RESERVED_CORES, KEEP_CACHES, PROBED_FINGERPRINT, WORKLOAD_CHECKED, DB_BUSY_TIMEOUT_S,
-    STORE_RETRY_S, MEASURE_S, FORK_SERVER, QUIET_WAIT_S, BUSY_SLACK_CORES, REGIME_RATIO,
-    CPU_THREADS, IMPORT_TIMEOUT_S,
+    STORE_RETRY_S, MEASURE_S, FORK_SERVER, FORK_SERVER_SOCKET, QUIET_WAIT_S, BUSY_SLACK_CORES,
+    REGIME_RATIO, CPU_THREADS, IMPORT_TIMEOUT_S,
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -361,6 +369,25 @@ def fork_server() -> bool:
     return text != "0"
 
 
+def fork_server_socket() -> str | None:
+    """The shared fork server's socket (`FORK_SERVER_SOCKET`), or None; ConfigError when the
+    path names no Unix socket (a server that has stopped leaves its socket: connecting to it
+    fails, and the process starts a server of its own)."""
+    path = raw(FORK_SERVER_SOCKET)
+    if path is None:
+        return None
+    try:
+        is_socket = stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError as e:
+        raise ConfigError(f"{FORK_SERVER_SOCKET.name}={path[:200]}: {e.strerror or e}: start "
+                          "one with `python -m advisor.child.server --listen PATH`, or unset "
+                          "it") from None
+    if not is_socket:
+        raise ConfigError(f"{FORK_SERVER_SOCKET.name}={path[:200]} is not a Unix socket: start "
+                          "one with `python -m advisor.child.server --listen PATH`, or unset it")
+    return path
+
+
 def heartbeat_s() -> int:
     return int(_number(HEARTBEAT_S, int) or 5)
 
@@ -473,6 +500,7 @@ def check_for_children() -> None:
     recompile_limit()
     measure_s()
     fork_server()
+    fork_server_socket()
     quiet_wait_s("cpu")
     busy_slack_cores()
     regime_ratio()

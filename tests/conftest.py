@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.backends import BACKENDS, PG_ENV, PG_SKIP, drop_database, new_database
+
+from advisor.protocol import LISTEN_FLAG, SERVER_MODULE
 
 # The suite runs two or three workers on two cores: each trial child compiles in its own thread
 # instead of starting a pool of compile workers (children inherit this; tests that set it keep
@@ -38,6 +45,44 @@ os.environ.setdefault("ADVISOR_QUIET_WAIT_S", "0")
 # For the same reason a paired re-measurement is never judged to have met another host regime
 # than its trials (tests/recommendation/test_decided_earned.py sets the default back).
 os.environ.setdefault("ADVISOR_REGIME_RATIO", "1000")
+
+
+SHARED_FORK_SERVER = "ADVISOR_FORK_SERVER_SOCKET"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_fork_server() -> Iterator[None]:
+    """One shared fork server for each pytest process (advisor.child.server --listen), named in
+    $ADVISOR_FORK_SERVER_SOCKET: the `advisor` commands the tests start fork their children
+    there instead of each starting a server that imports torch again (1.7 CPU-seconds a server
+    on the 2-core host of bench/results/lane_profile_20261206T002028Z.md, 148 of them in the slow
+    lane). A command whose user, namespaces, limits, interpreter or variables read at import
+    differ (another user, an unshare, TMPDIR...) starts its own, as do the commands a test
+    watches by marker (tests/support/sweeps.py `cli_env`) and the fork server's own tests."""
+    if os.environ.get(SHARED_FORK_SERVER):
+        yield  # the user's, kept
+        return
+    folder = tempfile.mkdtemp(prefix="advisor-forks-")  # 0700: this user's alone
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, LISTEN_FLAG, path],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if os.path.exists(path):
+        os.environ[SHARED_FORK_SERVER] = path
+    try:
+        yield
+    finally:
+        os.environ.pop(SHARED_FORK_SERVER, None)
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(params=BACKENDS)

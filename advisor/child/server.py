@@ -22,6 +22,16 @@ signal that killed it, as `subprocess` reports). A forked child that cannot be s
 exits 1 with its traceback on its stderr. When the socket closes (the launcher exited or was
 killed), the server kills every child's process group and exits; its children die with it
 (`advisor.lifetime.die_with_parent`).
+
+Shared (``python -m advisor.child.server --listen PATH``, `listen`): the process imports torch
+once and binds a Unix socket at PATH (its folder must be one only this user may enter: a
+connection may ask for any workload to run); for each connection it forks a server that sends
+``{"pid", "identity"}`` first (the server's pid and `advisor.protocol.fork_identity` with its
+environment) and then serves that connection as above. A process that sets
+``ADVISOR_FORK_SERVER_SOCKET=PATH`` connects there instead of starting a server of its own
+(`advisor.search.forkserver`), and uses it only where that identity is its own. The listening
+process dies with the process that started it, and removes its socket when it ends; the servers
+it forked each end with their connection.
 """
 
 from __future__ import annotations
@@ -36,9 +46,11 @@ import sys
 import traceback
 from typing import Any
 
-from advisor.lifetime import end_process, name_this_process
+from advisor.lifetime import die_with_parent, end_process, name_this_process
+from advisor.protocol import LISTEN_FLAG, fork_identity
 
 MAX_MESSAGE = 1 << 20  # bytes: a request carries an environment
+START_CWD = os.getcwd()  # ``python -m`` put it first on sys.path; a child gets its own cwd there
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -141,6 +153,8 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
+    if sys.path and sys.path[0] == START_CWD:  # as ``python -m`` started in its cwd would be
+        sys.path[0] = request["cwd"]
     if request.get("affinity"):
         os.sched_setaffinity(0, request["affinity"])
     sys.argv = list(request["argv"])
@@ -157,12 +171,61 @@ def preload() -> None:
     import advisor.child.main  # noqa: F401
 
 
-def main(argv: list[str]) -> int:
-    """``python -m advisor.child.server FD``: serve on the socket FD."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops its children itself
-    sock = socket.socket(fileno=int(argv[1]))
-    name_this_process("advisor-server")
+def listen(path: str) -> socket.socket:
+    """Bind a Unix socket at `path`, import what children need (`preload`: a connection made
+    meanwhile waits), and accept connections until this process is killed, forking a server
+    for each: returns the connection in each forked server (after its ``{"pid",
+    "identity"}``), never in the listening process, which removes its socket and exits on
+    SIGTERM, and dies with its parent (`die_with_parent`)."""
+    die_with_parent()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    old_umask = os.umask(0o177)  # the socket is this user's alone from its first moment
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old_umask)
+    listener.listen(64)
+
+    def stop(*_: object) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the servers forked here
     preload()
+    while True:
+        conn, _ = listener.accept()
+        try:
+            pid = os.fork()
+        except OSError:  # no fork now: the client sees its connection close, and starts its own
+            conn.close()
+            continue
+        if pid == 0:
+            listener.close()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            identity = fork_identity() | {"env": dict(os.environ)}
+            try:
+                conn.send(json.dumps({"pid": os.getpid(), "identity": identity}).encode())
+            except OSError:  # the process that connected is gone
+                os._exit(0)
+            return conn
+        conn.close()
+
+
+def main(argv: list[str]) -> int:
+    """``python -m advisor.child.server FD``: serve on the socket FD; ``--listen PATH``: fork a
+    server for each connection to a Unix socket bound at PATH (`listen`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops its children itself
+    name_this_process("advisor-server")
+    if argv[1:2] == [LISTEN_FLAG] and len(argv) == 3:
+        sock = listen(argv[2])
+    else:
+        sock = socket.socket(fileno=int(argv[1]))
+        preload()
     request = serve(sock)
     if request is None:
         return 0

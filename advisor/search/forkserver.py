@@ -15,6 +15,12 @@ session, with the same environment, directory and affinity.
 The server lives as long as this process: when it exits or is killed, the socket closes and
 the server kills its children. `ForkedProcess` offers the part of `subprocess.Popen` a launcher
 uses (pid, stdout, poll, wait).
+
+Where $ADVISOR_FORK_SERVER_SOCKET names a shared fork server (``python -m advisor.child.server
+--listen PATH``), the server is the one it forks for this process's connection
+(`ForkServer.connect`), used only while its identity (`advisor.protocol.fork_identity`: user,
+namespaces, limits, interpreter...) is this process's and its environment serves the child's;
+else, or when it does not answer, one of this process's own (`ForkServer.start`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import itertools
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,22 +40,33 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from advisor import settings
-from advisor.protocol import SERVER_MODULE
+from advisor.protocol import SERVER_MODULE, fork_identity
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 1 << 16
 CLOSE_WAIT_S = 30.0  # for the server to kill its children and exit, before it is killed
+CONNECT_WAIT_S = 60.0  # for a shared server's first message (it may still be importing torch)
 
 # Variables a forked child may have other than the server's: those torch and its libraries
 # read after their import (Inductor's and Triton's when they are imported, in the child;
 # advisor's own when read), not those read at import (OMP_*, MKL_*, TORCH_*, PYTHON*, LD_*...).
 FORKABLE_PREFIXES = ("ADVISOR_", "TORCHINDUCTOR_", "TRITON_")
+# and the shell's bookkeeping, the terminal's size, and pytest's name of the test it runs (it
+# changes at each phase of each test: a sweep run from a test suite), which nothing reads at import
+FORKABLE_NAMES = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES",
+                            "PYTEST_CURRENT_TEST"})
+
+
+def unforkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> list[str]:
+    """The variables that keep a child with `env` from being forked from a server started
+    with `server_env` (those read at import that differ), sorted."""
+    return sorted(k for k in env.keys() | server_env.keys() if env.get(k) != server_env.get(k)
+                  and not k.startswith(FORKABLE_PREFIXES) and k not in FORKABLE_NAMES)
 
 
 def forkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
     """Whether a child with `env` may be forked from a server started with `server_env`."""
-    differ = {k for k in env.keys() | server_env.keys() if env.get(k) != server_env.get(k)}
-    return all(k.startswith(FORKABLE_PREFIXES) for k in differ)
+    return not unforkable(env, server_env)
 
 
 class _Exit:
@@ -79,27 +97,72 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """One `advisor.child.server` process and the socket to it; `spawn` is thread-safe."""
+    """One fork server and the socket to it: a process of this process's own (`start`), or one
+    a shared server forked for this connection (`connect`); `spawn` is thread-safe."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = dict(env)
+    def __init__(self, sock: socket.socket, env: Mapping[str, str], pid: int,
+                 proc: subprocess.Popen[bytes] | None) -> None:
+        self.sock, self.env, self.pid, self.proc = sock, dict(env), pid, proc
         self.affinity = os.sched_getaffinity(0)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, start_new_session=True,
-        )
-        theirs.close()
-        self.sock = ours
         self.dead = False
         self._lock = threading.Lock()
+        self._ended = threading.Event()  # the server closed its end: its children are gone
         self._ids = itertools.count()
         # request id -> (set once answered, [(pid, its exit)] once forked)
         self._starting: dict[int, tuple[threading.Event, list[tuple[int, _Exit]]]] = {}
         self._exits: dict[int, _Exit] = {}  # pid -> its exit
         threading.Thread(target=self._read, name="fork-server", daemon=True).start()
-        log.debug("fork server pid %d started", self.proc.pid)
+        log.debug("fork server pid %d %s", pid, "started" if proc else "connected")
+
+    @classmethod
+    def start(cls, env: Mapping[str, str]) -> ForkServer:
+        """A server of this process's own, started with `env` (OSError: it could not be)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), env=dict(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, start_new_session=True,
+            )
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return cls(ours, env, proc.pid, proc)
+
+    @classmethod
+    def connect(cls, path: str, env: Mapping[str, str]) -> ForkServer | None:
+        """The server a shared fork server (``--listen``) at `path` forks for this connection,
+        when its identity (`advisor.protocol.fork_identity`, its environment aside) is this
+        process's and it may fork a child with `env`; else None (closed)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sock.settimeout(CONNECT_WAIT_S)
+            sock.connect(path)
+            hello: dict[str, Any] = json.loads(sock.recv(1 << 20) or b"null") or {}
+            sock.settimeout(None)
+        except (OSError, ValueError) as e:
+            log.info("shared fork server at %s did not answer (%s): starting one", path, e)
+            sock.close()
+            return None
+        if not isinstance(hello.get("pid"), int):
+            log.info("shared fork server at %s sent no pid: starting one", path)
+            sock.close()
+            return None
+        identity = dict(hello.get("identity") or {})
+        server_env = identity.pop("env", {})
+        ours = fork_identity()
+        differs = sorted(k for k in identity.keys() | ours.keys()
+                         if identity.get(k) != ours.get(k))
+        if not forkable(env, server_env):
+            differs.append("environment: " + ", ".join(unforkable(env, server_env))[:200])
+        if differs:
+            log.info("shared fork server at %s differs from this process (%s): starting one",
+                     path, "; ".join(differs))
+            sock.close()  # its server sees the connection close, and ends
+            return None
+        return cls(sock, server_env, hello["pid"], None)
 
     def serves(self, env: Mapping[str, str]) -> bool:
         """Whether a child with `env`, started from this process now, may be forked here."""
@@ -159,13 +222,14 @@ class ForkServer:
                         ended.set(message["code"])
         with self._lock:  # the server died: its children died with it
             self.dead = True
-            log.info("fork server pid %d ended", self.proc.pid)
+            log.info("fork server pid %d ended", self.pid)
             for event, _ in self._starting.values():
                 event.set()
             for exit_ in self._exits.values():
                 exit_.set(-9)
             self._starting.clear()
             self._exits.clear()
+        self._ended.set()
 
 
 _server: ForkServer | None = None
@@ -187,11 +251,14 @@ def spawn(argv: list[str], env: Mapping[str, str], stderr: int) -> ForkedProcess
                 and _server.idle()):
             stale, _server = _server, None
         if _server is None or _server.dead:
-            try:
-                _server = ForkServer(env)
-            except OSError as e:
-                log.info("fork server failed to start (%s): children start fresh", e)
-                return None
+            shared = settings.fork_server_socket()
+            _server = ForkServer.connect(shared, env) if shared else None
+            if _server is None:
+                try:
+                    _server = ForkServer.start(env)
+                except OSError as e:
+                    log.info("fork server failed to start (%s): children start fresh", e)
+                    return None
         server = _server
     if stale is not None:
         _stop(stale)
@@ -219,14 +286,20 @@ def close() -> None:
 
 
 def _stop(server: ForkServer) -> None:
-    """Close the server's socket (it kills its children and exits) and reap it."""
+    """Close this end of the server's socket and wait until the server has closed its end (it
+    kills and reaps its children first, then exits); reap it where it is this process's own. A
+    server that takes more than `CLOSE_WAIT_S` is killed."""
     with contextlib.suppress(OSError):
-        server.sock.shutdown(socket.SHUT_RDWR)
-    try:
-        server.proc.wait(CLOSE_WAIT_S)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
-        server.proc.wait()
+        server.sock.shutdown(socket.SHUT_WR)
+    if not server._ended.wait(CLOSE_WAIT_S):
+        with contextlib.suppress(OSError):
+            os.kill(server.pid, signal.SIGKILL)
+    if server.proc is not None:
+        try:
+            server.proc.wait(CLOSE_WAIT_S)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait()
     server.sock.close()
 
 

@@ -99,8 +99,8 @@ def test_sigterm_exits_143_and_leaves_no_temporary_directory(tmp_path: Path) -> 
     own_tmp = tmp_path / "tmp"
     own_tmp.mkdir()
     mark = tmp_path / "importing"
-    env = sweep_support.cli_env() | {"TMPDIR": str(own_tmp),
-                                     "ADVISOR_TEST_IMPORT_MARK": str(mark)}
+    env = sweep_support.cli_env(marker=tmp_path.name) | {"TMPDIR": str(own_tmp),
+                                                         "ADVISOR_TEST_IMPORT_MARK": str(mark)}
     proc = subprocess.Popen(
         [*sweep_support.advisor_command(), "sweep", str(HANGS), "--device", "cpu", "--db",
          f"sqlite:///{tmp_path / 'r.db'}"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,

@@ -210,6 +210,7 @@ BAD_SETTINGS: dict[str, tuple[str, str]] = {  # variable -> (a value its check r
     "ADVISOR_STORE_RETRY_S": ("nan", "must be a finite number above 0"),
     "ADVISOR_MEASURE_S": ("abc", "must be a finite number above 0"),
     "ADVISOR_FORK_SERVER": ("2", "must be 0 or 1"),
+    "ADVISOR_FORK_SERVER_SOCKET": ("/nonexist_dir/socket", "No such file or directory"),
     "ADVISOR_QUIET_WAIT_S": ("-1", "must be a finite number at least 0"),
     "ADVISOR_BUSY_SLACK_CORES": ("0", "must be a finite number above 0"),
     "ADVISOR_REGIME_RATIO": ("0.5", "must be a number above 1"),
@@ -227,6 +228,7 @@ MORE_BAD = [  # more values the brief names, or that a type allows and a host do
     ("ADVISOR_DEVICE_LOCK", "/proc", "is a directory"),
     ("ADVISOR_QUIET_WAIT_S", "nan", "at least 0"),
     ("ADVISOR_LOG_LEVEL", "5000", "is not a log level"),
+    ("ADVISOR_FORK_SERVER_SOCKET", "/proc", "is not a Unix socket"),
 ]
 ALL_BAD = [(n, v, w) for n, (v, w) in BAD_SETTINGS.items()] + MORE_BAD
 

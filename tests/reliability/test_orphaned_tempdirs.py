@@ -4,6 +4,7 @@ the sweep's cache root, and its probe's and trial children's working directories
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,8 +81,8 @@ def test_a_trial_child_works_in_a_directory_named_after_its_parent(
 @pytest.mark.slow
 def test_the_next_sweep_removes_what_a_killed_sweep_left(own_tmp: Path, tmp_path: Path) -> None:
     mark = tmp_path / "importing"
-    env = sweep_support.cli_env() | {"TMPDIR": str(own_tmp),
-                                     "ADVISOR_TEST_IMPORT_MARK": str(mark)}
+    env = sweep_support.cli_env(marker="own-tree") | {"TMPDIR": str(own_tmp),  # its own server
+                                                      "ADVISOR_TEST_IMPORT_MARK": str(mark)}
     proc = subprocess.Popen(
         [*sweep_support.advisor_command(), "sweep", str(HANGS), "--device", "cpu", "--db",
          f"sqlite:///{tmp_path / 'r.db'}"], cwd=tmp_path, env=env,
@@ -91,7 +92,8 @@ def test_the_next_sweep_removes_what_a_killed_sweep_left(own_tmp: Path, tmp_path
             time.sleep(0.1)  # until the parent is inside the import, its probe started
         tree = [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))]
         for pid in tree:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # one that ended since it was listed
+                os.kill(pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -102,7 +102,8 @@ def place() -> Iterator[Place]:
             (folder / "good.json").write_text("[]\n")
         for f in closed.iterdir():
             f.chmod(0o600)  # root's own files
-        env = {k: v for k, v in sweep_support.cli_env().items() if k != "PYTHONPATH"}
+        env = {k: v for k, v in sweep_support.cli_env().items()  # the shared fork server is
+               if k not in ("PYTHONPATH", "ADVISOR_FORK_SERVER_SOCKET")}  # root's: not its own
         env |= {"PYTHONPATH": f"{sweep_support.REPO}:{sysconfig.get_paths()['purelib']}"}
         command = _interpreter(user, work, env)
         if command is None:

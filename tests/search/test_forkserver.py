@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +27,7 @@ import pytest
 from advisor import settings
 from advisor.config import EAGER_FP32
 from advisor.errors import ConfigError
-from advisor.protocol import SERVER_MODULE, process_name
+from advisor.protocol import LISTEN_FLAG, SERVER_MODULE, process_name
 from advisor.search import forkserver
 from advisor.search.launcher import Child, Launcher
 
@@ -34,8 +38,10 @@ WAIT_S = 300  # a generous bound for a child on a loaded 2-core host: only a han
 
 
 @pytest.fixture(autouse=True)
-def _own_server() -> Iterator[None]:
-    """Each test starts this process's fork server afresh and stops it."""
+def _own_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts this process's fork server afresh and stops it (its own: not the
+    suite's shared one, tests/conftest.py)."""
+    monkeypatch.delenv("ADVISOR_FORK_SERVER_SOCKET", raising=False)
     forkserver.close()
     yield
     forkserver.close()
@@ -255,3 +261,105 @@ def test_a_child_that_cannot_be_set_up_fails_alone(tmp_path: Path) -> None:
     finally:
         ours.close()
         assert server.wait(WAIT_S) == 0
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]:
+    """A shared fork server (``--listen``) named in $ADVISOR_FORK_SERVER_SOCKET; stopped after."""
+    folder = Path(tempfile.mkdtemp(prefix="advisor-forks-"))
+    path = folder / "socket"
+    listener = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, LISTEN_FLAG, str(path)],
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_for_path(path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600  # this user's alone
+        monkeypatch.setenv("ADVISOR_FORK_SERVER_SOCKET", str(path))
+        yield listener
+    finally:
+        forkserver.close()
+        listener.terminate()
+        listener.wait(WAIT_S)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_for_path(path: Path) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never made"
+        time.sleep(0.05)
+
+
+def test_a_shared_server_forks_a_server_for_this_process_whose_children_are_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        shared: subprocess.Popen[bytes]) -> None:
+    probe = _probe(tmp_path, "first")
+    server = forkserver._server
+    assert server is not None and server.proc is None  # connected, not started here
+    assert psutil.Process(server.pid).ppid() == shared.pid  # forked by the listening server
+    assert isinstance(probe.proc, forkserver.ForkedProcess) and probe.wait(WAIT_S) == 0
+    assert (probe.result() or {})["device_kind"] == "cpu"
+    monkeypatch.chdir(tmp_path)
+    launcher, runner, records, own, helper = _hanging_trial(tmp_path, monkeypatch)
+    try:
+        child = psutil.Process(own)
+        assert forkserver._server is server and child.ppid() == server.pid
+        assert os.getsid(own) == own and os.getpgid(helper) == own
+        assert child.cwd() == str(tmp_path)  # this process's, not the listening server's
+        assert child.cpu_affinity() == sorted(os.sched_getaffinity(0))
+        assert child.name() == process_name("trial")
+    finally:
+        forkserver.close()  # as when this process exits: its server kills its children, ends
+    _gone(own)
+    _gone(helper)
+    _gone(server.pid)
+    runner.join(WAIT_S)
+    [record] = records
+    assert record["status"] == "failed"
+    assert shared.poll() is None  # the shared server serves on: the next process connects
+    again = _probe(tmp_path, "again")
+    assert again.wait(WAIT_S) == 0 and forkserver._server is not None
+    assert forkserver._server.proc is None and forkserver._server.pid != server.pid
+
+
+def test_a_process_unlike_the_shared_server_starts_its_own(
+        tmp_path: Path, shared: subprocess.Popen[bytes]) -> None:
+    # a variable read at torch's import differs: the shared server's children would not have it
+    child = _probe(tmp_path, "threads", OMP_NUM_THREADS="1")
+    server = forkserver._server
+    assert server is not None and server.proc is not None  # its own, started here
+    assert isinstance(child.proc, forkserver.ForkedProcess) and child.wait(WAIT_S) == 0
+    forkserver.close()
+    # a limit differs (the core file's, lowered for this process alone)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0 if soft != 0 else min(1 << 20, hard), hard))
+    try:
+        child = _probe(tmp_path, "limits")
+        assert forkserver._server is not None and forkserver._server.proc is not None
+        assert child.wait(WAIT_S) == 0
+    finally:
+        forkserver.close()
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+
+
+def test_a_stopped_shared_server_leaves_each_process_to_start_its_own(
+        tmp_path: Path, shared: subprocess.Popen[bytes]) -> None:
+    path = Path(os.environ["ADVISOR_FORK_SERVER_SOCKET"])
+    shared.terminate()
+    assert shared.wait(WAIT_S) == 0 and not path.exists()  # it removes its socket
+    path.parent.mkdir(exist_ok=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stale.bind(str(path))  # a socket no one listens on, as a killed server leaves
+    stale.close()
+    child = _probe(tmp_path, "fresh")
+    assert forkserver._server is not None and forkserver._server.proc is not None
+    assert child.wait(WAIT_S) == 0
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("/nonexist_dir/socket", "No such file or directory"), ("/proc", "is not a Unix socket")])
+def test_a_shared_server_setting_naming_no_socket_is_one_line(
+        monkeypatch: pytest.MonkeyPatch, value: str, words: str) -> None:
+    monkeypatch.setenv("ADVISOR_FORK_SERVER_SOCKET", value)
+    with pytest.raises(ConfigError, match=rf"^ADVISOR_FORK_SERVER_SOCKET={value}.*{words}.*"
+                                          r"advisor\.child\.server --listen PATH"):
+        settings.child_env()

@@ -80,6 +80,7 @@ def test_a_worker_killed_mid_trial_loses_nothing(db_url: str) -> None:
     # Two configs for two workers: the survivor, its own trial done, waits while the killed
     # worker's trial is still held, and measures it once it is failed and queued again.
     env = {**os.environ, "ADVISOR_HEARTBEAT_S": "1", "ADVISOR_HEARTBEAT_GRACE_S": "4"}
+    env.pop("ADVISOR_FORK_SERVER_SOCKET", None)  # its trials found below its workers' servers
     sweep = subprocess.Popen(
         [sys.executable, "-m", "advisor", "sweep", SLOW, "--db", db_url, *EAGER_ALL[:4],
          "--dtypes", "fp32,bf16", *EAGER_ALL[6:], "--workers", "2", "--json"],

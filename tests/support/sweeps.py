@@ -50,8 +50,13 @@ def modules_at_exit(path: Path, names: tuple[str, ...]) -> list[str]:
 
 
 def cli_env(marker: str | None = None) -> dict[str, str]:
+    """The environment of a CLI process a test starts. Given a `marker` (the test finds its
+    processes by it), the command starts its own fork server: children forked from the shared
+    one (tests/conftest.py) carry that server's environment in /proc, not the marker."""
     env = dict(os.environ)
     env.pop("ADVISOR_DB_URL", None)  # every test names its database, or means the default
+    if marker is not None:
+        env.pop("ADVISOR_FORK_SERVER_SOCKET", None)
     env[MARK] = marker or uuid.uuid4().hex
     env["COLUMNS"] = "200"
     return env
