@@ -329,16 +329,16 @@ def test_a_process_unlike_the_shared_server_starts_its_own(
     assert server is not None and server.proc is not None  # its own, started here
     assert isinstance(child.proc, forkserver.ForkedProcess) and child.wait(WAIT_S) == 0
     forkserver.close()
-    # a limit differs (the core file's, lowered for this process alone)
-    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
-    resource.setrlimit(resource.RLIMIT_CORE, (0 if soft != 0 else min(1 << 20, hard), hard))
+    # a limit differs (open files, lowered by one for this process alone)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))
     try:
         child = _probe(tmp_path, "limits")
         assert forkserver._server is not None and forkserver._server.proc is not None
         assert child.wait(WAIT_S) == 0
     finally:
         forkserver.close()
-        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_stopped_shared_server_leaves_each_process_to_start_its_own(
