@@ -38,6 +38,14 @@ another. ``--deadline`` S: a workload starts only when ``--full-estimate`` secon
 it, a budgeted run only when it and the paired child fit; what did not fit is reported so.
 The host's load average is recorded at the start and end.
 
+``--reference-from PATH`` (a search bench JSON written earlier): the grid is NOT run; each
+workload takes its grid run (points, pick, G) from that file's workload of the same name, and
+the report names the file, its date and its GPU and stack. The budgeted runs and the paired
+child run as before (the reference compiled in the child, no kept cache for it); where that
+file's GPU is another model than this run's, the unpaired figures (against its grid median) are
+left out. Per budgeted run, its autotuning trials (max-autotune, -no-cudagraphs): how many ran
+at once and which started before their cheaper twin finished.
+
 Results: ``OUT/search_bench_<device>_<UTC date-time>.json`` and ``.md``, written after every
 workload, never overwritten. Bad arguments: one line, exit 2, nothing written.
 """
@@ -61,6 +69,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig  # noqa: E402
+from advisor.search.priors import TWINS  # noqa: E402
 from bench.common import host_facts  # noqa: E402
 
 WITHIN = 0.03
@@ -211,6 +220,24 @@ def max_at_once(points: list[dict[str, Any]]) -> int:
     return most
 
 
+def autotuning(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """A run's autotuning trials (a mode in TWINS): how many ran at once, and each one's start
+    against its cheaper twin's finish in this run (None: the twin never finished). Pure."""
+    finished = {p["config"]: p["t_s"] for p in points}
+    trials = []
+    for p in points:
+        mode = p["config"].split("/", 1)[0]
+        if mode in TWINS:
+            twin = finished.get(TWINS[mode] + p["config"][len(mode):])
+            trials.append({"label": p["label"], "start_s": p["start_s"], "t_s": p["t_s"],
+                           "twin_t_s": twin, "status": p["status"]})
+    early = [t["label"] for t in trials if t["start_s"] is not None and (
+        t["twin_t_s"] is None or t["start_s"] < t["twin_t_s"])]
+    return {"trials": trials, "max_at_once": max_at_once(
+        [p for p in points if p["config"].split("/", 1)[0] in TWINS]),
+            "started_before_twin_finished": early}
+
+
 def _pick(stdout: str) -> dict[str, Any] | None:
     """The sweep's recommended config (its --json document), or None."""
     try:
@@ -245,11 +272,12 @@ def first_within(points: list[dict[str, Any]], ok: Any) -> float | None:
 
 
 def summarize(run: dict[str, Any], reference: dict[str, Any], ratios: dict[str, Any] | None,
-              grid_wall_s: float, within: float = WITHIN, goal_share: float = GOAL_SHARE
-              ) -> None:
+              grid_wall_s: float, within: float = WITHIN, goal_share: float = GOAL_SHARE,
+              other_gpu: str | None = None) -> None:
     """Times to within ``within`` of the reference (paired when ``ratios`` has the config's
     paired ratio; unpaired against the reference's grid median), over the grid's wall, and
-    the goal's hit or miss. Pure."""
+    the goal's hit or miss. ``other_gpu``: the grid ran on that GPU, not this one: no unpaired
+    figures. Pure."""
     points = run["points"]
     best_so_far(points)
     ref_ms = reference["median_ms"]
@@ -270,6 +298,10 @@ def summarize(run: dict[str, Any], reference: dict[str, Any], ratios: dict[str, 
         final_config=last.get("best_config"), final_paired_ratio=last.get("paired_ratio"),
         final_unpaired_ratio=None if not last.get("best_ms") else round(
             last["best_ms"] / ref_ms, 4))
+    if other_gpu is not None:
+        run.update(time_within_unpaired_s=None, share_of_grid_unpaired=None,
+                   final_unpaired_ratio=None, unpaired_left_out=f"the grid's median is from "
+                   f"another GPU ({other_gpu})")
     if ratios is None:
         run["goal"] = "undecided: no paired figures"
     else:
@@ -295,7 +327,8 @@ def measure_paired(workload: Path, args: argparse.Namespace, runs: list[dict[str
     ref = grid["pick"]
     keys = paired_set(runs, ref["config"])
     dicts = {p["config"]: p for r in runs for p in r.get("points", [])}
-    configs = {k: CompileConfig.from_dict(_config_dict(runs, k)) for k in keys}
+    configs = {k: CompileConfig.from_dict(ref["config_dict"] if k == ref["config"]
+                                          else _config_dict(runs, k)) for k in keys}
     seeds = []
     for key in keys:  # each config's kept cache, from the first run that measured it
         for run in runs:
@@ -305,12 +338,16 @@ def measure_paired(workload: Path, args: argparse.Namespace, runs: list[dict[str
             if kept:
                 seeds.append(kept[key])
                 break
-    shapes = _shapes(grid, ref)
+    shapes = _shapes(runs, ref)  # the grid's own record, else (a stored grid) this call's
+    if shapes is None:
+        return {"status": "not run", "error": "no trial stored in this call: no shapes to "
+                "measure the reference at"}
     print(f"{workload.stem}: paired re-measurement of {len(keys)} configs against "
           f"{ref['label']}", file=sys.stderr, flush=True)
     out = paired_ratios(str(workload), args.device, shapes, configs[ref["config"]],
                         [configs[k] for k in keys[1:]], timeout_s, seed=seeds)
     out["configs"] = {k: dicts[k]["label"] if k in dicts else k for k in keys}
+    out["configs"][ref["config"]] = ref["label"]
     out["seeded_from_kept_caches"] = len(seeds)
     return out
 
@@ -329,14 +366,25 @@ def _config_dict(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     raise KeyError(key)
 
 
-def _shapes(grid: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]]:
+def _shapes(runs: list[dict[str, Any]], ref: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The shapes the reference's trial measured (weights included), as
-    `advisor.search.confirm` takes them from the leader's record."""
+    `advisor.search.confirm` takes them from the leader's record; a grid from a stored file
+    (no database here): those of this call's first trial with the reference's shape strategy
+    (a sweep's trials measure the same shapes)."""
     from advisor.db.store import ResultStore
 
-    db = Path(grid["caches"][: -len("_caches")] + ".db")
-    with ResultStore.from_url(f"sqlite:///{db}", create=False) as store:
-        record = next(r for r in store.trials() if r["trial_uuid"] == ref["trial_uuid"])
+    records: list[dict[str, Any]] = []
+    for run in runs:
+        db = Path(run["caches"][: -len("_caches")] + ".db") if "caches" in run else None
+        if db is not None and db.exists():
+            with ResultStore.from_url(f"sqlite:///{db}", create=False) as store:
+                records += store.trials()
+    same = [r for r in records if r["config"].get("shapes", "static")
+            == ref["config_dict"].get("shapes", "static") and r["shapes"]]
+    record = next((r for r in records if r["trial_uuid"] == ref["trial_uuid"]),
+                  same[0] if same else None)
+    if record is None:
+        return None
     return [{"shape": s["shape"], "dims": s["dims"], "weight": s["weight"]}
             for s in record["shapes"]]
 
@@ -357,24 +405,38 @@ def run_workload(workload: Path, args: argparse.Namespace, deadline_at: float,
     def left() -> float:
         return deadline_at - time.time()
 
+    other_gpu = None
     with tempfile.TemporaryDirectory(prefix=f"search-bench-{workload.stem}-") as tmp:
         work = Path(tmp)
-        grid = run_sweep(GRID, workload, args, work, None,
-                         max(1.0, left() - 5) if math.isfinite(left()) else None)
-        out["runs"].append(grid)
-        save()
-        log(workload, grid)
-        finished = [p["t_s"] for p in grid["points"]]
-        if grid["pick"] is None or grid["stopped_by_bench_at_s"] is not None or not finished:
-            out["note"] = "the full sweep did not finish with a pick: no reference"
+        if args.reference is not None:  # the grid of an earlier call, NOT re-run here
+            stored = args.reference["workloads"][workload.stem]
+            grid = stored_grid(stored, args.reference["from"])
+            grid_wall = stored["grid_wall_s"]
+            other_gpu = other_gpu_than(args.reference["gpus"], host_facts()["gpus"])
+            out.update(reference_from=args.reference["from"], reference_other_gpu=other_gpu)
+            out["runs"].append(grid)
             save()
-            return
-        grid_wall = max(finished)
-        # the unpaired reference: the pick's own trial in the grid (the recommendation's
-        # median may be its side-by-side re-measurement's, another kind of figure)
-        mine = next((p for p in grid["points"] if p["config"] == grid["pick"]["config"]), None)
-        grid["pick"]["recommended_ms"] = grid["pick"]["median_ms"]
-        grid["pick"]["median_ms"] = mine["median_ms"] if mine else grid["pick"]["median_ms"]
+            print(f"{workload.stem} grid: taken from {args.reference['from']['path']} "
+                  f"({args.reference['from']['date']}), not re-run", file=sys.stderr, flush=True)
+        else:
+            grid = run_sweep(GRID, workload, args, work, None,
+                             max(1.0, left() - 5) if math.isfinite(left()) else None)
+            out["runs"].append(grid)
+            save()
+            log(workload, grid)
+            finished = [p["t_s"] for p in grid["points"]]
+            if grid["pick"] is None or grid["stopped_by_bench_at_s"] is not None or (
+                    not finished):
+                out["note"] = "the full sweep did not finish with a pick: no reference"
+                save()
+                return
+            grid_wall = max(finished)
+            # the unpaired reference: the pick's own trial in the grid (the recommendation's
+            # median may be its side-by-side re-measurement's, another kind of figure)
+            mine = next((p for p in grid["points"] if p["config"] == grid["pick"]["config"]),
+                        None)
+            grid["pick"]["recommended_ms"] = grid["pick"]["median_ms"]
+            grid["pick"]["median_ms"] = mine["median_ms"] if mine else grid["pick"]["median_ms"]
         budget = args.budget or args.budget_share * grid_wall
         out.update(grid_wall_s=grid_wall, budget_s=round(budget, 1),
                    goal_s=round(args.goal_share * grid_wall, 1), reference=grid["pick"])
@@ -386,13 +448,14 @@ def run_workload(workload: Path, args: argparse.Namespace, deadline_at: float,
                 continue
             out["runs"].append(run_sweep(name, workload, args, work, budget,
                                          budget + args.grace))
+            out["runs"][-1]["autotuning"] = autotuning(out["runs"][-1]["points"])
             save()
             log(workload, out["runs"][-1])
             if out["runs"][-1]["interrupted"]:
                 out["note"] = "interrupted: no paired re-measurement"
                 save()
                 return
-        ran = [r for r in out["runs"] if "points" in r]
+        ran = [r for r in out["runs"] if "points" in r and "stored_from" not in r]
         timeout = min(args.paired_timeout, left() - 5)
         if timeout < 10:
             out["paired"] = {"status": "not run", "error": "past the deadline"}
@@ -400,13 +463,65 @@ def run_workload(workload: Path, args: argparse.Namespace, deadline_at: float,
             out["paired"] = measure_paired(workload, args, ran, grid, timeout)
         ratios = out["paired"].get("ratios") if out["paired"]["status"] == "ok" else None
         for run in ran:
-            summarize(run, grid["pick"], ratios, grid_wall, args.within, args.goal_share)
+            summarize(run, grid["pick"], ratios, grid_wall, args.within, args.goal_share,
+                      other_gpu)
         save()
+
+
+def stored_grid(stored: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """A stored workload's grid run, marked as taken from ``source`` (not this call's). Pure."""
+    grid = next(r for r in stored["runs"] if r.get("strategy") == GRID and "points" in r)
+    grid = {k: v for k, v in grid.items() if k != "caches"}  # its caches: another machine's
+    grid["pick"] = dict(stored["reference"])
+    grid["stored_from"] = source
+    return grid
+
+
+def other_gpu_than(stored: list[dict[str, Any]], here: list[dict[str, Any]]) -> str | None:
+    """The stored grid's GPU model(s) when they are not this host's, else None. Pure."""
+    theirs = sorted({g["name"] for g in stored})
+    return None if theirs == sorted({g["name"] for g in here}) else ", ".join(
+        theirs) or "no GPU"
+
+
+def load_reference(path: Path, stems: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """An earlier search bench JSON: its grid run for each of ``stems`` (workload names), its
+    date and stack; anything else is one line on stderr, exit 2."""
+    try:
+        report = json.loads(path.read_text())
+        by_name = {w["workload"]: w for w in report["workloads"]}
+        date = report["date"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail(f"--reference-from {path}: not a search bench JSON ({type(e).__name__}: {e})")
+    for stem in stems:
+        wl = by_name.get(stem)
+        if wl is None or "reference" not in wl or "grid_wall_s" not in wl or not any(
+                r.get("strategy") == GRID and "points" in r for r in wl.get("runs", [])):
+            fail(f"--reference-from {path}: no grid run with a reference for workload "
+                 f"{stem!r} in it (it has: {', '.join(by_name) or 'none'})")
+    for flag in ("modes", "dtypes", "shape"):
+        if report.get(flag) != getattr(args, flag):
+            fail(f"--reference-from {path}: its --{flag} was {report.get(flag)!r}, this run's "
+                 f"{getattr(args, flag)!r}: another space")
+    if report.get("device", "").split(":")[0] != args.device.split(":")[0]:
+        fail(f"--reference-from {path}: its device was {report.get('device')!r}, this run's "
+             f"{args.device!r}")
+    source = {"path": str(path), "date": date, "stack": _stack_line(report),
+              "grid": "NOT re-run in this call: taken from this file"}
+    return {"from": source, "gpus": (report.get("stack") or {}).get("gpus", []),
+            "workloads": {s: by_name[s] for s in stems}}
 
 
 def log(workload: Path, run: dict[str, Any]) -> None:
     print(f"{workload.stem} {run['strategy']}: {run['wall_s']} s, {len(run['points'])} trials, "
           f"at most {run['max_at_once']} at once", file=sys.stderr, flush=True)
+
+
+def stem_of(name: str, intent_size: str) -> str:
+    """The workload's name in a report (its file's stem), as `resolve` will give it. Pure."""
+    if name == "intent":
+        return f"intent_{intent_size}"
+    return name if (REPO / "workloads" / f"{name}.py").is_file() else Path(name).stem
 
 
 # --- the whole bench: workloads on GPU slots --------------------------------------------------
@@ -458,6 +573,8 @@ def main(argv: list[str] | None = None) -> None:
         "stack": {k: v for k, v in host_facts().items()
                   if k in ("gpus", "torch", "triton", "python")},
         "commit": os.environ.get("GIT_COMMIT", ""), "workloads": []}
+    if args.reference is not None:
+        report["reference_from"] = args.reference["from"]
     with tempfile.TemporaryDirectory(prefix="search-bench-") as tmp:
         work = Path(tmp)
         queue = [resolve(name, work, args.intent_size) for name in args.workloads]
@@ -538,6 +655,10 @@ def markdown(report: dict[str, Any]) -> str:
              _stack_line(report), ""]
     if report.get("note"):
         lines += [f"Note: {report['note']}", ""]
+    source = report.get("reference_from")
+    if source:
+        lines += [f"Reference: the grid runs of {source['path']} ({source['date']}; "
+                  f"{source['stack']}); the grid was NOT re-run in this call.", ""]
     for wl in report["workloads"]:
         lines.append(f"## {wl['workload']}")
         lines.append("")
@@ -546,9 +667,15 @@ def markdown(report: dict[str, Any]) -> str:
             continue
         if wl.get("note"):
             lines += [f"Note: {wl['note']}", ""]
+        if wl.get("reference_other_gpu"):
+            lines += [f"The stored grid ran on another GPU ({wl['reference_other_gpu']}): no "
+                      "unpaired figures (they would compare medians of two GPUs); the paired "
+                      "ratios are this call's.", ""]
         ref, paired = wl["reference"], wl.get("paired") or {}
+        stored = (f", stored {wl['reference_from']['date']}, not re-run"
+                  if wl.get("reference_from") else "")
         lines += [f"reference: the full sweep's pick {ref['label']} ({ref['median_ms']:.4g} ms "
-                  f"in the grid); grid wall G = {wl['grid_wall_s']:.1f} s (last trial's "
+                  f"in the grid{stored}); grid wall G = {wl['grid_wall_s']:.1f} s (last trial's "
                   f"finish); budget {wl['budget_s']} s; goal window {wl['goal_s']} s; paired "
                   f"re-measurement: {paired.get('status')}"
                   + (f", {paired.get('rounds')} rounds ({paired.get('method')})"
@@ -556,22 +683,26 @@ def markdown(report: dict[str, Any]) -> str:
                   "| strategy | wall s | trials | at once | within 3% paired at s | / G | goal "
                   "| unpaired at s | / G | final: config, paired ratio |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |"]
-        labels = paired.get("configs") or {}
+        labels = {p["config"]: p.get("label", p["config"]) for r in wl["runs"]
+                  for p in r.get("points", [])}
+        labels.update(paired.get("configs") or {})
         for r in wl["runs"]:
+            name = r["strategy"] + (" (stored, not re-run)" if r.get("stored_from") else "")
             if "points" not in r:
                 lines.append(f"| {r['strategy']} | {r.get('skipped', 'not run')} "
                              "| | | | | | | | |")
                 continue
             if "goal" not in r:
-                lines.append(f"| {r['strategy']} | {r['wall_s']} | {len(r['points'])} | "
+                lines.append(f"| {name} | {r['wall_s']} | {len(r['points'])} | "
                              f"{r['max_at_once']} | not summarized | | | | | |")
                 continue
             final = labels.get(r["final_config"], r["final_config"])
+            unpaired = ("other GPU | -" if r.get("unpaired_left_out") else
+                        f"{_s(r['time_within_unpaired_s'])} | {r['share_of_grid_unpaired'] or '-'}")
             lines.append(
-                f"| {r['strategy']} | {r['wall_s']} | {r['trials']} | {r['max_at_once']} | "
+                f"| {name} | {r['wall_s']} | {r['trials']} | {r['max_at_once']} | "
                 f"{_s(r['time_within_paired_s'])} | {r['share_of_grid_paired'] or '-'} | "
-                f"{r['goal']} | {_s(r['time_within_unpaired_s'])} | "
-                f"{r['share_of_grid_unpaired'] or '-'} | {final}, {r['final_paired_ratio']} |")
+                f"{r['goal']} | {unpaired} | {final}, {r['final_paired_ratio']} |")
         if paired.get("status") == "ok":
             ratios = ", ".join(f"{v['label']} {v['ratio']:.3f} [{v['ci'][0]:.3f}, "
                                f"{v['ci'][1]:.3f}]" for v in paired["ratios"].values())
@@ -586,6 +717,13 @@ def markdown(report: dict[str, Any]) -> str:
                          for i, p in enumerate(r["points"]) if p.get("best_config") and (
                              i == 0 or p["best_config"] != r["points"][i - 1].get("best_config"))]
                 lines.append(f"- {r['strategy']} best so far: {'; '.join(steps) or 'none'}")
+        for r in wl["runs"]:
+            if "autotuning" in r:
+                at = r["autotuning"]
+                early = ", ".join(at["started_before_twin_finished"]) or "none"
+                lines.append(f"- {r['strategy']} autotuning trials: {len(at['trials'])}, at most "
+                             f"{at['max_at_once']} at once; started before their cheaper twin "
+                             f"finished: {early}")
         lines.append("")
     return "\n".join(lines)
 
@@ -618,7 +756,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--full-estimate", type=float, default=0.0,
                    help="seconds a workload needs at least; it starts only when they fit")
     p.add_argument("--strategies", default=",".join(BUDGETED),
-                   help="budgeted strategies (the full sweep always runs)")
+                   help="budgeted strategies (the full sweep runs too, unless --reference-from)")
+    p.add_argument("--reference-from", type=Path, metavar="PATH",
+                   help="an earlier search bench JSON: its grid runs are the reference, the "
+                   "grid is not re-run")
     p.add_argument("--note", default="", help="written into the report")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     p.add_argument("--one", type=Path, help=argparse.SUPPRESS)
@@ -647,6 +788,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.dtypes = args.dtypes or "fp32,bf16"
     if not args.deadline > 0:
         fail("--deadline must be a positive number of seconds")
+    args.reference = None if args.reference_from is None else load_reference(
+        args.reference_from, [stem_of(n, args.intent_size) for n in args.workloads], args)
     return args
 
 

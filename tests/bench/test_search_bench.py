@@ -110,3 +110,116 @@ def test_the_report_names_its_stack_in_the_file_itself() -> None:
     assert "load average at start [0.1, 0.1, 0.1]" in text
     del report["stack"]  # a report written before the stack was kept says so
     assert "stack: not recorded" in search_bench.markdown(report)
+
+
+def mpoint(start: float | None, t: float, config: str, ms: float | None) -> dict[str, Any]:
+    return {**point(start, t, config, ms), "label": config.split("/")[1] + " + "
+            + config.split("/")[0], "status": "ok"}
+
+
+def test_autotuning_trials_against_their_twins_and_each_other() -> None:
+    suffix = "/bf16/graphbreaks-ok/dynamic-auto"
+    points = [mpoint(0, 5, "eager/fp32", 5.0), mpoint(1, 20, "reduce-overhead" + suffix, 1.0),
+              mpoint(21, 60, "max-autotune" + suffix, 0.9),
+              mpoint(22, 50, "max-autotune-no-cudagraphs" + suffix, 1.5),
+              mpoint(30, 40, "default" + suffix, 1.6),
+              mpoint(55, 70, "max-autotune/fp16/graphbreaks-ok/dynamic-auto", 0.95)]
+    at = search_bench.autotuning(points)
+    # max-autotune waited for reduce-overhead (finished 20 s, started 21 s); the
+    # no-cudagraphs one started at 22 s, before default finished (40 s); fp16's twin never
+    # finished in this run; at most two autotuning trials ran at once (21-60 s with 22-50 s)
+    assert at["max_at_once"] == 2 and len(at["trials"]) == 3
+    assert at["started_before_twin_finished"] == [
+        "bf16 + max-autotune-no-cudagraphs", "fp16 + max-autotune"]
+    assert at["trials"][0]["twin_t_s"] == 20 and at["trials"][2]["twin_t_s"] is None
+    assert search_bench.autotuning([mpoint(0, 1, "eager/fp32", 5.0)]) == {
+        "trials": [], "max_at_once": 0, "started_before_twin_finished": []}
+
+
+def stored_report(gpu: str = "NVIDIA H100 80GB HBM3") -> dict[str, Any]:
+    ref = {"config": "ro", "config_dict": {"mode": "reduce-overhead", "dtype": "bf16"},
+           "label": "bf16 + reduce-overhead", "median_ms": 1.0, "trial_uuid": "u1"}
+    grid = {"strategy": "grid", "wall_s": 401.1, "points": [point(0, 78.4, "ro", 1.0)],
+            "max_at_once": 8, "caches": "/tmp/gone_caches", "pick": ref, "trials": 1,
+            "time_within_paired_s": 78.4, "share_of_grid_paired": 0.209, "goal": "hit",
+            "time_within_unpaired_s": 78.4, "share_of_grid_unpaired": 0.209,
+            "final_config": "ro", "final_paired_ratio": 1.0}
+    return {"device": "cuda", "date": "20261206T031022Z", "modes": None, "dtypes": None,
+            "shape": None, "commit": "4126086",
+            "stack": {"gpus": [{"name": gpu, "driver": "580.159.04"}], "torch": "2.11.0",
+                      "triton": "3.6.0", "python": "3.12.3"},
+            "workloads": [{"workload": "reranker", "grid_wall_s": 375.53, "reference": ref,
+                           "runs": [grid, {"strategy": "random", "skipped": "not run"}]}]}
+
+
+def test_a_stored_grid_is_marked_and_a_grid_of_another_gpu_gives_no_unpaired_figures() -> None:
+    report = stored_report()
+    source = {"path": "old.json", "date": report["date"], "stack": "GPUs: ...",
+              "grid": "NOT re-run in this call: taken from this file"}
+    grid = search_bench.stored_grid(report["workloads"][0], source)
+    assert grid["stored_from"] == source and "caches" not in grid
+    assert grid["pick"]["config"] == "ro" and grid["points"][0]["t_s"] == 78.4
+    assert "caches" in report["workloads"][0]["runs"][0]  # the loaded report is left as it was
+
+    h100, h200 = [{"name": "NVIDIA H100 80GB HBM3"}], [{"name": "NVIDIA H200"}]
+    assert search_bench.other_gpu_than(h100, h100) is None
+    assert search_bench.other_gpu_than(h100, h200) == "NVIDIA H100 80GB HBM3"
+    assert search_bench.other_gpu_than([], []) is None  # the CPU: no GPU on either side
+
+    ratios = {"ro": {"ratio": 1.0}, "fp16ro": {"ratio": 1.02}}
+    run = {"strategy": "random", "wall_s": 99.0, "max_at_once": 8,
+           "points": [point(0, 30, "fp16ro", 0.95)]}
+    search_bench.summarize(run, grid["pick"], ratios, 375.53, other_gpu="NVIDIA H100 80GB HBM3")
+    # the paired figures are this call's; the unpaired ones would compare two GPUs' medians
+    assert run["time_within_paired_s"] == 30 and run["goal"] == "hit"
+    assert run["time_within_unpaired_s"] is None and run["final_unpaired_ratio"] is None
+    assert "another GPU (NVIDIA H100 80GB HBM3)" in run["unpaired_left_out"]
+
+    wl = {"workload": "reranker", "grid_wall_s": 375.53, "budget_s": 93.9, "goal_s": 93.9,
+          "reference": grid["pick"], "reference_from": source,
+          "reference_other_gpu": "NVIDIA H100 80GB HBM3", "runs": [grid, run],
+          "paired": {"status": "ok", "rounds": 100, "method": "cuda_events",
+                     "configs": {"ro": "bf16 + reduce-overhead", "fp16ro": "fp16 + ro"},
+                     "ratios": {k: {"label": k, "ratio": v["ratio"], "ci": [1.0, 1.0]}
+                                for k, v in ratios.items()}}}
+    text = search_bench.markdown({
+        "device": "cuda", "date": "20261206T050000Z", "host": "vm", "cores": 16, "gpus": 1,
+        "load_at_start": [0.1, 0.1, 0.1], "jobs": 8, "modes": None, "dtypes": None,
+        "shape": None, "budget": "0.25 x grid wall", "grace_s": 5.0, "goal": "within 3%",
+        "note": "", "reference_from": source, "workloads": [wl]})
+    assert "Reference: the grid runs of old.json (20261206T031022Z; GPUs: ...); the grid was " \
+           "NOT re-run in this call." in text
+    assert "| grid (stored, not re-run) | 401.1 | 1 |" in text
+    assert "| random | 99.0 | 1 | 8 | 30.0 | 0.08 | hit | other GPU | - | fp16 + ro, 1.02 |" \
+        in text
+
+
+def test_a_bad_reference_file_is_one_line_exit_2_and_nothing_written(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "out"
+    good, other, text = tmp_path / "good.json", tmp_path / "other.json", tmp_path / "t.json"
+    good.write_text(json.dumps(stored_report()))
+    other.write_text(json.dumps({**stored_report(), "dtypes": "bf16"}))
+    text.write_text("not json")
+    for args, says in (
+            (["--reference-from", str(tmp_path / "none.json")], "not a search bench JSON"),
+            (["--reference-from", str(text)], "not a search bench JSON"),
+            (["--reference-from", str(good), "--workloads", "pointwise"],
+             "no grid run with a reference for workload 'pointwise' in it (it has: reranker)"),
+            (["--reference-from", str(other)], "its --dtypes was 'bf16'"),
+            (["--reference-from", str(good), "--device", "cpu"], "its device was 'cuda'")):
+        done = subprocess.run([sys.executable, str(BENCH), "--workloads", "reranker", *args,
+                               "--out", str(out)], capture_output=True, text=True, timeout=60,
+                              cwd=REPO)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("search_bench: ") and says in lines[0]
+    assert not out.exists()
+    # a good file parses: the workload's stored grid, its source named with its stack
+    args = search_bench.parse_args(["--workloads", "reranker", "--reference-from", str(good)])
+    assert args.reference["from"]["date"] == "20261206T031022Z"
+    assert "NVIDIA H100 80GB HBM3 (driver 580.159.04)" in args.reference["from"]["stack"]
+    assert list(args.reference["workloads"]) == ["reranker"]
+    assert search_bench.stem_of("intent", "tiny") == "intent_tiny"
+    assert search_bench.stem_of("reranker", "full") == "reranker"
