@@ -41,10 +41,11 @@ The host's load average is recorded at the start and end.
 ``--reference-from PATH`` (a search bench JSON written earlier): the grid is NOT run; each
 workload takes its grid run (points, pick, G) from that file's workload of the same name, and
 the report names the file, its date and its GPU and stack. The budgeted runs and the paired
-child run as before (the reference compiled in the child, no kept cache for it); where that
-file's GPU is another model than this run's, the unpaired figures (against its grid median) are
-left out. Per budgeted run, its autotuning trials (max-autotune, -no-cudagraphs): how many ran
-at once and which started before their cheaper twin finished.
+child run as before (the child compiles the reference from a kept cache only where a budgeted
+run of this call measured it); where that file's GPU is another model than this run's, the
+unpaired figures (against its grid median) are left out. Per budgeted run, its autotuning
+trials (max-autotune, -no-cudagraphs): how many ran at once and which started before their
+cheaper twin finished.
 
 Results: ``OUT/search_bench_<device>_<UTC date-time>.json`` and ``.md``, written after every
 workload, never overwritten. Bad arguments: one line, exit 2, nothing written.
