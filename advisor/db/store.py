@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, insert, select, text, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -226,6 +226,28 @@ class ResultStore:
         """The database server's clock (UTC), to check the skew between hosts of a fleet."""
         with translated(self._url, "reading the server clock"), self._engine.connect() as c:
             return queries.server_time(c, self.dialect)
+
+    @contextmanager
+    def advisory_lock(self, name: str) -> Iterator[None]:
+        """On PostgreSQL, hold the session advisory lock named ``name`` (processes and hosts
+        sharing this database take turns) until the block ends; elsewhere a no-op (SQLite's
+        users lock a file beside the database)."""
+        if self.dialect != "postgresql":
+            yield
+            return
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        with translated(self._url, f"taking the lock {name!r}"):
+            connection = self._engine.connect()
+            connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            connection.commit()
+        try:
+            yield
+        finally:
+            try:
+                connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                connection.commit()
+            finally:
+                connection.close()  # a session lock ends with its session in any case
 
     def close(self) -> None:
         self._engine.dispose()

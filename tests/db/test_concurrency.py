@@ -76,3 +76,41 @@ def test_a_new_file_another_connection_is_writing_is_opened_once_it_commits(tmp_
     with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert check.execute("SELECT x FROM other").fetchall() == [(1,)]
+
+
+@pytest.mark.postgres
+def test_an_advisory_lock_makes_a_second_holder_wait_until_the_first_lets_go(
+        pg_scratch: str) -> None:
+    """`ResultStore.advisory_lock` (the pooled sweep's proposing workers take turns through it
+    on PostgreSQL): a second store asking for the same name waits, seen by the server as an
+    advisory lock not granted, and enters only once the first has left; another name does not
+    wait."""
+    from sqlalchemy import text
+
+    order: list[str] = []
+    first, second = ResultStore.from_url(pg_scratch), ResultStore.from_url(pg_scratch)
+    try:
+        with first.advisory_lock("test-turns"):
+            with second.advisory_lock("test-other"):
+                order.append("other name, not waiting")
+            waiter = threading.Thread(target=lambda: _enter(second, order))
+            waiter.start()
+            waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
+                           "granted AND database = (SELECT oid FROM pg_database WHERE datname "
+                           "= current_database())")
+            with first._engine.connect() as c:  # the waiter is queued on the server
+                while not c.execute(waiting).scalar():
+                    c.commit()
+                    waiter.join(0.05)
+                    assert waiter.is_alive(), order  # it entered while the lock was held
+            order.append("first leaves")
+        waiter.join(60)
+        assert order == ["other name, not waiting", "first leaves", "second enters"]
+    finally:
+        first.close()
+        second.close()
+
+
+def _enter(store: ResultStore, order: list[str]) -> None:
+    with store.advisory_lock("test-turns"):
+        order.append("second enters")
