@@ -71,13 +71,21 @@ def _kill_all(children: set[int]) -> None:
 
 
 def _reap(sock: socket.socket, children: set[int]) -> None:
+    """Reap each child that has exited and send its exit code. The rest of its process group
+    (compile workers, helpers it started) is killed first, while the child's zombie still holds
+    its pid: once reaped, the group's id may be taken by an unrelated process (a host's pid_max
+    can be 32768), which a kill sent afterwards would hit."""
     while children:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
             return
-        if pid == 0:
+        if info is None:
             return
+        pid = info.si_pid
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
         children.discard(pid)
         _send(sock, {"pid": pid, "code": os.waitstatus_to_exitcode(status)})
 

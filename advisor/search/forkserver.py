@@ -72,10 +72,11 @@ def forkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
 class _Exit:
     def __init__(self) -> None:
         self.code: int | None = None
+        self.reaped = False  # by its server, which killed the child's group first
         self.done = threading.Event()
 
-    def set(self, code: int) -> None:
-        self.code = code
+    def set(self, code: int, reaped: bool = False) -> None:
+        self.code, self.reaped = code, reaped
         self.done.set()
 
 
@@ -88,6 +89,12 @@ class ForkedProcess:
 
     def poll(self) -> int | None:
         return self._exit.code
+
+    @property
+    def reaped(self) -> bool:
+        """Ended and reaped by its server, which killed the rest of its process group first
+        (`advisor.child.server`); False while it runs, and when its server died first."""
+        return self._exit.reaped
 
     def wait(self, timeout: float | None = None) -> int:
         if not self._exit.done.wait(timeout):
@@ -219,7 +226,7 @@ class ForkServer:
                 else:
                     ended = self._exits.pop(message["pid"], None)
                     if ended is not None:
-                        ended.set(message["code"])
+                        ended.set(message["code"], reaped=True)
         with self._lock:  # the server died: its children died with it
             self.dead = True
             log.info("fork server pid %d ended", self.pid)

@@ -108,7 +108,11 @@ class Child:
                     on_progress(info)
 
     def kill(self) -> None:
-        """Kill the child's whole process group (compile workers included)."""
+        """Kill the child's whole process group (compile workers included). A forked child
+        its server reaped is left alone: the server killed the group first
+        (`advisor.child.server`), and the pid, free since, may be another process's now."""
+        if isinstance(self.proc, forkserver.ForkedProcess) and self.proc.reaped:
+            return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:  # a forked child not yet in its own session: it alone

@@ -34,6 +34,7 @@ from advisor.search.launcher import Child, Launcher
 pytestmark = pytest.mark.slow  # each test starts a fork server and real children (2-10 s)
 
 HANGS = Path(__file__).resolve().parents[1] / "workloads" / "hangs.py"
+LEAVES_HELPER = HANGS.with_name("leaves_helper.py")
 WAIT_S = 300  # a generous bound for a child on a loaded 2-core host: only a hang reaches it
 
 
@@ -108,6 +109,32 @@ def test_a_forked_trial_is_a_process_of_its_own_and_a_kill_takes_its_helpers(
     assert record["status"] == "failed" and record["failure_reason"] == "interrupted"
     _gone(own)
     _gone(helper)
+
+
+def test_a_trial_that_ends_takes_the_helpers_it_left_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server kills an ended child's process group before it reaps the child (while the
+    zombie holds the group's id, which no other process can then have), and the launcher sends
+    nothing to a forked child that has ended."""
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("ADVISOR_TEST_PIDFILE", str(pidfile))
+    launcher = Launcher(timeout_s=WAIT_S)
+    records: list[dict[str, object]] = []
+    runner = threading.Thread(target=lambda: records.append(dict(
+        launcher.run(LEAVES_HELPER, EAGER_FP32, "cpu", measure_warm=False))))
+    runner.start()
+    own, helper = map(int, _wait_for(pidfile).split())
+    try:  # held while they run: is_running() tells a reused pid from them
+        alive = [psutil.Process(pid) for pid in (own, helper)]
+    except psutil.NoSuchProcess:
+        alive = []  # the trial already ended: nothing left to hold
+    runner.join(WAIT_S)
+    [record] = records
+    assert record["status"] == "ok", record.get("error_tail")
+    deadline = time.monotonic() + 30  # a SIGKILLed process takes a moment to be torn down
+    while [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]:
+        assert time.monotonic() < deadline, [p.pid for p in alive if p.is_running()]
+        time.sleep(0.05)
 
 
 def _hanging_trial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
