@@ -63,6 +63,24 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _exited_unreaped(pid: int, timeout_s: float) -> bool:
+    """Wait up to `timeout_s` for this process's child `pid` to exit, leaving it unreaped: its
+    zombie holds the pid, and so its process group's id; False while it still runs."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.0005
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # reaped meanwhile (a poll): it has exited
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.05)
+
+
 class Child:
     """One child process running `python -m advisor.child.main SPEC RESULT` (`CHILD_MODULE`)."""
 
@@ -108,10 +126,11 @@ class Child:
                     on_progress(info)
 
     def kill(self) -> None:
-        """Kill the child's whole process group (compile workers included). A forked child
-        its server reaped is left alone: the server killed the group first
-        (`advisor.child.server`), and the pid, free since, may be another process's now."""
-        if isinstance(self.proc, forkserver.ForkedProcess) and self.proc.reaped:
+        """Kill the child's whole process group (compile workers included). A child already
+        reaped is left alone, its group killed before (by `wait`, or by the fork server for a
+        forked one, `advisor.child.server`): the pid, free since, may be another process's."""
+        if (self.proc.reaped if isinstance(self.proc, forkserver.ForkedProcess)
+                else self.proc.returncode is not None):
             return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -123,14 +142,19 @@ class Child:
             pass
 
     def wait(self, timeout_s: float) -> int:
+        fresh = isinstance(self.proc, subprocess.Popen)
         try:
+            if fresh and not _exited_unreaped(self.proc.pid, timeout_s):
+                raise subprocess.TimeoutExpired(self.proc.args, timeout_s)
+            if fresh:  # its stragglers (compile workers), while its zombie holds the group's id
+                self.kill()
             code = self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             self.timed_out = True
             self.kill()
             code = self.proc.wait()
         self.ended_s = time.monotonic() - self._t0
-        self.kill()  # stragglers of the group (compile workers) die with the trial
+        self.kill()  # a forked child whose server died first: its stragglers too
         self._reader.join(timeout=5)
         self._stderr.close()
         log.debug("child pid %d exited: rc %d after %.1f s%s", self.proc.pid, code,

@@ -111,11 +111,14 @@ def test_a_forked_trial_is_a_process_of_its_own_and_a_kill_takes_its_helpers(
     _gone(helper)
 
 
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "fresh"])
 def test_a_trial_that_ends_takes_the_helpers_it_left_with_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server kills an ended child's process group before it reaps the child (while the
-    zombie holds the group's id, which no other process can then have), and the launcher sends
-    nothing to a forked child that has ended."""
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> None:
+    """An ended child's process group is killed before the child is reaped (while its zombie
+    holds the group's id, which no other process can then have): by the fork server for a
+    forked child, by the launcher for a fresh one; nothing is sent to a reaped child."""
+    if not forked:
+        monkeypatch.setenv("ADVISOR_FORK_SERVER", "0")
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("ADVISOR_TEST_PIDFILE", str(pidfile))
     launcher = Launcher(timeout_s=WAIT_S)
