@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -98,9 +99,11 @@ def test_an_advisory_lock_makes_a_second_holder_wait_until_the_first_lets_go(
             waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
                            "granted AND database = (SELECT oid FROM pg_database WHERE datname "
                            "= current_database())")
+            deadline = time.monotonic() + 120  # a bound only a hang reaches
             with first._engine.connect() as c:  # the waiter is queued on the server
                 while not c.execute(waiting).scalar():
                     c.commit()
+                    assert time.monotonic() < deadline, "the second holder never asked"
                     waiter.join(0.05)
                     assert waiter.is_alive(), order  # it entered while the lock was held
             order.append("first leaves")
