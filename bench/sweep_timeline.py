@@ -19,8 +19,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import dated, utc_stamp  # noqa: E402
-from bench.search_bench import _epoch, autotuning, max_at_once  # noqa: E402
+from bench.common import stored_time_s, write_dated  # noqa: E402
+from bench.search_bench import autotuning, max_at_once  # noqa: E402
 
 
 def points(trials: list[dict[str, Any]], started: float) -> list[dict[str, Any]]:
@@ -32,8 +32,8 @@ def points(trials: list[dict[str, Any]], started: float) -> list[dict[str, Any]]
         if not r.get("finished_at"):
             continue
         out.append({
-            "t_s": round(_epoch(r["finished_at"]) - started, 2),
-            "start_s": round(_epoch(r["started_at"]) - started, 2) if r.get("started_at")
+            "t_s": round(stored_time_s(r["finished_at"]) - started, 2),
+            "start_s": round(stored_time_s(r["started_at"]) - started, 2) if r.get("started_at")
             else None,
             "config": r["config_key"], "label": CompileConfig.from_dict(r["config"]).label,
             "status": r["status"], "median_ms": r.get("median_ms"),
@@ -84,12 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # one line, exit 2, nothing written
         print(f"sweep_timeline: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    text = markdown(args.url, dict(sweep), points(trials, _epoch(str(sweep["started_at"]))))
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = dated(args.out, "sweep_timeline", utc_stamp(), "md")
-    path.write_text(text)
-    print(text)
-    print(f"written: {path}", file=sys.stderr)
+    text = markdown(args.url, dict(sweep), points(trials, stored_time_s(str(sweep["started_at"]))))
+    write_dated(args.out, "sweep_timeline", text)
 
 
 if __name__ == "__main__":

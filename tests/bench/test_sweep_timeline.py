@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import sweep_timeline
+from bench.common import stored_time_s
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,7 @@ def trial(key: str, start: str, end: str) -> dict[str, Any]:
 
 
 def test_autotuning_trials_are_read_against_their_twins() -> None:
-    t0 = sweep_timeline._epoch("2026-12-06T05:00:00+00:00")
+    t0 = stored_time_s("2026-12-06T05:00:00+00:00")
     trials = [trial("reduce-overhead/bf16/graphbreaks-ok/dynamic-auto", "02", "10"),
               trial("max-autotune/bf16/graphbreaks-ok/dynamic-auto", "11", "30"),
               trial("max-autotune/fp16/graphbreaks-ok/dynamic-auto", "05", "20"),
