@@ -3,7 +3,10 @@ enter (another user's 0700 home folder), a file it cannot read, a folder it cann
 Each is one line naming the path and what to do, exit code 2, and nothing written (it was a
 ~47-line PermissionError traceback, exit 1). The CLI runs as an unprivileged user (`nobody`,
 or one made with useradd), through runuser (whose exec, unlike setpriv's first one, already
-looks paths up as that user); SQLite and PostgreSQL where a database is read."""
+looks paths up as that user). A refused path is judged before any database is opened (the
+first test below shows it with a PostgreSQL URL where no server listens), so those refusals run
+on SQLite; `--keep-caches`, judged once the sweep has its database, and the user's own reads and
+writes run on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from reliability_support import sweep_support
+from reliability_support import advisor, one_line_error, sweep_support
 
 from advisor.db import ResultStore
 
@@ -164,8 +167,8 @@ def _refused(place: Place, url: str | None, args: tuple[Any, ...], *words: str) 
     return line
 
 
-def _output_commands(place: Place) -> list[tuple[str, tuple[Any, ...]]]:
-    good = place.work / "empty.json"
+def _output_commands(work: Path) -> list[tuple[str, tuple[Any, ...]]]:
+    good = work / "empty.json"
     return [
         ("list", ("list",)), ("show", ("show", "1")),
         ("recommend", ("recommend", "reranker", "--fingerprint", FP)),
@@ -180,8 +183,35 @@ def _output_commands(place: Place) -> list[tuple[str, tuple[Any, ...]]]:
 
 OUTPUTS = ["list", "show", "recommend", "compare", "report", "export", "db-current", "worker",
            "import", "trial"]
+UNREACHABLE = "postgresql+psycopg://advisor@127.0.0.1:1/none"  # no server listens on port 1
+ON_SQLITE = pytest.mark.parametrize("backend", ["sqlite"])  # see the first test
 
 
+def test_a_path_is_refused_before_any_database_is_opened(tmp_path: Path) -> None:
+    """Each command of the refusals below (in this process: a folder that does not exist stands
+    for one the user may not use), given a PostgreSQL URL where no server listens, names its
+    path in one line, never the server: no backend is reached before the path is judged, so
+    those refusals would run the same code on PostgreSQL. (`--keep-caches` is judged once the
+    sweep has its database, so its refusals below run on both.)"""
+    missing = tmp_path / "missing"
+    (tmp_path / "empty.json").write_text("[]\n")
+
+    def refused(*args: Any) -> str:
+        db = ("--db", UNREACHABLE) if args[0] != "trial" else ()
+        code, _, err = advisor(*args, *db)
+        line = one_line_error(code, err)
+        assert "127.0.0.1" not in line and "connect" not in line, (args, line)
+        return line
+
+    for which, args in _output_commands(tmp_path):
+        target = missing / ("out.html" if which == "report" else "out.json")
+        line = refused(*args, "-o", target)
+        assert f"-o {target}" in line and "does not exist" in line, line
+    for _, given, _ in INPUTS:
+        assert str(missing) in refused(*given(missing))
+
+
+@ON_SQLITE
 @pytest.mark.parametrize("which", OUTPUTS)
 @pytest.mark.parametrize("where", ["secret", "closed"])
 def test_output_where_the_user_cannot_write_is_one_line(
@@ -189,7 +219,7 @@ def test_output_where_the_user_cannot_write_is_one_line(
 ) -> None:
     (place.work / "empty.json").write_text("[]\n")
     (place.work / "empty.json").chmod(0o644)
-    args = dict(_output_commands(place))[which]
+    args = dict(_output_commands(place.work))[which]
     folder = place.secret if where == "secret" else place.closed
     target = folder / ("out.html" if which == "report" else "out.json")
     db = ("--db", url) if which != "trial" else ()
@@ -213,6 +243,7 @@ INPUTS = [  # (id, the command's arguments given the file; the flag or name said
 ]
 
 
+@ON_SQLITE
 @pytest.mark.parametrize(("args", "flag"), [i[1:] for i in INPUTS], ids=[i[0] for i in INPUTS])
 @pytest.mark.parametrize("where", ["secret", "closed"])
 def test_a_file_the_user_cannot_read_is_one_line(
