@@ -230,12 +230,12 @@ def test_on_a_long_tail_the_pick_moves_to_buckets(
     from advisor.recommendation import recommend
 
     rng = random.Random(7)
-    # ten requests, every one of another shape: fitted on five, the later five served (each
+    # six requests, every one of another shape: fitted on three, the later three served (each
     # shape the unbucketed config meets is a compile, so the log is kept short)
-    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(10)]
-    assert len(set(rows)) == 10
+    rows = [f"{rng.randint(2, 4)},{rng.randint(4, 60)}" for _ in range(6)]
+    assert len(set(rows)) == 6
     log = _log(tmp_path / "long_tail.csv", rows)
-    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "5")
+    monkeypatch.setenv("ADVISOR_REPLAY_REQUESTS", "3")
     monkeypatch.setenv("ADVISOR_RECOMPILE_LIMIT", "64")  # every new length compiles, none eager
     # The question is how to meet the shapes, so the compiled strategies are compared (eager is
     # within noise of them on a model this small); start-up amortised over a long life.
