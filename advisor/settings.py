@@ -73,7 +73,8 @@ HEARTBEAT_GRACE_S = Setting(
     ("parent",))
 SWEEP_HEARTBEAT_S = Setting(
     "ADVISOR_SWEEP_HEARTBEAT_S", "float > 0", "20",
-    "seconds between a running sweep's heartbeats in its stored row",
+    "seconds between a running sweep's heartbeats in its stored row (at most a quarter of "
+    "ADVISOR_SWEEP_DEAD_AFTER_S)",
     ("parent",))
 SWEEP_DEAD_AFTER_S = Setting(
     "ADVISOR_SWEEP_DEAD_AFTER_S", "float > 0", "120",

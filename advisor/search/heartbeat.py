@@ -65,9 +65,19 @@ class Heartbeat:
 def sweep_heartbeat(store: ResultStore, sweep_id: int, interval_s: float | None = None
                     ) -> Heartbeat:
     """A running sweep's row refreshed (`ResultStore.beat`) every ``interval_s`` (default
-    $ADVISOR_SWEEP_HEARTBEAT_S), the first beat one interval after the start."""
+    $ADVISOR_SWEEP_HEARTBEAT_S), the first beat one interval after the start; at most a quarter
+    of $ADVISOR_SWEEP_DEAD_AFTER_S apart, so that a reader under the same settings (the sweep's
+    own workers) never finds it dead between two beats."""
     return Heartbeat(lambda: store.beat(sweep_id), f"sweep {sweep_id}",
-                     lambda: interval_s or env_settings.sweep_heartbeat_s())
+                     lambda: sweep_beat_interval_s(interval_s))
+
+
+def sweep_beat_interval_s(asked_s: float | None = None) -> float:
+    """Seconds between a running sweep's beats: ``asked_s`` or $ADVISOR_SWEEP_HEARTBEAT_S, and
+    no more than a quarter of $ADVISOR_SWEEP_DEAD_AFTER_S (a dead-after of 10 s under the
+    20 s default would read a live sweep dead for half of each interval)."""
+    return min(asked_s or env_settings.sweep_heartbeat_s(),
+               env_settings.sweep_dead_after_s() / 4)
 
 
 def trial_heartbeat(storage: Any, trial_id: int) -> Heartbeat:

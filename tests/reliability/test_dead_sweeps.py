@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, select, update
 
 from advisor.db import ResultStore
 from advisor.db.models import Sweep, table
-from advisor.search.heartbeat import sweep_heartbeat
+from advisor.search.heartbeat import sweep_beat_interval_s, sweep_heartbeat
 from advisor.search.resume import resumable
 
 SWEEPS = table(Sweep)
@@ -86,6 +86,21 @@ def test_the_heartbeat_thread_beats_until_stopped(
     with sweep_heartbeat(watched, sweep_id, interval_s=0.01):
         assert watched.beaten.wait(timeout=300)
     assert store.get_sweep(sweep_id)["status"] == "running"
+
+
+@pytest.mark.parametrize(("beat", "dead_after", "interval"), [
+    ("20", "120", 20.0),  # the defaults
+    ("20", "10", 2.5),  # a dead-after shorter than two beats: a quarter of it
+    ("1", "1", 0.25),
+])
+def test_a_sweep_beats_at_least_four_times_per_dead_after(
+        monkeypatch: pytest.MonkeyPatch, beat: str, dead_after: str, interval: float) -> None:
+    """A live sweep read dead by its own workers (they share its settings) refuses them: so its
+    beats come at least four to a dead-after period, whatever the heartbeat setting says."""
+    monkeypatch.setenv("ADVISOR_SWEEP_HEARTBEAT_S", beat)
+    monkeypatch.setenv("ADVISOR_SWEEP_DEAD_AFTER_S", dead_after)
+    assert sweep_beat_interval_s() == interval
+    assert sweep_beat_interval_s(0.01) == 0.01
 
 
 def test_an_alive_sweep_is_not_resumed(tmp_path: Path, make: SimpleNamespace) -> None:
