@@ -51,10 +51,14 @@ CONNECT_WAIT_S = 60.0  # for a shared server's first message (it may still be im
 # read after their import (Inductor's and Triton's when they are imported, in the child;
 # advisor's own when read), not those read at import (OMP_*, MKL_*, TORCH_*, PYTHON*, LD_*...).
 FORKABLE_PREFIXES = ("ADVISOR_", "TORCHINDUCTOR_", "TRITON_")
-# and the shell's bookkeeping, the terminal's size, and pytest's name of the test it runs (it
-# changes at each phase of each test: a sweep run from a test suite), which nothing reads at import
+# and the shell's bookkeeping, the terminal's size, pytest's name of the test it runs (it
+# changes at each phase of each test: a sweep run from a test suite), and the address Inductor
+# puts in its own process's environment before it loads each compiled module, which that
+# module reads at once (torch._inductor.codecache): a process that compiled in-process (a
+# Python session, a test worker) passes it on, and a child that compiles sets its own first.
+# Nothing reads these at import.
 FORKABLE_NAMES = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES",
-                            "PYTEST_CURRENT_TEST"})
+                            "PYTEST_CURRENT_TEST", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
 
 
 def unforkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> list[str]:

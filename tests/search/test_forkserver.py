@@ -220,6 +220,27 @@ def test_another_value_read_at_import_gets_a_server_of_its_own_once_the_old_one_
     _gone(helper)
 
 
+def test_a_process_that_compiled_in_process_still_forks_its_children(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inductor puts an address in its process's environment before it loads a compiled module
+    (`_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR`); nothing reads it at import, so a child of a
+    process that compiled (a Python session, a test worker) is still forked from the server
+    started before (it used to get a server of its own, importing torch again)."""
+    import torch
+
+    assert _probe(tmp_path, "before").wait(WAIT_S) == 0
+    server = forkserver._server
+    assert server is not None
+    name = "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"
+    monkeypatch.setenv(name, "0")  # restored after the test, whatever Inductor sets
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch.compile(lambda x: x * 2 + 1)(torch.ones(8))
+    assert os.environ[name] != "0"  # Inductor's own address, set as it loaded the kernel
+    after = _probe(tmp_path, "after")
+    assert after.wait(WAIT_S) == 0 and not isinstance(after.proc, subprocess.Popen)
+    assert forkserver._server is server and server.proc.poll() is None
+
+
 def test_a_bad_setting_is_one_line_before_any_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ADVISOR_FORK_SERVER", "yes")
     with pytest.raises(ConfigError, match=r"^ADVISOR_FORK_SERVER must be 0 or 1, not 'yes'"):
