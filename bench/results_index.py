@@ -118,7 +118,9 @@ def _command(head: str, path: Path) -> str:
             return _short(span.group(1) if span else m.group(1).strip())
         if path.suffix == ".json" and line.startswith(("command: ", "argv: ")):
             return _short(line.split(": ", 1)[1])
-    span = SPAN.search(head)
+    # what a header says ran beside the run (`... beside it: ...`) is not the run's command
+    own = "\n".join(line.split("beside it", 1)[0] for line in head.splitlines())
+    span = SPAN.search(own)
     return _short(span.group(1)) if span else UNKNOWN
 
 

@@ -110,3 +110,13 @@ def test_the_results_index_lists_every_kept_file() -> None:
     index = (RESULTS / "README.md").read_text(encoding="utf-8")
     missing = [rel for rel in manifest.kept_files(RESULTS) if f"| `{rel}` |" not in index]
     assert missing == [], "run `python bench/results_index.py`"
+
+
+def test_the_index_takes_no_command_from_what_ran_beside_a_run() -> None:
+    from bench import results_index
+
+    head = ("# the slow lane (python -m pytest -q -m slow), host vm; beside it: four short "
+            "`advisor list` runs\n")
+    assert results_index._command(head, Path("x.txt")) == results_index.UNKNOWN
+    assert results_index._command("# `python bench/x.py --n 2`; beside it: `advisor list`\n",
+                                  Path("x.txt")) == "python bench/x.py --n 2"
