@@ -88,7 +88,7 @@ sys.path.insert(0, str(REPO))
 
 from advisor.config import CompileConfig, parse_shape, shape_name  # noqa: E402
 from advisor.errors import AdvisorError, ConfigError  # noqa: E402
-from bench.common import dated, utc_stamp  # noqa: E402
+from bench.common import dated, repo_env, utc_stamp  # noqa: E402
 
 STARTUP_RUNS = 3
 ORDERS = ("grid-first", "advisor-first")
@@ -556,8 +556,7 @@ def run_advisor(plan: Plan, tmp: Path) -> dict[str, Any]:
         cmd += ["--dtypes", ",".join(plan.dtypes)]
     cmd += plan.sweep_args
     say(f"advisor: {shlex.join(cmd)}")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    env = repo_env()
     tail: deque[str] = deque(maxlen=5)
     stdout_path = tmp / "advisor-stdout.json"
     t0 = time.perf_counter()

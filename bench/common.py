@@ -7,15 +7,47 @@ of its files, so a later run never overwrites an earlier one (bench/results/READ
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.metadata
 import os
 import platform
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def imports_this_checkout() -> bool:
+    """Whether a fresh interpreter started outside this checkout imports this checkout's
+    `advisor` (an editable install, as the README's set-up makes) rather than another one or
+    none."""
+    path = [p for p in sys.path if p and Path(p).resolve() != REPO]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        spec = find("advisor", path if finder is importlib.machinery.PathFinder else None)
+        if spec is not None:
+            origin = spec.origin
+            return origin is not None and Path(origin).parent.resolve() == REPO / "advisor"
+    return False
+
+
+def repo_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment (``base``, default this one) for a process that must run this checkout's
+    `advisor`: this checkout first on PYTHONPATH, unless it is what a fresh interpreter imports
+    already. There the environment is left as it is: a PYTHONPATH of its own (a variable read
+    at import) would keep the process's children from being forked from a fork server started
+    without it (advisor.search.forkserver), each of its sweeps importing torch again."""
+    env = dict(os.environ if base is None else base)
+    if imports_this_checkout():
+        return env
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def utc_stamp(moment: datetime | None = None) -> str:

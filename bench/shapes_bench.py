@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import host_facts, load_span  # noqa: E402
+from bench.common import host_facts, load_span, repo_env  # noqa: E402
 
 STARTUP_SHAPES = 8  # the fitted part's most frequent shapes an unbucketed server warms
 GOAL_PREDICTION = 0.15
@@ -285,17 +285,13 @@ def run_harness(spec: dict[str, Any], out: Path) -> dict[str, Any]:
     spec_file = out / f"spec_{os.getpid()}_{time.monotonic_ns()}.json"
     spec_file.write_text(json.dumps(spec))
     with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONPATH": _pythonpath()}
+        env = repo_env({**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache})
         done = subprocess.run([sys.executable, __file__, "--harness", str(spec_file)],
                               capture_output=True, text=True, env=env, timeout=900)
     spec_file.unlink()
     if done.returncode != 0:
         return {"error": done.stderr[-2000:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def _pythonpath() -> str:
-    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
 
 # --- the advisor's side -----------------------------------------------------------------------
@@ -310,7 +306,7 @@ def advisor_sweep(args: argparse.Namespace, log: Path, holdout: float, serve: in
            "--db", f"sqlite:///{out / 'shapes_bench.db'}"]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
-    env = {**os.environ, "ADVISOR_REPLAY_REQUESTS": str(serve), "PYTHONPATH": _pythonpath()}
+    env = repo_env({**os.environ, "ADVISOR_REPLAY_REQUESTS": str(serve)})
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         raise SystemExit(f"advisor sweep failed ({done.returncode}): {done.stderr[-3000:]}")

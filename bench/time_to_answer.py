@@ -64,7 +64,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import RESULTS, dated, gpus, host_facts, stored_time_s, utc_stamp  # noqa: E402
+from bench.common import (  # noqa: E402
+    RESULTS,
+    dated,
+    gpus,
+    host_facts,
+    repo_env,
+    stored_time_s,
+    utc_stamp,
+)
 
 if TYPE_CHECKING:
     from advisor.recommendation import Recommendation
@@ -333,12 +341,7 @@ def sweep_command(
 
 def run_sweep(cmd: list[str], deadline_s: float | None, grace_s: float) -> dict[str, Any]:
     """The sweep process, stopped at ``deadline_s`` (or Ctrl-C): its start, wall, exit code."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p
-        ),
-    }
+    env = repo_env()
     started_s, t0, load = time.time(), time.monotonic(), os.getloadavg()
     proc = subprocess.Popen(
         cmd,

@@ -57,7 +57,7 @@ from typing import Any, NoReturn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import RESULTS, dated, host_facts, load_span, utc_stamp  # noqa: E402
+from bench.common import RESULTS, dated, host_facts, load_span, repo_env, utc_stamp  # noqa: E402
 
 GOAL_PICK = 0.10
 MODES, DTYPES, SHAPES = "eager,default", "bf16", "static,dynamic,buckets:fitted-2"
@@ -69,8 +69,7 @@ def fail(message: str) -> NoReturn:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    return repo_env()
 
 
 # --- the sweep --------------------------------------------------------------------------------
