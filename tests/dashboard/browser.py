@@ -90,6 +90,21 @@ def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
 
 
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Chromium driven through Playwright's sync API (its waits `PAGE_TIMEOUT_MS`),
+    closed afterwards: a test module's tests share one, each opening pages of its own."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def settled(page: Any, title: str) -> None:
     """The page shows ``title``, its script has finished and its charts are drawn."""
     page.get_by_role("heading", name=title, exact=True).wait_for(timeout=PAGE_TIMEOUT_MS)

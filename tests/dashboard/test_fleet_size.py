@@ -6,7 +6,7 @@ beside figures; every recommendation row shown, the noisy device kept and marked
 heatmaps, staleness and upgrades ordered by versions (not by when measured), the two-device
 axes from the data, and every page's choices in its address (read back from a link).
 The label, format, staleness and unit helpers are checked without Streamlit (fast); the pages
-run on the fleet database (slow); a link is opened in Chromium when it is installed (slow)."""
+run on the fleet database (slow); a link opened in Chromium: test_browser_fleet.py."""
 
 from __future__ import annotations
 
@@ -418,37 +418,3 @@ def test_the_workload_page_from_a_link(fleet_url: str, monkeypatch: pytest.Monke
     assert at.selectbox(key="group").proto.query_param_key == "group"
     assert {m.label: m.value for m in at.metric}["Trials"] == "40"
     assert not any(w.value.startswith("Stale") for w in at.warning)  # newest torch: not stale
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/usr/bin/chromium").is_file(),
-                    reason="needs Chromium: apt-get install -y chromium chromium-driver")
-def test_a_link_round_trip_in_chromium(fleet_url: str) -> None:
-    """Opened from a link, the page shows what the link says; a click on a tab puts the tab
-    in the address (the workload kept), and that address opens the same view again."""
-    from urllib.parse import parse_qs, urlsplit
-
-    from browser import dashboard, launch, open_tab, settled
-    from playwright.sync_api import sync_playwright
-
-    with dashboard(fleet_url) as (base, _), sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1200})
-            page.goto(f"{base}/fleet?fleet_workload=guardrail&fleet_view=Two+devices")
-            settled(page, "Fleet")
-            main = page.locator("[data-testid='stMain']")
-            assert main.get_by_role("tab", selected=True).inner_text() == "Two devices"
-            assert page.get_by_role("combobox", name="Workload").input_value() == "guardrail"
-            open_tab(page, "Latency per device")
-            page.wait_for_url("**fleet_view=Latency*")
-            query = parse_qs(urlsplit(page.url).query)
-            assert query == {"fleet_workload": ["guardrail"], "fleet_view": ["Latency per device"]}
-            again = browser.new_page(viewport={"width": 1440, "height": 1200})
-            again.goto(page.url)
-            settled(again, "Fleet")
-            tab = again.locator("[data-testid='stMain']").get_by_role("tab", selected=True)
-            assert tab.inner_text() == "Latency per device"
-            assert again.get_by_role("combobox", name="Workload").input_value() == "guardrail"
-        finally:
-            browser.close()

@@ -203,13 +203,16 @@ def _make(folder: Path, make: SimpleNamespace) -> str:
 
 
 @pytest.fixture(scope="module")
-def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, State]]:
+    """The folder, the seeded database and what it holds (every case must leave it so: a
+    case that wrote fails, and so does every case after it)."""
     from support import records as helpers
 
     make = SimpleNamespace(workload=helpers.make_workload, fingerprint=helpers.make_fingerprint,
                            record=helpers.make_record)
     folder = tmp_path_factory.mktemp("walk")
-    yield folder, _make(folder, make)
+    url = _make(folder, make)
+    yield folder, url, _state(url)
 
 
 def _command(case: Case, folder: Path, url: str) -> list[str]:
@@ -233,7 +236,10 @@ def _files(folder: Path) -> dict[str, int]:
             if not p.name.startswith("results.db") and "__pycache__" not in p.parts}
 
 
-def _state(url: str) -> tuple[list[Any], list[Any]]:
+State = tuple[list[Any], list[Any]]
+
+
+def _state(url: str) -> State:
     with ResultStore.from_url(url, read_only=True) as store:
         return store.sweeps(), store.trials()
 
@@ -242,12 +248,12 @@ USAGE = re.compile(r"Usage: advisor .*(Invalid value|No such option|Missing|requ
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_a_bad_value_is_refused_cleanly(case: Case, place: tuple[Path, str]) -> None:
+def test_a_bad_value_is_refused_cleanly(case: Case, place: tuple[Path, str, State]) -> None:
     from advisor.cli.main import app, register
 
-    folder, url = place
+    folder, url, state = place
     register()
-    before, state = _files(folder), _state(url)
+    before = _files(folder)
     args = _command(case, folder, url)
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
