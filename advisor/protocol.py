@@ -53,12 +53,6 @@ CHILD_MODULE = "advisor.child.main"  # run as ``python -m CHILD_MODULE SPEC.json
 SERVER_MODULE = "advisor.child.server"  # forks children (``python -m SERVER_MODULE SOCKET_FD``)
 # ...or, shared, ``python -m SERVER_MODULE --listen PATH``: one server forked per connection
 LISTEN_FLAG = "--listen"
-# What a child that compiles on the CPU imports before anything of it is timed
-# (`advisor.child.prepare.inductor_settings`: Inductor's settings, and Dynamo with them): its
-# fork server imports it once, before it forks the first such child (`compiler_modules`), so that
-# each later one does not import it again. A GPU's child imports it inside its timed first call,
-# and gets no such server import (its cold compile is measured as before).
-COMPILER_MODULES = ("torch._inductor.config",)
 
 PHASE_PREFIX = "ADVISOR_PHASE "  # a child's stdout line ``ADVISOR_PHASE <name>``: a new phase
 LOCK_WAIT_PHASE = "waiting for the device"  # the phase of a hold of the device lock that blocks
@@ -118,17 +112,6 @@ def process_name(kind: str) -> str:
     at most): ``advisor-trial``, ``advisor-probe``... (a child forked from the fork server keeps
     the server's command line, so this name is what tells the children apart)."""
     return f"advisor-{kind}"[:15]
-
-
-def compiler_modules(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """The modules (`COMPILER_MODULES`) a child of ``spec`` imports before its timing starts,
-    which its fork server may import for it: those of a child that compiles a config on the CPU
-    (a trial, a warm start, a serving process alone, a confirmation, an artifact), else none."""
-    if spec.get("kind") == "probe" or not str(spec.get("device", "")).startswith("cpu"):
-        return ()
-    configs = [spec["config"]] if "config" in spec else list(spec.get("configs") or [])
-    compiles = any(isinstance(c, Mapping) and c.get("mode", "eager") != "eager" for c in configs)
-    return COMPILER_MODULES if compiles else ()
 
 
 class _OfWorkload(TypedDict):

@@ -15,11 +15,7 @@ whose environment differs from the server's in variables read later (`FORKABLE_P
 
 The wire (the descriptor named on the command line: one end of a Unix SOCK_SEQPACKET pair, a
 JSON document per message): the launcher sends ``{"id", "argv", "env", "cwd", "affinity"}``
-with two descriptors (the child's stdout and stderr), and ``"preload"`` (module names, of
-`advisor.protocol.COMPILER_MODULES`) for a child that compiles on the CPU: the server imports
-them before it forks that child, once, so that it and every later child have them (the
-launcher then forks here only children whose Inductor and Triton variables are the server's:
-`advisor.search.forkserver`); the server answers ``{"id", "pid"}`` once
+with two descriptors (the child's stdout and stderr); the server answers ``{"id", "pid"}`` once
 it has forked (``pid`` null, with an ``error``, when it could not: the launcher then starts that
 child fresh), and ``{"pid", "code"}`` when that child has exited (its exit code, or minus the
 signal that killed it, as `subprocess` reports). A forked child that cannot be set up as asked
@@ -41,7 +37,6 @@ it forked each end with their connection.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import selectors
@@ -52,7 +47,7 @@ import traceback
 from typing import Any
 
 from advisor.lifetime import die_with_parent, end_process, name_this_process
-from advisor.protocol import COMPILER_MODULES, LISTEN_FLAG, fork_identity
+from advisor.protocol import LISTEN_FLAG, fork_identity
 
 MAX_MESSAGE = 1 << 20  # bytes: a request carries an environment
 START_CWD = os.getcwd()  # ``python -m`` put it first on sys.path; a child gets its own cwd there
@@ -122,7 +117,6 @@ def serve(sock: socket.socket) -> dict[str, Any] | None:
                     _kill_all(children)
                     return None
                 request = json.loads(data)
-                _preload(request.get("preload") or ())
                 try:
                     pid = os.fork()
                 except OSError as e:  # no fork now: the launcher starts this child fresh
@@ -174,16 +168,6 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     sys.argv = list(request["argv"])
     if "numpy" in sys.modules:  # Python's own `random` reseeds itself after a fork
         sys.modules["numpy"].random.seed()
-
-
-def _preload(names: list[str] | tuple[str, ...]) -> None:
-    """Import the modules a request names that a CPU child would import before its timing
-    (`COMPILER_MODULES`; other names are ignored). One that fails is left to the child, which
-    imports it itself and reports the error as a fresh process would."""
-    for name in names:
-        if name in COMPILER_MODULES and name not in sys.modules:
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
 
 
 def preload() -> None:

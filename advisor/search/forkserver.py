@@ -61,33 +61,16 @@ FORKABLE_NAMES = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES",
                             "PYTEST_CURRENT_TEST", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
 
 
-# Once a server has imported Inductor's settings for a child that compiles on the CPU
-# (`advisor.protocol.COMPILER_MODULES`), the Inductor and Triton variables those read at import
-# are the server's too: only the cache folders, which Inductor and Triton read when they use
-# them, may still differ (each trial has its own).
-COMPILER_FORKABLE_NAMES = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
-COMPILER_PREFIXES = ("TORCHINDUCTOR_", "TRITON_")
-
-
-def unforkable(env: Mapping[str, str], server_env: Mapping[str, str],
-               compiler: bool = False) -> list[str]:
+def unforkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> list[str]:
     """The variables that keep a child with `env` from being forked from a server started
-    with `server_env` (those read at import that differ; with `compiler`, a server that has
-    imported Inductor's settings), sorted."""
-    def read_later(name: str) -> bool:
-        if compiler and name.startswith(COMPILER_PREFIXES):
-            return name in COMPILER_FORKABLE_NAMES
-        return name.startswith(FORKABLE_PREFIXES) or name in FORKABLE_NAMES
-
-    return sorted(k for k in env.keys() | server_env.keys()
-                  if env.get(k) != server_env.get(k) and not read_later(k))
+    with `server_env` (those read at import that differ), sorted."""
+    return sorted(k for k in env.keys() | server_env.keys() if env.get(k) != server_env.get(k)
+                  and not k.startswith(FORKABLE_PREFIXES) and k not in FORKABLE_NAMES)
 
 
-def forkable(env: Mapping[str, str], server_env: Mapping[str, str],
-             compiler: bool = False) -> bool:
-    """Whether a child with `env` may be forked from a server started with `server_env` (with
-    `compiler`: one that has imported Inductor's settings)."""
-    return not unforkable(env, server_env, compiler)
+def forkable(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
+    """Whether a child with `env` may be forked from a server started with `server_env`."""
+    return not unforkable(env, server_env)
 
 
 class _Exit:
@@ -133,7 +116,6 @@ class ForkServer:
         self.sock, self.env, self.pid, self.proc = sock, dict(env), pid, proc
         self.affinity = os.sched_getaffinity(0)
         self.dead = False
-        self.compiler = False  # asked to import Inductor's settings (`spawn`'s `preload`)
         self._lock = threading.Lock()
         self._ended = threading.Event()  # the server closed its end: its children are gone
         self._ids = itertools.count()
@@ -195,20 +177,18 @@ class ForkServer:
 
     def serves(self, env: Mapping[str, str]) -> bool:
         """Whether a child with `env`, started from this process now, may be forked here."""
-        return forkable(env, self.env, self.compiler) and os.sched_getaffinity(0) == self.affinity
+        return forkable(env, self.env) and os.sched_getaffinity(0) == self.affinity
 
     def idle(self) -> bool:
         """No child of this server is being forked or still running."""
         with self._lock:
             return not self._starting and not self._exits
 
-    def spawn(self, argv: list[str], env: Mapping[str, str], stdout: int, stderr: int,
-              preload: tuple[str, ...] = ()) -> tuple[int, _Exit] | None:
+    def spawn(self, argv: list[str], env: Mapping[str, str], stdout: int,
+              stderr: int) -> tuple[int, _Exit] | None:
         """Fork a child running ``python -m`` `argv` with `env`, stdout and stderr on the given
         descriptors: its pid and exit; None when it cannot be forked here (the caller starts it
-        fresh). `preload`: modules the child imports before its timing starts
-        (`advisor.protocol.compiler_modules`), which the server imports first where the child's
-        Inductor and Triton variables are the server's (else the child imports them itself)."""
+        fresh)."""
         if not self.serves(env):
             return None
         started = threading.Event()
@@ -220,9 +200,6 @@ class ForkServer:
             self._starting[request_id] = (started, box)
             request = {"id": request_id, "argv": argv, "env": dict(env), "cwd": os.getcwd(),
                        "affinity": sorted(self.affinity)}
-            if preload and (self.compiler or forkable(env, self.env, compiler=True)):
-                self.compiler = True  # the server imports them before this child's fork
-                request["preload"] = list(preload)
             try:
                 socket.send_fds(self.sock, [json.dumps(request).encode()], [stdout, stderr])
             except OSError as e:
@@ -270,15 +247,12 @@ _server: ForkServer | None = None
 _server_lock = threading.Lock()
 
 
-def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
-          preload: tuple[str, ...] = ()) -> ForkedProcess | None:
+def spawn(argv: list[str], env: Mapping[str, str], stderr: int) -> ForkedProcess | None:
     """Fork a child of `argv` (``python -m`` its module and arguments) with `env`
     and `stderr`, its stdout a pipe (the returned process's ``stdout``), from this process's
     fork server, started (or started again, once it died) on first use; None: start it fresh.
     A child whose environment or affinity the server cannot serve gets a server of its own
-    (the old one stopped) once the old one has no child running, and starts fresh while it has.
-    `preload`: what the child imports before its timing, for the server to import once
-    (`ForkServer.spawn`)."""
+    (the old one stopped) once the old one has no child running, and starts fresh while it has."""
     global _server
     if not settings.fork_server():
         return None
@@ -301,7 +275,7 @@ def spawn(argv: list[str], env: Mapping[str, str], stderr: int,
         _stop(stale)
     read, write = os.pipe()
     try:
-        started = server.spawn(argv, env, write, stderr, preload)
+        started = server.spawn(argv, env, write, stderr)
     finally:
         os.close(write)
     if started is None:

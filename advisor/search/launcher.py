@@ -41,7 +41,6 @@ from advisor.protocol import (
     DescribeSpec,
     TrialSpec,
     WarmSpec,
-    compiler_modules,
     read_result,
     write_whole,
 )
@@ -96,8 +95,7 @@ class Child:
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in wait()
         argv = [CHILD_MODULE, str(self.spec_path), str(self.result_path)]
         self.proc: subprocess.Popen[bytes] | forkserver.ForkedProcess
-        self.proc = forkserver.spawn(argv, env, self._stderr.fileno(),
-                                     compiler_modules(spec)) or subprocess.Popen(
+        self.proc = forkserver.spawn(argv, env, self._stderr.fileno()) or subprocess.Popen(
             [sys.executable, "-m", *argv],
             stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True,
         )

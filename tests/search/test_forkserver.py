@@ -3,9 +3,7 @@ for real: a forked child is the child a fresh process would be (its own session 
 environment, directory and affinity it was given, its exit code or signal reported), a kill
 reaches its helpers, a server that dies takes its children with it and is started again, a
 GPU's child is forked as a CPU's is, and the children it cannot fork as they are asked for
-(another value of a variable read at torch's import, the setting off) start fresh. A CPU's
-children that compile are forked from a server that imported Inductor's settings once, each
-compiling into its own cache."""
+(another value of a variable read at torch's import, the setting off) start fresh."""
 
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ import psutil
 import pytest
 
 from advisor import settings
-from advisor.config import EAGER_FP32, CompileConfig
+from advisor.config import EAGER_FP32
 from advisor.errors import ConfigError
 from advisor.protocol import LISTEN_FLAG, SERVER_MODULE, process_name
 from advisor.search import forkserver
@@ -36,7 +34,6 @@ from advisor.search.launcher import Child, Launcher
 pytestmark = pytest.mark.slow  # each test starts a fork server and real children (2-10 s)
 
 HANGS = Path(__file__).resolve().parents[1] / "workloads" / "hangs.py"
-TINY_MLP = HANGS.with_name("tiny_mlp.py")
 LEAVES_HELPER = HANGS.with_name("leaves_helper.py")
 WAIT_S = 300  # a generous bound for a child on a loaded 2-core host: only a hang reaches it
 
@@ -242,37 +239,6 @@ def test_a_process_that_compiled_in_process_still_forks_its_children(
     after = _probe(tmp_path, "after")
     assert after.wait(WAIT_S) == 0 and not isinstance(after.proc, subprocess.Popen)
     assert forkserver._server is server and server.proc.poll() is None
-
-
-def test_children_that_compile_on_the_cpu_share_one_import_of_inductors_settings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first compiled trial's server imports Inductor's settings before it forks it; the
-    next compiled trial is forked from the same server, and each compiles into its own cache
-    folder (the cache folders are read when used, never at import). Then a child with another
-    value of an Inductor variable read at import is not forked there."""
-    forked: list[bool] = []
-    spawn = forkserver.spawn
-
-    def counted(*args: object, **kwargs: object) -> forkserver.ForkedProcess | None:
-        child = spawn(*args, **kwargs)  # type: ignore[arg-type]
-        forked.append(child is not None)
-        return child
-
-    monkeypatch.setattr(forkserver, "spawn", counted)
-    launcher = Launcher(timeout_s=WAIT_S, cache_root=tmp_path / "kept")
-    default = CompileConfig(mode="default")
-    first = launcher.run(TINY_MLP, default, "cpu", measure_warm=False)
-    server = forkserver._server
-    assert first["status"] == "ok", first["error_tail"]
-    assert server is not None and server.compiler
-    second = launcher.run(TINY_MLP, default, "cpu", measure_warm=False)
-    assert second["status"] == "ok", second["error_tail"]
-    assert forkserver._server is server and forked and all(forked), forked
-    for record in (first, second):  # its own kernels, in its own folder
-        assert list((tmp_path / "kept" / record["trial_uuid"]).rglob("*.so")), record["trial_uuid"]
-    env = dict(server.env)
-    assert server.serves({**env, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "another")})
-    assert not server.serves({**env, "TORCHINDUCTOR_COMPILE_THREADS": "7"})
 
 
 def test_a_bad_setting_is_one_line_before_any_child(monkeypatch: pytest.MonkeyPatch) -> None:
