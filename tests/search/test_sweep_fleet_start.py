@@ -41,7 +41,7 @@ def test_the_fleets_best_for_the_same_workload_is_tried_first(
         tmp_path: Path, fleet: tuple[Path, dict[str, Any]]) -> None:
     url = _copy(fleet, tmp_path)
     their_best = fleet[1]["recommendation"]["best"]["config"]
-    assert their_best["mode"] == "default"  # fusing 100 ops wins by far
+    assert their_best["mode"] == "default"  # fusing 40 ops wins by far
     done = advisor("sweep", MANY_SMALL_OPS, "--db", url, "--trials", "2", "--no-warm",
                    "--no-confirm-leaders", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

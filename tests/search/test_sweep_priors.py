@@ -1,7 +1,7 @@
 """Budgeted sweeps for real: several jobs and the priors' order (the fleet's warm start:
 test_sweep_fleet_start.py).
 
-`launch_bound.py` is launch-bound by construction (100 tiny pointwise ops; eager pays each op's
+`launch_bound.py` is launch-bound by construction (40 tiny pointwise ops; eager pays each op's
 dispatch, Inductor fuses them into one loop), so a compiled config is its best by far: a budgeted
 sweep must measure one right after the eager fp32 baseline, and say why. A database holding
 another fingerprint's results for the same workload file makes a sweep try that fingerprint's
